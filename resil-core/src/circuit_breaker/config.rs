@@ -1,0 +1,516 @@
+//! [`CircuitBreakerConfig`] and its builder.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{ConfigError, Dur, Problems};
+use crate::interval::IntervalFunction;
+
+/// The largest sliding window (calls for a count window, seconds for a time
+/// window) and half-open budget resil accepts: windows are allocated up front,
+/// so an absurd size is refused at start-up instead of exhausting memory.
+pub const MAX_WINDOW_SIZE: u32 = 1_000_000;
+
+/// Whether the window counts the last N calls or the calls of the last N seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SlidingWindowType {
+    /// The last `sliding_window_size` calls.
+    #[default]
+    CountBased,
+    /// The calls of the last `sliding_window_size` seconds.
+    TimeBased,
+}
+
+impl SlidingWindowType {
+    /// Resilience4j's spelling: `COUNT_BASED` or `TIME_BASED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SlidingWindowType::CountBased => "COUNT_BASED",
+            SlidingWindowType::TimeBased => "TIME_BASED",
+        }
+    }
+}
+
+impl fmt::Display for SlidingWindowType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The configuration of a circuit breaker: Resilience4j's settings and defaults.
+///
+/// | setting | default |
+/// | --- | --- |
+/// | `failure_rate_threshold` | 50 (percent; opens at `>=`) |
+/// | `slow_call_rate_threshold` | 100 (percent; opens at `>=`) |
+/// | `slow_call_duration_threshold` | 60 s (a call is slow when it takes strictly longer) |
+/// | `sliding_window_type` / `sliding_window_size` | count-based, 100 |
+/// | `minimum_number_of_calls` | 100 (clamped to the window size for count windows) |
+/// | `permitted_number_of_calls_in_half_open_state` | 10 |
+/// | `max_wait_duration_in_half_open_state` | 0 (wait for the probes forever) |
+/// | `wait_duration_in_open_state` | 60 s, constant |
+/// | `automatic_transition_from_open_to_half_open_enabled` | false |
+/// | `record_errors` / `ignore_errors` | empty (every error is a failure, none ignored) |
+/// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::circuit_breaker::{CircuitBreakerConfig, SlidingWindowType};
+/// use std::time::Duration;
+///
+/// let config = CircuitBreakerConfig::builder()
+///     .sliding_window(20, 10, SlidingWindowType::CountBased)
+///     .failure_rate_threshold(50.0)
+///     .slow_call_duration_threshold(Duration::from_millis(500))
+///     .slow_call_rate_threshold(60.0)
+///     .wait_duration_in_open_state(Duration::from_secs(10))
+///     .permitted_number_of_calls_in_half_open_state(3)
+///     .build()?;
+/// assert_eq!(config.minimum_number_of_calls(), 10);
+/// # Ok::<(), resil_core::ConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct CircuitBreakerConfig {
+    pub(crate) failure_rate_threshold: f32,
+    pub(crate) slow_call_rate_threshold: f32,
+    pub(crate) slow_call_duration_threshold: Duration,
+    pub(crate) permitted_number_of_calls_in_half_open_state: u32,
+    pub(crate) max_wait_duration_in_half_open_state: Duration,
+    pub(crate) sliding_window_type: SlidingWindowType,
+    pub(crate) sliding_window_size: u32,
+    pub(crate) minimum_number_of_calls: u32,
+    pub(crate) wait_interval_function_in_open_state: IntervalFunction,
+    pub(crate) automatic_transition_from_open_to_half_open_enabled: bool,
+    pub(crate) record_errors: Arc<[Box<str>]>,
+    pub(crate) ignore_errors: Arc<[Box<str>]>,
+    pub(crate) event_consumer_buffer_size: u32,
+}
+
+impl Default for CircuitBreakerConfig {
+    fn default() -> Self {
+        CircuitBreakerConfig {
+            failure_rate_threshold: 50.0,
+            slow_call_rate_threshold: 100.0,
+            slow_call_duration_threshold: Duration::from_secs(60),
+            permitted_number_of_calls_in_half_open_state: 10,
+            max_wait_duration_in_half_open_state: Duration::ZERO,
+            sliding_window_type: SlidingWindowType::CountBased,
+            sliding_window_size: 100,
+            minimum_number_of_calls: 100,
+            wait_interval_function_in_open_state: IntervalFunction::of(Duration::from_secs(60))
+                .unwrap_or_default(),
+            automatic_transition_from_open_to_half_open_enabled: false,
+            record_errors: Arc::new([]),
+            ignore_errors: Arc::new([]),
+            event_consumer_buffer_size: 100,
+        }
+    }
+}
+
+impl CircuitBreakerConfig {
+    /// A builder with Resilience4j's defaults.
+    pub fn builder() -> CircuitBreakerConfigBuilder {
+        CircuitBreakerConfigBuilder::from_config(CircuitBreakerConfig::default())
+    }
+
+    /// A builder that starts from this configuration (Resilience4j's
+    /// `CircuitBreakerConfig.from(base)`; setting the open wait again replaces it).
+    pub fn to_builder(&self) -> CircuitBreakerConfigBuilder {
+        CircuitBreakerConfigBuilder::from_config(self.clone())
+    }
+
+    /// Failure rate, in percent, at or above which the breaker opens.
+    pub fn failure_rate_threshold(&self) -> f32 {
+        self.failure_rate_threshold
+    }
+    /// Slow-call rate, in percent, at or above which the breaker opens.
+    pub fn slow_call_rate_threshold(&self) -> f32 {
+        self.slow_call_rate_threshold
+    }
+    /// A call taking strictly longer than this is slow.
+    pub fn slow_call_duration_threshold(&self) -> Duration {
+        self.slow_call_duration_threshold
+    }
+    /// Probes admitted in HALF_OPEN (also the size of its window).
+    pub fn permitted_number_of_calls_in_half_open_state(&self) -> u32 {
+        self.permitted_number_of_calls_in_half_open_state
+    }
+    /// How long HALF_OPEN waits for its probes before opening again; zero = forever.
+    pub fn max_wait_duration_in_half_open_state(&self) -> Duration {
+        self.max_wait_duration_in_half_open_state
+    }
+    /// Count- or time-based window.
+    pub fn sliding_window_type(&self) -> SlidingWindowType {
+        self.sliding_window_type
+    }
+    /// Calls (count-based) or seconds (time-based).
+    pub fn sliding_window_size(&self) -> u32 {
+        self.sliding_window_size
+    }
+    /// Calls needed before rates are computed, as configured (a count window
+    /// uses at most its size at run time).
+    pub fn minimum_number_of_calls(&self) -> u32 {
+        self.minimum_number_of_calls
+    }
+    /// The wait in OPEN as a function of the attempt (consecutive openings).
+    pub fn wait_interval_function_in_open_state(&self) -> &IntervalFunction {
+        &self.wait_interval_function_in_open_state
+    }
+    /// Whether a timer moves OPEN to HALF_OPEN when the wait is over.
+    pub fn automatic_transition_from_open_to_half_open_enabled(&self) -> bool {
+        self.automatic_transition_from_open_to_half_open_enabled
+    }
+    /// Error kinds recorded as failures (empty: every error not ignored).
+    pub fn record_errors(&self) -> &[Box<str>] {
+        &self.record_errors
+    }
+    /// Error kinds that count neither as success nor as failure.
+    pub fn ignore_errors(&self) -> &[Box<str>] {
+        &self.ignore_errors
+    }
+    /// Size of the recent-events buffer that registries attach to each instance.
+    pub fn event_consumer_buffer_size(&self) -> u32 {
+        self.event_consumer_buffer_size
+    }
+}
+
+impl fmt::Debug for CircuitBreakerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreakerConfig")
+            .field("failure_rate_threshold", &self.failure_rate_threshold)
+            .field("slow_call_rate_threshold", &self.slow_call_rate_threshold)
+            .field(
+                "slow_call_duration_threshold",
+                &self.slow_call_duration_threshold,
+            )
+            .field(
+                "permitted_number_of_calls_in_half_open_state",
+                &self.permitted_number_of_calls_in_half_open_state,
+            )
+            .field(
+                "max_wait_duration_in_half_open_state",
+                &self.max_wait_duration_in_half_open_state,
+            )
+            .field("sliding_window_type", &self.sliding_window_type)
+            .field("sliding_window_size", &self.sliding_window_size)
+            .field("minimum_number_of_calls", &self.minimum_number_of_calls)
+            .field(
+                "wait_interval_function_in_open_state",
+                &self.wait_interval_function_in_open_state,
+            )
+            .field(
+                "automatic_transition_from_open_to_half_open_enabled",
+                &self.automatic_transition_from_open_to_half_open_enabled,
+            )
+            .field("record_errors", &self.record_errors)
+            .field("ignore_errors", &self.ignore_errors)
+            .field(
+                "event_consumer_buffer_size",
+                &self.event_consumer_buffer_size,
+            )
+            .finish()
+    }
+}
+
+/// The open-state wait as last set: a constant duration (validated at
+/// `build()`) or a function. The last setter wins (decision Q14).
+#[derive(Clone, Debug)]
+enum OpenWait {
+    Unchanged,
+    Constant(Duration),
+    Function(IntervalFunction),
+}
+
+/// Builds a [`CircuitBreakerConfig`]; `build()` checks every value and reports all problems.
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerConfigBuilder {
+    config: CircuitBreakerConfig,
+    open_wait: OpenWait,
+}
+
+impl CircuitBreakerConfigBuilder {
+    fn from_config(config: CircuitBreakerConfig) -> Self {
+        CircuitBreakerConfigBuilder {
+            config,
+            open_wait: OpenWait::Unchanged,
+        }
+    }
+
+    /// Percent of failed calls at or above which the breaker opens: `(0, 100]`.
+    pub fn failure_rate_threshold(mut self, percent: f32) -> Self {
+        self.config.failure_rate_threshold = percent;
+        self
+    }
+    /// Percent of slow calls at or above which the breaker opens: `(0, 100]`.
+    pub fn slow_call_rate_threshold(mut self, percent: f32) -> Self {
+        self.config.slow_call_rate_threshold = percent;
+        self
+    }
+    /// A call that takes strictly longer is slow; at least 1 ns.
+    pub fn slow_call_duration_threshold(mut self, threshold: Duration) -> Self {
+        self.config.slow_call_duration_threshold = threshold;
+        self
+    }
+    /// Probes admitted in HALF_OPEN; at least 1.
+    pub fn permitted_number_of_calls_in_half_open_state(mut self, calls: u32) -> Self {
+        self.config.permitted_number_of_calls_in_half_open_state = calls;
+        self
+    }
+    /// How long HALF_OPEN waits for its probes before opening again (under 1 ms: forever).
+    pub fn max_wait_duration_in_half_open_state(mut self, wait: Duration) -> Self {
+        self.config.max_wait_duration_in_half_open_state = wait;
+        self
+    }
+    /// Count- or time-based window.
+    pub fn sliding_window_type(mut self, window_type: SlidingWindowType) -> Self {
+        self.config.sliding_window_type = window_type;
+        self
+    }
+    /// Calls (count-based) or seconds (time-based); at least 1.
+    pub fn sliding_window_size(mut self, size: u32) -> Self {
+        self.config.sliding_window_size = size;
+        self
+    }
+    /// Calls needed before rates are computed; at least 1.
+    pub fn minimum_number_of_calls(mut self, calls: u32) -> Self {
+        self.config.minimum_number_of_calls = calls;
+        self
+    }
+    /// Window size, minimum calls and type at once. For a count window the
+    /// stored minimum is clamped to the size (as Resilience4j's `slidingWindow` does).
+    pub fn sliding_window(
+        mut self,
+        size: u32,
+        minimum_number_of_calls: u32,
+        window_type: SlidingWindowType,
+    ) -> Self {
+        self.config.sliding_window_size = size;
+        self.config.minimum_number_of_calls = match window_type {
+            SlidingWindowType::CountBased => minimum_number_of_calls.min(size),
+            SlidingWindowType::TimeBased => minimum_number_of_calls,
+        };
+        self.config.sliding_window_type = window_type;
+        self
+    }
+    /// A constant wait in OPEN; at least 1 ms.
+    pub fn wait_duration_in_open_state(mut self, wait: Duration) -> Self {
+        self.open_wait = OpenWait::Constant(wait);
+        self
+    }
+    /// The wait in OPEN as a function of consecutive openings (exponential, randomized, ...).
+    pub fn wait_interval_function_in_open_state(mut self, f: IntervalFunction) -> Self {
+        self.open_wait = OpenWait::Function(f);
+        self
+    }
+    /// Whether a timer moves OPEN to HALF_OPEN when the wait is over.
+    pub fn automatic_transition_from_open_to_half_open_enabled(mut self, enabled: bool) -> Self {
+        self.config
+            .automatic_transition_from_open_to_half_open_enabled = enabled;
+        self
+    }
+    /// Error kinds (see `Classify`) recorded as failures; others count as successes.
+    pub fn record_errors<I, S>(mut self, kinds: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Box<str>>,
+    {
+        self.config.record_errors = kinds.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Error kinds that count neither as success nor as failure (ignore wins over record).
+    pub fn ignore_errors<I, S>(mut self, kinds: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Box<str>>,
+    {
+        self.config.ignore_errors = kinds.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Size of the recent-events buffer a registry attaches (0: none).
+    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
+        self.config.event_consumer_buffer_size = size;
+        self
+    }
+
+    /// Checks every value (Resilience4j's builder rules) and builds the configuration.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] listing every value out of range.
+    pub fn build(self) -> Result<CircuitBreakerConfig, ConfigError> {
+        let mut c = self.config;
+        let mut p = Problems::default();
+        let pct = |v: f32| v > 0.0 && v <= 100.0;
+        p.check(
+            pct(c.failure_rate_threshold),
+            "failure_rate_threshold",
+            c.failure_rate_threshold,
+            "must be in (0, 100]",
+        );
+        p.check(
+            pct(c.slow_call_rate_threshold),
+            "slow_call_rate_threshold",
+            c.slow_call_rate_threshold,
+            "must be in (0, 100]",
+        );
+        p.check(
+            !c.slow_call_duration_threshold.is_zero(),
+            "slow_call_duration_threshold",
+            Dur(c.slow_call_duration_threshold),
+            "must be at least 1ns",
+        );
+        p.check(
+            c.permitted_number_of_calls_in_half_open_state >= 1,
+            "permitted_number_of_calls_in_half_open_state",
+            c.permitted_number_of_calls_in_half_open_state,
+            "must be at least 1",
+        );
+        p.check(
+            c.permitted_number_of_calls_in_half_open_state <= MAX_WINDOW_SIZE,
+            "permitted_number_of_calls_in_half_open_state",
+            c.permitted_number_of_calls_in_half_open_state,
+            "must be at most 1000000",
+        );
+        p.check(
+            c.sliding_window_size >= 1,
+            "sliding_window_size",
+            c.sliding_window_size,
+            "must be at least 1",
+        );
+        p.check(
+            c.sliding_window_size <= MAX_WINDOW_SIZE,
+            "sliding_window_size",
+            c.sliding_window_size,
+            "must be at most 1000000",
+        );
+        p.check(
+            c.minimum_number_of_calls >= 1,
+            "minimum_number_of_calls",
+            c.minimum_number_of_calls,
+            "must be at least 1",
+        );
+        match self.open_wait {
+            OpenWait::Unchanged => {}
+            OpenWait::Constant(d) => match IntervalFunction::of(d) {
+                Ok(f) => c.wait_interval_function_in_open_state = f,
+                Err(_) => p.push(
+                    "wait_duration_in_open_state",
+                    Dur(d),
+                    "must be at least 1ms",
+                ),
+            },
+            OpenWait::Function(f) => c.wait_interval_function_in_open_state = f,
+        }
+        p.finish(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_resilience4j_defaults() {
+        let c = CircuitBreakerConfig::default();
+        assert_eq!(c.failure_rate_threshold(), 50.0);
+        assert_eq!(c.slow_call_rate_threshold(), 100.0);
+        assert_eq!(c.slow_call_duration_threshold(), Duration::from_secs(60));
+        assert_eq!(c.permitted_number_of_calls_in_half_open_state(), 10);
+        assert_eq!(c.max_wait_duration_in_half_open_state(), Duration::ZERO);
+        assert_eq!(c.sliding_window_type(), SlidingWindowType::CountBased);
+        assert_eq!(c.sliding_window_size(), 100);
+        assert_eq!(c.minimum_number_of_calls(), 100);
+        assert_eq!(
+            c.wait_interval_function_in_open_state().apply(1),
+            Duration::from_secs(60)
+        );
+        assert!(!c.automatic_transition_from_open_to_half_open_enabled());
+        assert_eq!(c.event_consumer_buffer_size(), 100);
+    }
+
+    #[test]
+    fn every_rule_is_reported_at_once() {
+        let err = CircuitBreakerConfig::builder()
+            .failure_rate_threshold(0.0)
+            .slow_call_rate_threshold(100.5)
+            .slow_call_duration_threshold(Duration::ZERO)
+            .permitted_number_of_calls_in_half_open_state(0)
+            .sliding_window_size(0)
+            .minimum_number_of_calls(0)
+            .wait_duration_in_open_state(Duration::from_nanos(999_999))
+            .build()
+            .unwrap_err();
+        let fields: Vec<_> = err.problems().iter().map(|p| p.field()).collect();
+        assert_eq!(
+            fields,
+            [
+                "failure_rate_threshold",
+                "slow_call_rate_threshold",
+                "slow_call_duration_threshold",
+                "permitted_number_of_calls_in_half_open_state",
+                "sliding_window_size",
+                "minimum_number_of_calls",
+                "wait_duration_in_open_state"
+            ]
+        );
+        assert!(
+            err.to_string()
+                .contains("wait_duration_in_open_state = 999999ns: must be at least 1ms")
+        );
+    }
+
+    #[test]
+    fn a_tiny_positive_failure_rate_is_accepted_nan_is_not() {
+        assert!(
+            CircuitBreakerConfig::builder()
+                .failure_rate_threshold(0.001)
+                .build()
+                .is_ok()
+        );
+        assert!(
+            CircuitBreakerConfig::builder()
+                .failure_rate_threshold(f32::NAN)
+                .build()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_last_open_wait_setter_wins() {
+        let f = IntervalFunction::of_exponential_backoff(Duration::from_secs(1), 2.0).unwrap();
+        let c = CircuitBreakerConfig::builder()
+            .wait_duration_in_open_state(Duration::from_secs(5))
+            .wait_interval_function_in_open_state(f)
+            .build()
+            .unwrap();
+        assert_eq!(
+            c.wait_interval_function_in_open_state().apply(2),
+            Duration::from_secs(2)
+        );
+        let c = c
+            .to_builder()
+            .wait_duration_in_open_state(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        assert_eq!(
+            c.wait_interval_function_in_open_state().apply(2),
+            Duration::from_secs(5)
+        );
+    }
+
+    #[test]
+    fn sliding_window_clamps_the_minimum_for_count_windows() {
+        let c = CircuitBreakerConfig::builder()
+            .sliding_window(5, 100, SlidingWindowType::CountBased)
+            .build()
+            .unwrap();
+        assert_eq!(c.minimum_number_of_calls(), 5);
+        let c = CircuitBreakerConfig::builder()
+            .sliding_window(5, 100, SlidingWindowType::TimeBased)
+            .build()
+            .unwrap();
+        assert_eq!(c.minimum_number_of_calls(), 100);
+    }
+}

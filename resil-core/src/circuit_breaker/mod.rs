@@ -1,0 +1,1279 @@
+//! The circuit breaker: stop calling a dependency that keeps failing, and probe
+//! it before trusting it again.
+//!
+//! A breaker records the outcome of every call in a sliding window (the last N
+//! calls, or the calls of the last N seconds). Once the window holds
+//! `minimum_number_of_calls`, it computes two rates: failed calls and slow
+//! calls (strictly longer than `slow_call_duration_threshold`), in percent.
+//! When either rate reaches its threshold (`>=`), CLOSED moves to OPEN and
+//! refuses calls for the wait in OPEN; the next request after that wait
+//! (strictly after), or a timer when
+//! `automatic_transition_from_open_to_half_open_enabled` is set, moves it to
+//! HALF_OPEN, which admits `permitted_number_of_calls_in_half_open_state`
+//! probes and decides after `min(minimum_number_of_calls, permitted)` of them:
+//! back to CLOSED when both rates are below their thresholds, else OPEN again
+//! with a wait from the open-state interval function, whose attempt counter
+//! grows on each consecutive opening.
+//!
+//! FORCED_OPEN, DISABLED and METRICS_ONLY are manual states: refuse
+//! everything, admit everything without recording, or admit and record
+//! without ever opening.
+//!
+//! This is Resilience4j 2.2's state machine, with its defaults, its
+//! transition table and its event order. Each state has its own one-shot gate
+//! (a compare-and-swap on the state word's generation), so concurrent callers
+//! open a breaker exactly once and HALF_OPEN never admits more probes than
+//! permitted.
+//!
+//! # Examples
+//!
+//! ```
+//! use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
+//! use resil_core::clock::ManualClock;
+//! use resil_core::Error;
+//! use std::time::Duration;
+//!
+//! let clock = ManualClock::new();
+//! let config = CircuitBreakerConfig::builder()
+//!     .sliding_window_size(4)
+//!     .minimum_number_of_calls(4)
+//!     .wait_duration_in_open_state(Duration::from_secs(10))
+//!     .permitted_number_of_calls_in_half_open_state(2)
+//!     .build()?;
+//! let cb = CircuitBreaker::with_clock("inventory-query", config, clock.clone());
+//!
+//! for _ in 0..4 {
+//!     let _ = cb.call(|| Err::<(), _>("connection refused"));
+//! }
+//! assert_eq!(cb.state(), State::Open);
+//! assert!(matches!(cb.call(|| Ok::<_, &str>(1)), Err(Error::CallNotPermitted(_))));
+//!
+//! clock.advance(Duration::from_secs(11));
+//! assert_eq!(cb.call(|| Ok::<_, &str>(1)), Ok(1)); // the first probe
+//! assert_eq!(cb.call(|| Ok::<_, &str>(2)), Ok(2)); // the second decides
+//! assert_eq!(cb.state(), State::Closed);
+//! # Ok::<(), resil_core::ConfigError>(())
+//! ```
+
+mod config;
+mod error;
+mod event;
+mod metrics;
+mod state;
+mod window;
+
+#[cfg(all(test, resil_loom))]
+mod loom;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+pub use self::config::{
+    CircuitBreakerConfig, CircuitBreakerConfigBuilder, MAX_WINDOW_SIZE, SlidingWindowType,
+};
+pub use self::error::{CallNotPermitted, IllegalStateTransition};
+pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
+pub use self::metrics::CircuitBreakerMetrics;
+pub use self::state::State;
+
+use self::state::{Slot, Word};
+use self::window::{CountWindow, Counts, Outcome, TimeWindow, Window};
+use crate::classify::{self, Classify};
+use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
+use crate::error::Error;
+use crate::event::EventPublisher;
+use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
+use crate::{Name, Tags};
+
+/// A circuit breaker. Cheap to clone: clones share one breaker.
+///
+/// See the [module documentation](self) for the state machine.
+#[derive(Clone)]
+pub struct CircuitBreaker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// For timers, which must not keep a dropped breaker alive.
+    me: Weak<Inner>,
+    name: Name,
+    config: CircuitBreakerConfig,
+    clock: SharedClock,
+    tags: Tags,
+    slow_call_nanos: u64,
+    /// The packed [`Word`]: state, metrics slot, half-open permits, generation.
+    word: AtomicU64,
+    /// OPEN's deadline (`Nanos`), written before the OPEN word is published.
+    open_until: AtomicU64,
+    /// Consecutive openings, for the open-state interval function.
+    attempts: AtomicU32,
+    /// METRICS_ONLY publishes each rate crossing once: bit 0 failure, bit 1 slow.
+    metrics_only_published: AtomicU32,
+    /// Closed-style, half-open and empty metrics objects (see [`Slot`]).
+    slots: [MetricsCell; 3],
+    /// Serializes transitions; never held on the call path.
+    transition_lock: Mutex<()>,
+    /// The pending auto-transition timer and the generation it belongs to.
+    timer: std::sync::Mutex<(u32, TimerHandle)>,
+    events: EventPublisher<CircuitBreakerEvent>,
+}
+
+struct MetricsCell {
+    window: Mutex<Window>,
+    not_permitted: AtomicU64,
+    /// `minimum_number_of_calls` as this window applies it.
+    minimum_calls: u64,
+}
+
+/// How a finished call counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Success,
+    Failure(Option<&'static str>),
+    Ignored(Option<&'static str>),
+}
+
+/// What a probe holds: nothing in the states that admit everything, a
+/// HALF_OPEN permit tagged with the generation that issued it otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Permit {
+    Free,
+    Probe(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Closed,
+    Open,
+    OpenFor(Duration),
+    OpenUntil(Nanos),
+    HalfOpen,
+    ForcedOpen,
+    Disabled,
+    MetricsOnly,
+    Reset,
+}
+
+impl Target {
+    fn state(self) -> State {
+        match self {
+            Target::Closed | Target::Reset => State::Closed,
+            Target::Open | Target::OpenFor(_) | Target::OpenUntil(_) => State::Open,
+            Target::HalfOpen => State::HalfOpen,
+            Target::ForcedOpen => State::ForcedOpen,
+            Target::Disabled => State::Disabled,
+            Target::MetricsOnly => State::MetricsOnly,
+        }
+    }
+}
+
+struct Transitioned {
+    from: State,
+    word: Word,
+    open_wait: Duration,
+}
+
+/// The result of evaluating the window after a call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Check {
+    BelowMinimum,
+    Below,
+    Exceeded {
+        failure: Option<f32>,
+        slow: Option<f32>,
+    },
+}
+
+impl CircuitBreaker {
+    /// A breaker with Resilience4j's defaults on the system clock.
+    pub fn of_defaults(name: impl Into<Name>) -> Self {
+        Self::new(name, CircuitBreakerConfig::default())
+    }
+
+    /// A breaker on the system clock.
+    pub fn new(name: impl Into<Name>, config: CircuitBreakerConfig) -> Self {
+        Self::with_clock(name, config, SystemClock::new())
+    }
+
+    /// A breaker on `clock` ([`ManualClock`](crate::clock::ManualClock) in tests,
+    /// [`TokioClock`](crate::clock::TokioClock) under paused tokio time).
+    pub fn with_clock(
+        name: impl Into<Name>,
+        config: CircuitBreakerConfig,
+        clock: impl Clock,
+    ) -> Self {
+        Self::with_parts(name.into(), config, clock.into_shared(), Tags::default())
+    }
+
+    pub(crate) fn with_parts(
+        name: Name,
+        config: CircuitBreakerConfig,
+        clock: SharedClock,
+        tags: Tags,
+    ) -> Self {
+        let now_sec = clock.now().as_secs();
+        let closed_window = match config.sliding_window_type {
+            SlidingWindowType::CountBased => {
+                Window::Count(CountWindow::new(config.sliding_window_size))
+            }
+            SlidingWindowType::TimeBased => {
+                Window::Time(TimeWindow::new(config.sliding_window_size, now_sec))
+            }
+        };
+        let closed_minimum = match config.sliding_window_type {
+            SlidingWindowType::CountBased => config
+                .minimum_number_of_calls
+                .min(config.sliding_window_size),
+            SlidingWindowType::TimeBased => config.minimum_number_of_calls,
+        };
+        let permitted = config
+            .permitted_number_of_calls_in_half_open_state
+            .clamp(1, state::MAX_PERMITS);
+        let slots = [
+            MetricsCell::new(closed_window, closed_minimum),
+            MetricsCell::new(
+                Window::Count(CountWindow::new(permitted)),
+                config.minimum_number_of_calls.min(permitted),
+            ),
+            MetricsCell::new(Window::Empty, u32::MAX),
+        ];
+        let events = EventPublisher::new(name.clone(), clock.clone());
+        CircuitBreaker {
+            inner: Arc::new_cyclic(|me| Inner {
+                me: me.clone(),
+                slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
+                name,
+                config,
+                clock,
+                tags,
+                word: AtomicU64::new(Word::new(State::Closed, Slot::Closed, 0, 0).0),
+                open_until: AtomicU64::new(0),
+                attempts: AtomicU32::new(0),
+                metrics_only_published: AtomicU32::new(0),
+                slots,
+                transition_lock: Mutex::new(()),
+                timer: std::sync::Mutex::new((0, TimerHandle::none())),
+                events,
+            }),
+        }
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The breaker's configuration.
+    pub fn config(&self) -> &CircuitBreakerConfig {
+        &self.inner.config
+    }
+
+    /// The breaker's tags (registry tags overlaid by instance tags).
+    pub fn tags(&self) -> &BTreeMap<String, String> {
+        &self.inner.tags
+    }
+
+    /// The clock the breaker reads.
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
+    }
+
+    /// Returns the current state.
+    pub fn state(&self) -> State {
+        self.inner.load().state()
+    }
+
+    /// Subscriptions and the recent-events buffer.
+    pub fn event_publisher(&self) -> &EventPublisher<CircuitBreakerEvent> {
+        &self.inner.events
+    }
+
+    /// A snapshot of the current metrics object.
+    pub fn metrics(&self) -> CircuitBreakerMetrics {
+        self.inner.metrics()
+    }
+
+    /// The current time on the breaker's clock (Resilience4j's `getCurrentTimestamp`).
+    pub fn current_timestamp(&self) -> Nanos {
+        self.inner.clock.now()
+    }
+
+    /// Asks for permission to call; a refusal is counted and published.
+    ///
+    /// In HALF_OPEN this takes one of the probe permits: give it back with
+    /// [`CircuitBreaker::release_permission`] if the call is not made, or
+    /// record its outcome with `on_success` / `on_error`.
+    pub fn try_acquire_permission(&self) -> bool {
+        self.inner.try_acquire().is_ok()
+    }
+
+    /// Like [`CircuitBreaker::try_acquire_permission`], with the refusal as an error.
+    ///
+    /// # Errors
+    ///
+    /// [`CallNotPermitted`] when the state refuses the call.
+    pub fn acquire_permission(&self) -> Result<(), CallNotPermitted> {
+        self.inner.try_acquire().map(|_| ())
+    }
+
+    /// Gives back a HALF_OPEN probe permit taken by `try_acquire_permission`
+    /// for a call that was not made. Has no effect in other states, and never
+    /// raises the budget above `permitted_number_of_calls_in_half_open_state`
+    /// (Resilience4j does not bound it).
+    pub fn release_permission(&self) {
+        self.inner.release(None);
+    }
+
+    /// Records a successful call that took `elapsed`.
+    pub fn on_success(&self, elapsed: Duration) {
+        self.inner
+            .finish(self.inner.clock.now(), elapsed, Verdict::Success, None);
+    }
+
+    /// Records a failed call that took `elapsed`.
+    pub fn on_error(&self, elapsed: Duration) {
+        self.inner.finish(
+            self.inner.clock.now(),
+            elapsed,
+            Verdict::Failure(None),
+            None,
+        );
+    }
+
+    /// Records a call that failed with an ignored error: its permit is given
+    /// back and it counts neither as success nor as failure.
+    pub fn on_ignored_error(&self, elapsed: Duration) {
+        self.inner.finish(
+            self.inner.clock.now(),
+            elapsed,
+            Verdict::Ignored(None),
+            None,
+        );
+    }
+
+    /// Moves to a fresh CLOSED state.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: every state may move to CLOSED.
+    pub fn transition_to_closed_state(&self) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::Closed)
+    }
+
+    /// Moves to OPEN with the next wait of the open-state interval function
+    /// (the attempt counter grows by one, also from OPEN).
+    ///
+    /// # Errors
+    ///
+    /// [`IllegalStateTransition`] from METRICS_ONLY.
+    pub fn transition_to_open_state(&self) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::Open)
+    }
+
+    /// Moves to OPEN for exactly `wait`; the attempt counter is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`IllegalStateTransition`] from METRICS_ONLY.
+    pub fn transition_to_open_state_for(
+        &self,
+        wait: Duration,
+    ) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::OpenFor(wait))
+    }
+
+    /// Moves to OPEN until `until` on the breaker's clock; the attempt counter is unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`IllegalStateTransition`] from METRICS_ONLY.
+    pub fn transition_to_open_state_until(
+        &self,
+        until: Nanos,
+    ) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::OpenUntil(until))
+    }
+
+    /// Moves to HALF_OPEN with a fresh probe budget.
+    ///
+    /// # Errors
+    ///
+    /// [`IllegalStateTransition`] from CLOSED and METRICS_ONLY.
+    pub fn transition_to_half_open_state(&self) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::HalfOpen)
+    }
+
+    /// Refuses every call until another manual transition.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: every state may move to FORCED_OPEN.
+    pub fn transition_to_forced_open_state(&self) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::ForcedOpen)
+    }
+
+    /// Admits every call and records nothing.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: every state may move to DISABLED.
+    pub fn transition_to_disabled_state(&self) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::Disabled)
+    }
+
+    /// Admits every call and records it, without ever opening.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: every state may move to METRICS_ONLY.
+    pub fn transition_to_metrics_only_state(&self) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::MetricsOnly)
+    }
+
+    /// Resets to a fresh CLOSED state and cancels any pending timer. Publishes
+    /// `StateTransition` (unless it was CLOSED) and then `Reset`.
+    pub fn reset(&self) {
+        let _ = self.inner.manual(Target::Reset);
+    }
+
+    /// Starts a guarded call: asks for permission and starts the clock.
+    ///
+    /// Finish it with [`CallGuard::record`] (or `on_success` / `on_error` /
+    /// `on_ignored_error`). A guard dropped unfinished gives its permit back
+    /// and records nothing, unless the thread is panicking: then the call is
+    /// recorded as a failure (kind `"panic"`).
+    ///
+    /// # Errors
+    ///
+    /// [`CallNotPermitted`] when the state refuses the call.
+    #[inline]
+    pub fn start_call(&self) -> Result<CallGuard<'_>, CallNotPermitted> {
+        let permit = self.inner.try_acquire()?;
+        Ok(CallGuard {
+            inner: &self.inner,
+            start: self.inner.clock.now(),
+            permit,
+            done: false,
+        })
+    }
+
+    /// Runs `f` if permitted and records its outcome: `Ok` is a success, every
+    /// `Err` a failure (classify with [`CircuitBreaker::call_with`]).
+    ///
+    /// A panic in `f` is recorded as a failure and resumed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CallNotPermitted`] when refused, [`Error::Inner`] with `f`'s error.
+    #[inline]
+    pub fn call<T, E, F>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.decorate(&Classifier::new(), || f().map_err(Error::Inner))
+    }
+
+    /// Like [`CircuitBreaker::call`], classifying outcomes with `classifier`.
+    ///
+    /// # Errors
+    ///
+    /// As [`CircuitBreaker::call`].
+    #[inline]
+    pub fn call_with<T, E, F>(&self, classifier: &Classifier<T, E>, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.decorate(classifier, || f().map_err(Error::Inner))
+    }
+
+    /// Runs a call that already returns `resil::Error` (an inner layer of a
+    /// decorator chain) and records it; rejections of inner layers are failures
+    /// unless `ignore_errors` or `record_errors` name them otherwise.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CallNotPermitted`] when refused, else `f`'s error.
+    #[inline]
+    pub fn decorate<T, E, F>(&self, classifier: &Classifier<T, E>, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, Error<E>>,
+    {
+        let guard = self.start_call()?;
+        let result = f();
+        guard.record(classifier, &result);
+        result
+    }
+
+    /// Runs the future that `f` returns, if permitted, and records its outcome.
+    ///
+    /// Dropping the returned future before it completes gives the permit back
+    /// and records nothing; a panic while polling is recorded as a failure.
+    ///
+    /// # Errors
+    ///
+    /// As [`CircuitBreaker::call`].
+    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let guard = self.start_call()?;
+        let result = f().await.map_err(Error::Inner);
+        guard.record(&Classifier::new(), &result);
+        result
+    }
+
+    /// Like [`CircuitBreaker::call_async`], classifying outcomes with `classifier`.
+    ///
+    /// # Errors
+    ///
+    /// As [`CircuitBreaker::call`].
+    pub async fn call_async_with<T, E, F, Fut>(
+        &self,
+        classifier: &Classifier<T, E>,
+        f: F,
+    ) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let guard = self.start_call()?;
+        let result = f().await.map_err(Error::Inner);
+        guard.record(classifier, &result);
+        result
+    }
+
+    /// The async form of [`CircuitBreaker::decorate`].
+    ///
+    /// # Errors
+    ///
+    /// As [`CircuitBreaker::decorate`].
+    pub async fn decorate_async<T, E, F, Fut>(
+        &self,
+        classifier: &Classifier<T, E>,
+        f: F,
+    ) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        let guard = self.start_call()?;
+        let result = f().await;
+        guard.record(classifier, &result);
+        result
+    }
+
+    #[cfg(all(test, resil_loom))]
+    pub(crate) fn probes_left(&self) -> u32 {
+        self.inner.load().permits()
+    }
+
+    #[cfg(all(test, resil_loom))]
+    pub(crate) fn generation(&self) -> u32 {
+        self.inner.load().generation()
+    }
+}
+
+impl fmt::Debug for CircuitBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("name", &self.inner.name)
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call in progress, holding its permission (see [`CircuitBreaker::start_call`]).
+#[must_use = "a guard dropped unfinished records nothing"]
+pub struct CallGuard<'a> {
+    inner: &'a Inner,
+    start: Nanos,
+    permit: Permit,
+    done: bool,
+}
+
+impl CallGuard<'_> {
+    /// Records `result`, classified by `classifier` and the breaker's
+    /// `record_errors` / `ignore_errors`.
+    #[inline]
+    pub fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
+        self.done = true;
+        let end = self.inner.clock.now();
+        let elapsed = end.saturating_duration_since(self.start);
+        let verdict = classifier.classify(&self.inner.config, result);
+        self.inner.finish(end, elapsed, verdict, Some(self.permit));
+        if let Some(f) = classifier.transition_on_result {
+            if !matches!(verdict, Verdict::Ignored(_)) {
+                self.inner.transition_on_result(f(result.as_ref()));
+            }
+        }
+    }
+
+    /// Records a success.
+    pub fn on_success(self) {
+        self.finish(Verdict::Success);
+    }
+
+    /// Records a failure of the given kind.
+    pub fn on_error(self, kind: Option<&'static str>) {
+        self.finish(Verdict::Failure(kind));
+    }
+
+    /// Records an ignored error: the permit goes back, nothing is counted.
+    pub fn on_ignored_error(self, kind: Option<&'static str>) {
+        self.finish(Verdict::Ignored(kind));
+    }
+
+    /// The time the call started, on the breaker's clock.
+    pub fn started_at(&self) -> Nanos {
+        self.start
+    }
+
+    fn finish(mut self, verdict: Verdict) {
+        self.done = true;
+        let end = self.inner.clock.now();
+        self.inner.finish(
+            end,
+            end.saturating_duration_since(self.start),
+            verdict,
+            Some(self.permit),
+        );
+    }
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if std::thread::panicking() {
+            let end = self.inner.clock.now();
+            self.inner.finish(
+                end,
+                end.saturating_duration_since(self.start),
+                Verdict::Failure(Some("panic")),
+                Some(self.permit),
+            );
+        } else {
+            self.inner.release(Some(self.permit));
+        }
+    }
+}
+
+impl fmt::Debug for CallGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallGuard")
+            .field("breaker", &self.inner.name)
+            .field("start", &self.start)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Decides whether a finished call is a success, a recorded failure or ignored.
+///
+/// Errors are classified first by the breaker's configuration lists
+/// (`ignore_errors`, then `record_errors`, by kind name) and by the
+/// predicates here: an error is ignored when its kind is listed in
+/// `ignore_errors` or the `ignore` predicate accepts it; otherwise it is a
+/// failure when nothing restricts recording (no `record_errors`, no `record`
+/// predicate), when its kind is listed in `record_errors`, or when the
+/// `record` predicate accepts it; otherwise it counts as a success. A
+/// successful value is a failure when `record_result` accepts it.
+///
+/// Predicates see the caller's error `E`; rejections from inner layers of a
+/// chain (`Timeout`, `BulkheadFull`, ...) are classified by their kind names
+/// only. Everything is a plain `fn` pointer, so a classifier is `Copy` and can
+/// be a `const`.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
+///
+/// #[derive(Debug)]
+/// enum DbError { NotFound, Unavailable }
+///
+/// const CLASSIFIER: Classifier<u32, DbError> =
+///     Classifier::new().ignore(|e| matches!(e, DbError::NotFound));
+///
+/// let cb = CircuitBreaker::of_defaults("db");
+/// let _ = cb.call_with(&CLASSIFIER, || Err::<u32, _>(DbError::NotFound));
+/// let _ = cb.call_with(&CLASSIFIER, || Err::<u32, _>(DbError::Unavailable));
+/// assert_eq!(cb.metrics().number_of_buffered_calls(), 1);
+/// ```
+pub struct Classifier<T, E> {
+    record: Option<fn(&E) -> bool>,
+    ignore: Option<fn(&E) -> bool>,
+    record_result: Option<fn(&T) -> bool>,
+    kind: Option<fn(&E) -> &'static str>,
+    transition_on_result: Option<fn(Result<&T, &Error<E>>) -> TransitionCheckResult>,
+}
+
+impl<T, E> Classifier<T, E> {
+    /// Every error is a failure, every value a success.
+    pub const fn new() -> Self {
+        Classifier {
+            record: None,
+            ignore: None,
+            record_result: None,
+            kind: None,
+            transition_on_result: None,
+        }
+    }
+
+    /// Records only errors that `predicate` accepts (or that `record_errors` names).
+    pub const fn record(mut self, predicate: fn(&E) -> bool) -> Self {
+        self.record = Some(predicate);
+        self
+    }
+
+    /// Ignores errors that `predicate` accepts.
+    pub const fn ignore(mut self, predicate: fn(&E) -> bool) -> Self {
+        self.ignore = Some(predicate);
+        self
+    }
+
+    /// Records successful values that `predicate` accepts as failures.
+    pub const fn record_result(mut self, predicate: fn(&T) -> bool) -> Self {
+        self.record_result = Some(predicate);
+        self
+    }
+
+    /// Names the kind of each error, for `record_errors` / `ignore_errors`.
+    pub const fn kind_of(mut self, kind: fn(&E) -> &'static str) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Lets a result move CLOSED to OPEN directly (Resilience4j's
+    /// `transitionOnResult`); evaluated after every recorded or successful
+    /// call, not only some (decision Q2).
+    pub const fn transition_on_result(
+        mut self,
+        f: fn(Result<&T, &Error<E>>) -> TransitionCheckResult,
+    ) -> Self {
+        self.transition_on_result = Some(f);
+        self
+    }
+
+    fn classify(&self, config: &CircuitBreakerConfig, result: &Result<T, Error<E>>) -> Verdict {
+        let error = match result {
+            Ok(value) => {
+                return match self.record_result {
+                    Some(p) if p(value) => Verdict::Failure(Some("RecordedResult")),
+                    _ => Verdict::Success,
+                };
+            }
+            Err(e) => e,
+        };
+        let inner = error.inner();
+        let kind = match (inner, self.kind) {
+            (Some(e), Some(k)) => Some(k(e)),
+            (Some(_), None) => None,
+            (None, _) => error.rejection_kind(),
+        };
+        let ignored = classify::listed(&config.ignore_errors, kind)
+            || matches!((inner, self.ignore), (Some(e), Some(p)) if p(e));
+        if ignored {
+            return Verdict::Ignored(kind);
+        }
+        let restricted = !config.record_errors.is_empty() || self.record.is_some();
+        let recorded = !restricted
+            || classify::listed(&config.record_errors, kind)
+            || matches!((inner, self.record), (Some(e), Some(p)) if p(e))
+            || (inner.is_none() && config.record_errors.is_empty());
+        if recorded {
+            Verdict::Failure(kind)
+        } else {
+            Verdict::Success
+        }
+    }
+}
+
+impl<T, E: Classify> Classifier<T, E> {
+    /// A classifier that names errors with their [`Classify`] kinds.
+    pub const fn classified() -> Self {
+        Self::new().kind_of(E::kind)
+    }
+}
+
+impl<T, E> Default for Classifier<T, E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, E> Clone for Classifier<T, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, E> Copy for Classifier<T, E> {}
+
+impl<T, E> fmt::Debug for Classifier<T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Classifier")
+            .field("record", &self.record.is_some())
+            .field("ignore", &self.ignore.is_some())
+            .field("record_result", &self.record_result.is_some())
+            .field("kind", &self.kind.is_some())
+            .field("transition_on_result", &self.transition_on_result.is_some())
+            .finish()
+    }
+}
+
+/// What a result asks of a CLOSED breaker (Resilience4j's `TransitionCheckResult`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TransitionCheckResult {
+    /// Nothing.
+    #[default]
+    NoTransition,
+    /// Open with the next wait of the open-state interval function (Resilience4j
+    /// throws here and never trips again, decision Q1).
+    TransitionToOpen,
+    /// Open for exactly this long.
+    TransitionToOpenFor(Duration),
+    /// Open until this point of the breaker's clock.
+    TransitionToOpenUntil(Nanos),
+}
+
+impl MetricsCell {
+    fn new(window: Window, minimum_calls: u32) -> Self {
+        MetricsCell {
+            window: Mutex::new(window),
+            not_permitted: AtomicU64::new(0),
+            minimum_calls: u64::from(minimum_calls),
+        }
+    }
+}
+
+impl Inner {
+    #[inline]
+    fn load(&self) -> Word {
+        Word(self.word.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    fn cell(&self, slot: Slot) -> &MetricsCell {
+        &self.slots[slot as usize]
+    }
+
+    /// Takes permission, counting and publishing a refusal.
+    #[inline]
+    fn try_acquire(&self) -> Result<Permit, CallNotPermitted> {
+        let w = self.load();
+        if w.state().admits_all() {
+            return Ok(Permit::Free);
+        }
+        self.try_acquire_slow(w)
+    }
+
+    #[cold]
+    fn try_acquire_slow(&self, mut w: Word) -> Result<Permit, CallNotPermitted> {
+        loop {
+            let refused = match w.state() {
+                State::Closed | State::Disabled | State::MetricsOnly => return Ok(Permit::Free),
+                State::HalfOpen => {
+                    let left = w.permits();
+                    if left > 0 {
+                        match self.word.compare_exchange_weak(
+                            w.0,
+                            w.with_permits(left - 1).0,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        ) {
+                            Ok(_) => return Ok(Permit::Probe(w.generation())),
+                            Err(actual) => {
+                                w = Word(actual);
+                                continue;
+                            }
+                        }
+                    }
+                    State::HalfOpen
+                }
+                State::Open => {
+                    let now = self.clock.now();
+                    // Strictly after the deadline, as Resilience4j's `isAfter`.
+                    if now.as_u64() > self.open_until.load(Ordering::Acquire) {
+                        self.transition_and_publish(Some(w.generation()), Target::HalfOpen);
+                        w = self.load();
+                        continue;
+                    }
+                    State::Open
+                }
+                State::ForcedOpen => State::ForcedOpen,
+            };
+            self.cell(w.slot())
+                .not_permitted
+                .fetch_add(1, Ordering::Relaxed);
+            if refused.allows_publish() {
+                self.events
+                    .publish(|| CircuitBreakerEvent::CallNotPermitted);
+            }
+            return Err(CallNotPermitted::new(self.name.clone(), refused));
+        }
+    }
+
+    /// Gives back a probe permit: a guard's only to the generation that issued
+    /// it, a raw `release_permission` to the current HALF_OPEN state.
+    fn release(&self, permit: Option<Permit>) {
+        let generation = match permit {
+            Some(Permit::Free) => return,
+            Some(Permit::Probe(generation)) => Some(generation),
+            None => None,
+        };
+        let permitted = self
+            .config
+            .permitted_number_of_calls_in_half_open_state
+            .clamp(1, state::MAX_PERMITS);
+        let mut w = self.load();
+        loop {
+            if w.state() != State::HalfOpen
+                || generation.is_some_and(|g| g != w.generation())
+                || w.permits() >= permitted
+            {
+                return;
+            }
+            match self.word.compare_exchange_weak(
+                w.0,
+                w.with_permits(w.permits() + 1).0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return,
+                Err(actual) => w = Word(actual),
+            }
+        }
+    }
+
+    /// Records a finished call into the current state's metrics and lets the
+    /// state react (Resilience4j records into the state current at completion).
+    #[inline]
+    fn finish(&self, end: Nanos, elapsed: Duration, verdict: Verdict, permit: Option<Permit>) {
+        let failed = match verdict {
+            Verdict::Success => false,
+            Verdict::Failure(_) => true,
+            Verdict::Ignored(kind) => {
+                self.release(permit);
+                if self.load().state().allows_publish() && self.events.is_active() {
+                    self.events.publish_at(
+                        end,
+                        CircuitBreakerEvent::IgnoredError {
+                            elapsed,
+                            error_kind: kind,
+                        },
+                    );
+                }
+                return;
+            }
+        };
+        let w = self.load();
+        let state = w.state();
+        if !state.allows_publish() {
+            return; // DISABLED and FORCED_OPEN record nothing
+        }
+        if self.events.is_active() {
+            let event = match verdict {
+                Verdict::Failure(kind) => CircuitBreakerEvent::Error {
+                    elapsed,
+                    error_kind: kind,
+                },
+                _ => CircuitBreakerEvent::Success { elapsed },
+            };
+            self.events.publish_at(end, event);
+        }
+        let slow = saturating_nanos(elapsed) > self.slow_call_nanos;
+        let cell = self.cell(w.slot());
+        let counts = lock(&cell.window).record(end.as_secs(), Outcome::new(failed, slow));
+        match state {
+            State::Closed => {
+                if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
+                    self.trip(w.generation(), failure, slow);
+                }
+            }
+            State::HalfOpen => match self.check(counts, cell.minimum_calls) {
+                Check::BelowMinimum => {}
+                Check::Below => {
+                    self.transition_and_publish(Some(w.generation()), Target::Closed);
+                }
+                Check::Exceeded { .. } => {
+                    self.transition_and_publish(Some(w.generation()), Target::Open);
+                }
+            },
+            State::MetricsOnly => {
+                if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
+                    self.publish_exceeded_once(end, failure, slow);
+                }
+            }
+            State::Open | State::Disabled | State::ForcedOpen => {}
+        }
+    }
+
+    /// CLOSED's gate: only the caller that moves this generation publishes the
+    /// rate events and the transition.
+    #[cold]
+    fn trip(&self, generation: u32, failure: Option<f32>, slow: Option<f32>) {
+        if let Ok(Some(t)) = self.transition(Some(generation), Target::Open) {
+            if let Some(rate) = failure {
+                self.events
+                    .publish(|| CircuitBreakerEvent::FailureRateExceeded { failure_rate: rate });
+            }
+            if let Some(rate) = slow {
+                self.events
+                    .publish(|| CircuitBreakerEvent::SlowCallRateExceeded {
+                        slow_call_rate: rate,
+                    });
+            }
+            self.after_transition(&t, State::Open, false);
+        }
+    }
+
+    #[cold]
+    fn publish_exceeded_once(&self, at: Nanos, failure: Option<f32>, slow: Option<f32>) {
+        if let Some(rate) = failure {
+            if self.metrics_only_published.fetch_or(1, Ordering::AcqRel) & 1 == 0 {
+                self.events.publish_at(
+                    at,
+                    CircuitBreakerEvent::FailureRateExceeded { failure_rate: rate },
+                );
+            }
+        }
+        if let Some(rate) = slow {
+            if self.metrics_only_published.fetch_or(2, Ordering::AcqRel) & 2 == 0 {
+                self.events.publish_at(
+                    at,
+                    CircuitBreakerEvent::SlowCallRateExceeded {
+                        slow_call_rate: rate,
+                    },
+                );
+            }
+        }
+    }
+
+    #[cold]
+    fn transition_on_result(&self, check: TransitionCheckResult) {
+        let w = self.load();
+        if w.state() != State::Closed {
+            return;
+        }
+        let target = match check {
+            TransitionCheckResult::NoTransition => return,
+            TransitionCheckResult::TransitionToOpen => Target::Open,
+            TransitionCheckResult::TransitionToOpenFor(d) => Target::OpenFor(d),
+            TransitionCheckResult::TransitionToOpenUntil(t) => Target::OpenUntil(t),
+        };
+        self.transition_and_publish(Some(w.generation()), target);
+    }
+
+    /// Computes both rates, Resilience4j's `CircuitBreakerMetrics.checkIfThresholdsExceeded`.
+    #[inline]
+    fn check(&self, c: Counts, minimum_calls: u64) -> Check {
+        if c.calls == 0 || c.calls < minimum_calls {
+            return Check::BelowMinimum;
+        }
+        let (failure_rate, slow_rate) = rates(c);
+        let failure = (failure_rate >= self.config.failure_rate_threshold).then_some(failure_rate);
+        let slow = (slow_rate >= self.config.slow_call_rate_threshold).then_some(slow_rate);
+        if failure.is_none() && slow.is_none() {
+            Check::Below
+        } else {
+            Check::Exceeded { failure, slow }
+        }
+    }
+
+    fn metrics(&self) -> CircuitBreakerMetrics {
+        let w = self.load();
+        let cell = self.cell(w.slot());
+        let c = lock(&cell.window).snapshot(self.clock.now().as_secs());
+        let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < cell.minimum_calls {
+            (-1.0, -1.0)
+        } else {
+            rates(c)
+        };
+        CircuitBreakerMetrics {
+            state: w.state(),
+            failure_rate,
+            slow_call_rate,
+            buffered: c.calls,
+            failed: c.failed,
+            slow: c.slow,
+            slow_failed: c.slow_failed,
+            not_permitted: cell.not_permitted.load(Ordering::Relaxed),
+        }
+    }
+
+    fn manual(&self, target: Target) -> Result<(), IllegalStateTransition> {
+        let t = self.transition(None, target)?;
+        if let Some(t) = t {
+            self.after_transition(&t, target.state(), matches!(target, Target::Reset));
+        }
+        Ok(())
+    }
+
+    /// Transitions (if the gate is still this generation) and publishes.
+    fn transition_and_publish(&self, generation: Option<u32>, target: Target) {
+        if let Ok(Some(t)) = self.transition(generation, target) {
+            self.after_transition(&t, target.state(), false);
+        }
+    }
+
+    /// The one place the state word changes state. Under `transition_lock`:
+    /// check the gate (`expect`: the generation the caller saw) and the
+    /// transition table, prepare the new state's data, then publish the word.
+    fn transition(
+        &self,
+        expect: Option<u32>,
+        target: Target,
+    ) -> Result<Option<Transitioned>, IllegalStateTransition> {
+        let _serial = lock(&self.transition_lock);
+        let cur = self.load();
+        if expect.is_some_and(|g| g != cur.generation()) {
+            return Ok(None); // another caller moved this state first
+        }
+        let from = cur.state();
+        let to = target.state();
+        if !matches!(target, Target::Reset) && !from.can_transition_to(to) {
+            return Err(IllegalStateTransition::new(self.name.clone(), from, to));
+        }
+        let now = self.clock.now();
+        let attempts = match from {
+            State::Closed | State::Disabled | State::MetricsOnly => 0,
+            _ => self.attempts.load(Ordering::Acquire),
+        };
+        let mut open_wait = Duration::ZERO;
+        let (slot, attempts, permits) = match target {
+            Target::Closed | Target::Reset => {
+                self.reset_cell(Slot::Closed, now);
+                (Slot::Closed, 0, 0)
+            }
+            Target::Open => {
+                let attempts = attempts.saturating_add(1);
+                open_wait = self
+                    .config
+                    .wait_interval_function_in_open_state
+                    .apply(attempts);
+                self.open_until(now.saturating_add(open_wait));
+                (cur.slot(), attempts, 0)
+            }
+            Target::OpenFor(wait) => {
+                open_wait = wait;
+                self.open_until(now.saturating_add(wait));
+                (cur.slot(), attempts, 0)
+            }
+            Target::OpenUntil(until) => {
+                open_wait = until.saturating_duration_since(now);
+                self.open_until(until);
+                (cur.slot(), attempts, 0)
+            }
+            Target::HalfOpen => {
+                self.reset_cell(Slot::HalfOpen, now);
+                let permitted = self
+                    .config
+                    .permitted_number_of_calls_in_half_open_state
+                    .clamp(1, state::MAX_PERMITS);
+                (Slot::HalfOpen, attempts, permitted)
+            }
+            Target::ForcedOpen => {
+                self.reset_cell(Slot::Empty, now);
+                (Slot::Empty, attempts.saturating_add(1), 0)
+            }
+            Target::Disabled => {
+                self.reset_cell(Slot::Empty, now);
+                (Slot::Empty, 0, 0)
+            }
+            Target::MetricsOnly => {
+                self.reset_cell(Slot::Closed, now);
+                self.metrics_only_published.store(0, Ordering::Release);
+                (Slot::Closed, 0, 0)
+            }
+        };
+        self.attempts.store(attempts, Ordering::Release);
+        let word = Word::new(to, slot, permits, cur.generation().wrapping_add(1));
+        self.word.store(word.0, Ordering::Release);
+        Ok(Some(Transitioned {
+            from,
+            word,
+            open_wait,
+        }))
+    }
+
+    fn open_until(&self, until: Nanos) {
+        self.open_until.store(until.as_u64(), Ordering::Release);
+    }
+
+    fn reset_cell(&self, slot: Slot, now: Nanos) {
+        let cell = self.cell(slot);
+        lock(&cell.window).reset(now.as_secs());
+        cell.not_permitted.store(0, Ordering::Relaxed);
+    }
+
+    /// Publishes the transition and arms (or cancels) the timer of the new state.
+    fn after_transition(&self, t: &Transitioned, to: State, reset: bool) {
+        if t.from != to {
+            self.events
+                .publish(|| CircuitBreakerEvent::StateTransition { from: t.from, to });
+        }
+        if reset {
+            self.events.publish(|| CircuitBreakerEvent::Reset);
+        }
+        self.arm_timer(t, to);
+    }
+
+    fn arm_timer(&self, t: &Transitioned, to: State) {
+        let generation = t.word.generation();
+        let scheduled = match to {
+            State::Open
+                if self
+                    .config
+                    .automatic_transition_from_open_to_half_open_enabled =>
+            {
+                Some((t.open_wait, Target::HalfOpen))
+            }
+            State::HalfOpen
+                if self.config.max_wait_duration_in_half_open_state >= Duration::from_millis(1) =>
+            {
+                Some((
+                    self.config.max_wait_duration_in_half_open_state,
+                    Target::Open,
+                ))
+            }
+            _ => None,
+        };
+        let mut timer = self
+            .timer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A slower transition must not replace the timer of a newer one.
+        if (generation.wrapping_sub(timer.0) as i32) < 0 {
+            return;
+        }
+        let handle = match scheduled {
+            Some((delay, target)) => {
+                let weak = self.weak_self();
+                self.clock.schedule(
+                    delay,
+                    Box::new(move || {
+                        if let Some(inner) = weak.upgrade() {
+                            inner.transition_and_publish(Some(generation), target);
+                        }
+                    }),
+                )
+            }
+            None => TimerHandle::none(),
+        };
+        *timer = (generation, handle); // the previous timer is cancelled on drop
+    }
+
+    fn weak_self(&self) -> Weak<Inner> {
+        self.me.clone()
+    }
+}
+
+fn rates(c: Counts) -> (f32, f32) {
+    let n = c.calls as f32;
+    (c.failed as f32 * 100.0 / n, c.slow as f32 * 100.0 / n)
+}

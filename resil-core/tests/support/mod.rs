@@ -1,0 +1,28 @@
+//! Helpers shared by the integration tests of resil-core.
+#![allow(dead_code, unreachable_pub, missing_docs)]
+
+use std::sync::{Arc, Mutex};
+
+use resil_core::event::{Event, EventKind, EventPublisher};
+
+/// Records every event of a publisher, in order; `take()` drains them.
+#[derive(Clone)]
+pub struct Recorder<K> {
+    events: Arc<Mutex<Vec<K>>>,
+}
+
+impl<K: EventKind> Recorder<K> {
+    pub fn attach(publisher: &EventPublisher<K>) -> Self {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = events.clone();
+        publisher.on_event(move |e: &Event<K>| sink.lock().unwrap().push(e.kind().clone()));
+        Recorder { events }
+    }
+
+    /// The events recorded since the last `take`, oldest first.
+    pub fn take(&self) -> Vec<K> {
+        std::mem::take(&mut *self.events.lock().unwrap())
+    }
+}
+
+pub use resil_testkit::{CountingAlloc, allocations_during};

@@ -1,0 +1,71 @@
+//! Test support for resil: a global allocator that counts the allocations of
+//! the current thread, so that "this path allocates nothing" is asserted
+//! deterministically while other tests run in parallel.
+//!
+//! ```
+//! #[global_allocator]
+//! static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
+//!
+//! fn main() {
+//!     let (v, n) = resil_testkit::allocations_during(|| vec![1, 2, 3]);
+//!     assert_eq!((v.len(), n), (3, 1));
+//!     let (_, n) = resil_testkit::allocations_during(|| v.iter().sum::<i32>());
+//!     assert_eq!(n, 0);
+//! }
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// Counts allocations and reallocations per thread, then defers to [`System`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CountingAlloc;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump() {
+    // `try_with`: the allocator may run while this thread's locals are torn down.
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+#[allow(unsafe_code)]
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract of `GlobalAlloc::alloc`.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract of `GlobalAlloc::alloc_zeroed`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract of `GlobalAlloc::dealloc`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract of `GlobalAlloc::realloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// The allocations this thread has made so far.
+pub fn allocations() -> u64 {
+    ALLOCATIONS.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Runs `f` and returns its result with the number of allocations this thread
+/// made meanwhile (zero unless `CountingAlloc` is the global allocator).
+pub fn allocations_during<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let before = allocations();
+    let r = f();
+    (r, allocations() - before)
+}
