@@ -1,1 +1,229 @@
-fn main() {}
+//! The circuit breaker against the bare call and its peers, in one run:
+//! failsafe 1.3, recloser 1.4 and tower-resilience's circuit breaker 0.14.
+//!
+//! ```text
+//! cargo bench -p resil-bench --features bench --bench circuit_breaker
+//! ```
+//!
+//! Every breaker uses its default clock: resil's `SystemClock` (TSC) measures
+//! each call's duration for slow-call detection; failsafe and recloser measure
+//! nothing on the success path.
+
+#![allow(clippy::disallowed_methods)] // a benchmark measures real time
+
+use std::hint::black_box;
+use std::sync::{Arc, Barrier};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use failsafe::CircuitBreaker as _;
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, SlidingWindowType};
+use tower::{Service, ServiceExt};
+
+fn work(x: u64) -> Result<u64, u64> {
+    Ok(black_box(x))
+}
+
+fn fail(x: u64) -> Result<u64, u64> {
+    Err(black_box(x))
+}
+
+/// A breaker that never opens: a time window whose minimum is never reached.
+fn resil_never_opens() -> CircuitBreaker {
+    CircuitBreaker::new(
+        "bench",
+        CircuitBreakerConfig::builder()
+            .sliding_window(100, u32::MAX, SlidingWindowType::TimeBased)
+            .build()
+            .unwrap(),
+    )
+}
+
+fn recloser_never_opens() -> recloser::Recloser {
+    recloser::Recloser::custom().error_rate(1.1).build()
+}
+
+fn failsafe_never_opens() -> impl failsafe::CircuitBreaker + Clone + Send + Sync + 'static {
+    let policy = failsafe::failure_policy::consecutive_failures(
+        u32::MAX,
+        failsafe::backoff::constant(Duration::from_secs(60)),
+    );
+    failsafe::Config::new().failure_policy(policy).build()
+}
+
+/// Polls a future that completes without waiting (every service here is ready).
+fn poll_ready_future<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+type TowerCb = tower_resilience_circuitbreaker::CircuitBreaker<
+    tower::util::ServiceFn<fn(u64) -> std::future::Ready<Result<u64, u64>>>,
+    tower_resilience_circuitbreaker::DefaultClassifier,
+>;
+
+fn tower_breaker(open: bool) -> TowerCb {
+    fn svc(x: u64) -> std::future::Ready<Result<u64, u64>> {
+        std::future::ready(Ok(black_box(x)))
+    }
+    let layer = tower_resilience_circuitbreaker::CircuitBreakerLayer::builder()
+        .failure_rate_threshold(0.5)
+        .sliding_window_size(100)
+        .minimum_number_of_calls(if open { 1 } else { usize::MAX })
+        .wait_duration_in_open(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let cb = layer.layer_fn(tower::service_fn(svc as fn(u64) -> _));
+    if open {
+        poll_ready_future(cb.force_open());
+    }
+    cb
+}
+
+fn tower_call(cb: &mut TowerCb, x: u64) -> bool {
+    poll_ready_future(async {
+        let svc = cb.ready().await;
+        match svc {
+            Ok(svc) => svc.call(x).await.is_ok(),
+            Err(_) => false,
+        }
+    })
+}
+
+fn single_thread(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _enter = rt.enter();
+
+    let mut g = c.benchmark_group("success");
+    g.bench_function("bare", |b| b.iter(|| work(black_box(1))));
+    let cb = resil_never_opens();
+    g.bench_function("resil", |b| b.iter(|| cb.call(|| work(black_box(1)))));
+    let rc = recloser_never_opens();
+    g.bench_function("recloser", |b| b.iter(|| rc.call(|| work(black_box(1)))));
+    let fs = failsafe_never_opens();
+    g.bench_function("failsafe", |b| b.iter(|| fs.call(|| work(black_box(1)))));
+    let mut tc = tower_breaker(false);
+    g.bench_function("tower-resilience", |b| {
+        b.iter(|| tower_call(&mut tc, black_box(1)))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("failure");
+    g.bench_function("bare", |b| b.iter(|| fail(black_box(1))));
+    let cb = resil_never_opens();
+    g.bench_function("resil", |b| b.iter(|| cb.call(|| fail(black_box(1)))));
+    let rc = recloser_never_opens();
+    g.bench_function("recloser", |b| b.iter(|| rc.call(|| fail(black_box(1)))));
+    let fs = failsafe_never_opens();
+    g.bench_function("failsafe", |b| b.iter(|| fs.call(|| fail(black_box(1)))));
+    g.finish();
+
+    let mut g = c.benchmark_group("rejection_while_open");
+    let cb = CircuitBreaker::of_defaults("bench");
+    cb.transition_to_open_state().unwrap(); // 60 s wait
+    g.bench_function("resil", |b| b.iter(|| cb.call(|| work(black_box(1)))));
+    let rc = recloser::Recloser::custom()
+        .closed_len(1)
+        .open_wait(Duration::from_secs(600))
+        .build();
+    let _ = rc.call(|| fail(1));
+    let _ = rc.call(|| fail(1));
+    assert!(matches!(
+        rc.call(|| work(1)),
+        Err(recloser::Error::Rejected)
+    ));
+    g.bench_function("recloser", |b| b.iter(|| rc.call(|| work(black_box(1)))));
+    let fs = failsafe::Config::new()
+        .failure_policy(failsafe::failure_policy::consecutive_failures(
+            1,
+            failsafe::backoff::constant(Duration::from_secs(600)),
+        ))
+        .build();
+    let _ = fs.call(|| fail(1));
+    assert!(fs.call(|| work(1)).is_err());
+    g.bench_function("failsafe", |b| b.iter(|| fs.call(|| work(black_box(1)))));
+    let mut tc = tower_breaker(true);
+    assert!(!tower_call(&mut tc, 1));
+    g.bench_function("tower-resilience", |b| {
+        b.iter(|| tower_call(&mut tc, black_box(1)))
+    });
+    g.finish();
+}
+
+/// Two threads sharing one breaker: the time per call per thread.
+fn two_threads<F>(iters: u64, call: F) -> Duration
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    let call = Arc::new(call);
+    let barrier = Arc::new(Barrier::new(2));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let (call, barrier) = (call.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let start = Instant::now();
+                for _ in 0..iters {
+                    call();
+                }
+                start.elapsed()
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .max()
+        .unwrap()
+}
+
+fn contended(c: &mut Criterion) {
+    let mut g = c.benchmark_group("success_two_threads");
+    g.bench_function("bare", |b| {
+        b.iter_custom(|iters| {
+            two_threads(iters, || {
+                let _ = black_box(work(black_box(1)));
+            })
+        })
+    });
+    g.bench_function("resil", |b| {
+        let cb = resil_never_opens();
+        b.iter_custom(move |iters| {
+            let cb = cb.clone();
+            two_threads(iters, move || {
+                let _ = black_box(cb.call(|| work(black_box(1))));
+            })
+        })
+    });
+    g.bench_function("recloser", |b| {
+        let rc = Arc::new(recloser_never_opens());
+        b.iter_custom(move |iters| {
+            let rc = rc.clone();
+            two_threads(iters, move || {
+                let _ = black_box(rc.call(|| work(black_box(1))));
+            })
+        })
+    });
+    g.bench_function("failsafe", |b| {
+        let fs = failsafe_never_opens();
+        b.iter_custom(move |iters| {
+            let fs = fs.clone();
+            two_threads(iters, move || {
+                let _ = black_box(fs.call(|| work(black_box(1))));
+            })
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, single_thread, contended);
+criterion_main!(benches);

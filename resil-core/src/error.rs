@@ -397,11 +397,11 @@ impl fmt::Display for Dur {
         }
         let nanos = d.subsec_nanos();
         let secs = d.as_secs();
-        if nanos % 1_000_000 != 0 {
+        if !nanos.is_multiple_of(1_000_000) {
             return write!(f, "{}ns", d.as_nanos());
         }
         let ms = u128::from(nanos / 1_000_000) + u128::from(secs) * 1000;
-        if ms % 1000 != 0 {
+        if !ms.is_multiple_of(1000) {
             return write!(f, "{ms}ms");
         }
         let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);

@@ -32,3 +32,26 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         mutex.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// A mutex for critical sections of a few instructions on a hot path (a
+/// breaker's window): parking_lot's, which does not track poisoning (std's
+/// reads the thread's panic count on every lock and unlock) and spins briefly
+/// before parking, so two threads sharing a breaker rarely sleep.
+#[cfg(not(resil_loom))]
+pub(crate) type ShortMutex<T> = parking_lot::Mutex<T>;
+#[cfg(resil_loom)]
+pub(crate) type ShortMutex<T> = loom::sync::Mutex<T>;
+
+/// Locks a [`ShortMutex`].
+#[inline]
+#[cfg(not(resil_loom))]
+pub(crate) fn short_lock<T>(mutex: &ShortMutex<T>) -> parking_lot::MutexGuard<'_, T> {
+    mutex.lock()
+}
+
+/// Locks a [`ShortMutex`].
+#[inline]
+#[cfg(resil_loom)]
+pub(crate) fn short_lock<T>(mutex: &ShortMutex<T>) -> loom::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

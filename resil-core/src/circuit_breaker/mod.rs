@@ -85,7 +85,7 @@ use crate::classify::{self, Classify};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, ShortMutex, lock, short_lock};
 use crate::{Name, Tags};
 
 /// A circuit breaker. Cheap to clone: clones share one breaker.
@@ -122,7 +122,7 @@ struct Inner {
 }
 
 struct MetricsCell {
-    window: Mutex<Window>,
+    window: ShortMutex<Window>,
     not_permitted: AtomicU64,
     /// `minimum_number_of_calls` as this window applies it.
     minimum_calls: u64,
@@ -329,15 +329,19 @@ impl CircuitBreaker {
 
     /// Records a successful call that took `elapsed`.
     pub fn on_success(&self, elapsed: Duration) {
-        self.inner
-            .finish(self.inner.clock.now(), elapsed, Verdict::Success, None);
+        self.inner.finish(
+            self.inner.clock.now(),
+            saturating_nanos(elapsed),
+            Verdict::Success,
+            None,
+        );
     }
 
     /// Records a failed call that took `elapsed`.
     pub fn on_error(&self, elapsed: Duration) {
         self.inner.finish(
             self.inner.clock.now(),
-            elapsed,
+            saturating_nanos(elapsed),
             Verdict::Failure(None),
             None,
         );
@@ -348,7 +352,7 @@ impl CircuitBreaker {
     pub fn on_ignored_error(&self, elapsed: Duration) {
         self.inner.finish(
             self.inner.clock.now(),
-            elapsed,
+            saturating_nanos(elapsed),
             Verdict::Ignored(None),
             None,
         );
@@ -602,13 +606,13 @@ impl CallGuard<'_> {
     pub fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
         self.done = true;
         let end = self.inner.clock.now();
-        let elapsed = end.saturating_duration_since(self.start);
+        let elapsed = end.as_u64().saturating_sub(self.start.as_u64());
         let verdict = classifier.classify(&self.inner.config, result);
         self.inner.finish(end, elapsed, verdict, Some(self.permit));
-        if let Some(f) = classifier.transition_on_result {
-            if !matches!(verdict, Verdict::Ignored(_)) {
-                self.inner.transition_on_result(f(result.as_ref()));
-            }
+        if let Some(f) = classifier.transition_on_result
+            && !matches!(verdict, Verdict::Ignored(_))
+        {
+            self.inner.transition_on_result(f(result.as_ref()));
         }
     }
 
@@ -637,7 +641,7 @@ impl CallGuard<'_> {
         let end = self.inner.clock.now();
         self.inner.finish(
             end,
-            end.saturating_duration_since(self.start),
+            end.as_u64().saturating_sub(self.start.as_u64()),
             verdict,
             Some(self.permit),
         );
@@ -653,7 +657,7 @@ impl Drop for CallGuard<'_> {
             let end = self.inner.clock.now();
             self.inner.finish(
                 end,
-                end.saturating_duration_since(self.start),
+                end.as_u64().saturating_sub(self.start.as_u64()),
                 Verdict::Failure(Some("panic")),
                 Some(self.permit),
             );
@@ -709,8 +713,11 @@ pub struct Classifier<T, E> {
     ignore: Option<fn(&E) -> bool>,
     record_result: Option<fn(&T) -> bool>,
     kind: Option<fn(&E) -> &'static str>,
-    transition_on_result: Option<fn(Result<&T, &Error<E>>) -> TransitionCheckResult>,
+    transition_on_result: Option<TransitionOnResult<T, E>>,
 }
+
+/// Resilience4j's `transitionOnResult`, as a plain function.
+pub type TransitionOnResult<T, E> = fn(Result<&T, &Error<E>>) -> TransitionCheckResult;
 
 impl<T, E> Classifier<T, E> {
     /// Every error is a failure, every value a success.
@@ -751,10 +758,7 @@ impl<T, E> Classifier<T, E> {
     /// Lets a result move CLOSED to OPEN directly (Resilience4j's
     /// `transitionOnResult`); evaluated after every recorded or successful
     /// call, not only some (decision Q2).
-    pub const fn transition_on_result(
-        mut self,
-        f: fn(Result<&T, &Error<E>>) -> TransitionCheckResult,
-    ) -> Self {
+    pub const fn transition_on_result(mut self, f: TransitionOnResult<T, E>) -> Self {
         self.transition_on_result = Some(f);
         self
     }
@@ -844,7 +848,7 @@ pub enum TransitionCheckResult {
 impl MetricsCell {
     fn new(window: Window, minimum_calls: u32) -> Self {
         MetricsCell {
-            window: Mutex::new(window),
+            window: ShortMutex::new(window),
             not_permitted: AtomicU64::new(0),
             minimum_calls: u64::from(minimum_calls),
         }
@@ -866,7 +870,7 @@ impl Inner {
     #[inline]
     fn try_acquire(&self) -> Result<Permit, CallNotPermitted> {
         let w = self.load();
-        if w.state().admits_all() {
+        if w.admits_all() {
             return Ok(Permit::Free);
         }
         self.try_acquire_slow(w)
@@ -953,7 +957,7 @@ impl Inner {
     /// Records a finished call into the current state's metrics and lets the
     /// state react (Resilience4j records into the state current at completion).
     #[inline]
-    fn finish(&self, end: Nanos, elapsed: Duration, verdict: Verdict, permit: Option<Permit>) {
+    fn finish(&self, end: Nanos, elapsed_nanos: u64, verdict: Verdict, permit: Option<Permit>) {
         let failed = match verdict {
             Verdict::Success => false,
             Verdict::Failure(_) => true,
@@ -963,7 +967,7 @@ impl Inner {
                     self.events.publish_at(
                         end,
                         CircuitBreakerEvent::IgnoredError {
-                            elapsed,
+                            elapsed: Duration::from_nanos(elapsed_nanos),
                             error_kind: kind,
                         },
                     );
@@ -979,16 +983,18 @@ impl Inner {
         if self.events.is_active() {
             let event = match verdict {
                 Verdict::Failure(kind) => CircuitBreakerEvent::Error {
-                    elapsed,
+                    elapsed: Duration::from_nanos(elapsed_nanos),
                     error_kind: kind,
                 },
-                _ => CircuitBreakerEvent::Success { elapsed },
+                _ => CircuitBreakerEvent::Success {
+                    elapsed: Duration::from_nanos(elapsed_nanos),
+                },
             };
             self.events.publish_at(end, event);
         }
-        let slow = saturating_nanos(elapsed) > self.slow_call_nanos;
+        let slow = elapsed_nanos > self.slow_call_nanos;
         let cell = self.cell(w.slot());
-        let counts = lock(&cell.window).record(end.as_secs(), Outcome::new(failed, slow));
+        let counts = short_lock(&cell.window).record(end, Outcome::new(failed, slow));
         match state {
             State::Closed => {
                 if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
@@ -1034,23 +1040,23 @@ impl Inner {
 
     #[cold]
     fn publish_exceeded_once(&self, at: Nanos, failure: Option<f32>, slow: Option<f32>) {
-        if let Some(rate) = failure {
-            if self.metrics_only_published.fetch_or(1, Ordering::AcqRel) & 1 == 0 {
-                self.events.publish_at(
-                    at,
-                    CircuitBreakerEvent::FailureRateExceeded { failure_rate: rate },
-                );
-            }
+        if let Some(rate) = failure
+            && self.metrics_only_published.fetch_or(1, Ordering::AcqRel) & 1 == 0
+        {
+            self.events.publish_at(
+                at,
+                CircuitBreakerEvent::FailureRateExceeded { failure_rate: rate },
+            );
         }
-        if let Some(rate) = slow {
-            if self.metrics_only_published.fetch_or(2, Ordering::AcqRel) & 2 == 0 {
-                self.events.publish_at(
-                    at,
-                    CircuitBreakerEvent::SlowCallRateExceeded {
-                        slow_call_rate: rate,
-                    },
-                );
-            }
+        if let Some(rate) = slow
+            && self.metrics_only_published.fetch_or(2, Ordering::AcqRel) & 2 == 0
+        {
+            self.events.publish_at(
+                at,
+                CircuitBreakerEvent::SlowCallRateExceeded {
+                    slow_call_rate: rate,
+                },
+            );
         }
     }
 
@@ -1088,7 +1094,7 @@ impl Inner {
     fn metrics(&self) -> CircuitBreakerMetrics {
         let w = self.load();
         let cell = self.cell(w.slot());
-        let c = lock(&cell.window).snapshot(self.clock.now().as_secs());
+        let c = short_lock(&cell.window).snapshot(self.clock.now());
         let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < cell.minimum_calls {
             (-1.0, -1.0)
         } else {
@@ -1192,8 +1198,20 @@ impl Inner {
             }
         };
         self.attempts.store(attempts, Ordering::Release);
-        let word = Word::new(to, slot, permits, cur.generation().wrapping_add(1));
-        self.word.store(word.0, Ordering::Release);
+        // Publish with a compare-and-swap, not a store: probes may be taking or
+        // returning HALF_OPEN permits concurrently (same generation, other
+        // permit count), and the new word must follow the latest one.
+        let mut cur = cur;
+        let word = loop {
+            let word = Word::new(to, slot, permits, cur.generation().wrapping_add(1));
+            match self
+                .word
+                .compare_exchange(cur.0, word.0, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break word,
+                Err(actual) => cur = Word(actual),
+            }
+        };
         Ok(Some(Transitioned {
             from,
             word,
@@ -1207,7 +1225,7 @@ impl Inner {
 
     fn reset_cell(&self, slot: Slot, now: Nanos) {
         let cell = self.cell(slot);
-        lock(&cell.window).reset(now.as_secs());
+        short_lock(&cell.window).reset(now);
         cell.not_permitted.store(0, Ordering::Relaxed);
     }
 

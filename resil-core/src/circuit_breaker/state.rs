@@ -172,6 +172,13 @@ impl Word {
         State::from_code(self.0 & 0b111)
     }
 
+    /// CLOSED, DISABLED or METRICS_ONLY, without decoding the state.
+    #[inline]
+    pub(crate) fn admits_all(self) -> bool {
+        // bit n set for the state whose code is n: 0 CLOSED, 4 DISABLED, 5 METRICS_ONLY
+        (0b11_0001u64 >> (self.0 & 0b111)) & 1 == 1
+    }
+
     #[inline]
     pub(crate) fn slot(self) -> Slot {
         Slot::from_code((self.0 >> 3) & 0b11)
@@ -216,6 +223,7 @@ mod tests {
             assert_eq!(w.permits(), MAX_PERMITS);
             assert_eq!(w.generation(), u32::MAX);
             assert_eq!(w.with_permits(3).permits(), 3);
+            assert_eq!(w.admits_all(), s.admits_all());
         }
     }
 

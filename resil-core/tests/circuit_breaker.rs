@@ -1,0 +1,931 @@
+//! The circuit breaker, behaviour by behaviour against Resilience4j 2.2
+//! (reference sections 1.1, 3.1–3.4, 4.1 and decisions Q1–Q4, Q13, Q14, Q18, Q20),
+//! on a `ManualClock`.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent as Ev, Classifier, SlidingWindowType,
+    State, TransitionCheckResult,
+};
+use resil_core::clock::{Clock, ManualClock, Nanos};
+use resil_core::interval::IntervalFunction;
+use resil_core::registry::{CircuitBreakerRegistry, RegistryEvent};
+use resil_core::{Classify, Error};
+use support::Recorder;
+
+#[global_allocator]
+static ALLOC: support::CountingAlloc = support::CountingAlloc;
+
+const MS: Duration = Duration::from_millis(1);
+const SEC: Duration = Duration::from_secs(1);
+
+fn breaker(config: CircuitBreakerConfig) -> (CircuitBreaker, ManualClock, Recorder<Ev>) {
+    let clock = ManualClock::new();
+    let cb = CircuitBreaker::with_clock("inventory-query", config, clock.clone());
+    let rec = Recorder::attach(cb.event_publisher());
+    (cb, clock, rec)
+}
+
+fn count(size: u32, min: u32) -> resil_core::circuit_breaker::CircuitBreakerConfigBuilder {
+    CircuitBreakerConfig::builder()
+        .sliding_window_size(size)
+        .minimum_number_of_calls(min)
+}
+
+fn ok(cb: &CircuitBreaker) -> Result<u32, Error<&'static str>> {
+    cb.call(|| Ok(1))
+}
+
+fn fail(cb: &CircuitBreaker) -> Result<u32, Error<&'static str>> {
+    cb.call(|| Err("boom"))
+}
+
+/// A call that takes `d` of the breaker's (manual) clock.
+fn slow_ok(cb: &CircuitBreaker, clock: &ManualClock, d: Duration) {
+    let _ = cb.call(|| {
+        clock.advance(d);
+        Ok::<_, &str>(())
+    });
+}
+
+fn transition(from: State, to: State) -> Ev {
+    Ev::StateTransition { from, to }
+}
+
+#[test]
+fn defaults_are_closed_with_rates_below_minimum() {
+    let cb = CircuitBreaker::of_defaults("a");
+    assert_eq!(cb.state(), State::Closed);
+    let m = cb.metrics();
+    assert_eq!((m.failure_rate(), m.slow_call_rate()), (-1.0, -1.0));
+    assert_eq!(m.number_of_buffered_calls(), 0);
+}
+
+#[test]
+fn opens_exactly_at_the_threshold_after_the_minimum_with_events_in_order() {
+    let (cb, _, rec) = breaker(count(4, 4).build().unwrap());
+    ok(&cb).unwrap();
+    fail(&cb).unwrap_err();
+    ok(&cb).unwrap();
+    assert_eq!(cb.metrics().failure_rate(), -1.0, "below the minimum");
+    assert_eq!(cb.state(), State::Closed);
+    fail(&cb).unwrap_err(); // 2 of 4 = 50% >= 50
+    assert_eq!(cb.state(), State::Open);
+    let kinds: Vec<_> = rec.take();
+    assert_eq!(
+        kinds[3..],
+        [
+            Ev::Error {
+                elapsed: Duration::ZERO,
+                error_kind: None
+            },
+            Ev::FailureRateExceeded { failure_rate: 50.0 },
+            transition(State::Closed, State::Open),
+        ]
+    );
+    let m = cb.metrics();
+    assert_eq!(
+        (
+            m.failure_rate(),
+            m.number_of_failed_calls(),
+            m.number_of_successful_calls()
+        ),
+        (50.0, 2, 2)
+    );
+}
+
+#[test]
+fn minimum_calls_is_clamped_to_a_count_window() {
+    // minimum 100 > window 5: the runtime minimum is 5 (reference 3.2).
+    let (cb, _, _) = breaker(count(5, 100).build().unwrap());
+    assert_eq!(cb.config().minimum_number_of_calls(), 100);
+    for _ in 0..5 {
+        fail(&cb).unwrap_err();
+    }
+    assert_eq!(cb.state(), State::Open);
+}
+
+#[test]
+fn rates_are_floats_like_resilience4j() {
+    let (cb, _, _) = breaker(count(3, 3).failure_rate_threshold(50.0).build().unwrap());
+    ok(&cb).unwrap();
+    ok(&cb).unwrap();
+    fail(&cb).unwrap_err();
+    assert_eq!(cb.metrics().failure_rate(), 100.0f32 / 3.0);
+    assert_eq!(cb.state(), State::Closed);
+}
+
+#[test]
+fn a_call_is_slow_only_strictly_above_the_threshold() {
+    let config = count(2, 2)
+        .slow_call_duration_threshold(100 * MS)
+        .slow_call_rate_threshold(50.0)
+        .build()
+        .unwrap();
+    let (cb, clock, rec) = breaker(config);
+    slow_ok(&cb, &clock, 100 * MS); // exactly at the threshold: not slow
+    assert_eq!(cb.metrics().number_of_slow_calls(), 0);
+    slow_ok(&cb, &clock, 100 * MS + Duration::from_nanos(1)); // 1 of 2 slow: 50% >= 50
+    let m = cb.metrics();
+    assert_eq!(
+        (
+            m.number_of_slow_calls(),
+            m.number_of_slow_successful_calls()
+        ),
+        (1, 1)
+    );
+    assert_eq!(cb.state(), State::Open);
+    let events = rec.take();
+    assert_eq!(
+        events[2..],
+        [
+            Ev::SlowCallRateExceeded {
+                slow_call_rate: 50.0
+            },
+            transition(State::Closed, State::Open)
+        ]
+    );
+}
+
+#[test]
+fn slow_failures_count_as_slow_and_failed() {
+    let config = count(10, 10)
+        .slow_call_duration_threshold(10 * MS)
+        .build()
+        .unwrap();
+    let (cb, clock, _) = breaker(config);
+    let _ = cb.call(|| {
+        clock.advance(11 * MS);
+        Err::<(), _>("slow boom")
+    });
+    let m = cb.metrics();
+    assert_eq!(
+        (
+            m.number_of_slow_calls(),
+            m.number_of_slow_failed_calls(),
+            m.number_of_failed_calls()
+        ),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn open_refuses_counts_and_publishes_until_strictly_after_the_wait() {
+    let config = count(2, 2)
+        .wait_duration_in_open_state(10 * SEC)
+        .build()
+        .unwrap();
+    let (cb, clock, rec) = breaker(config);
+    fail(&cb).unwrap_err();
+    fail(&cb).unwrap_err();
+    rec.take();
+    let err = ok(&cb).unwrap_err();
+    match &err {
+        Error::CallNotPermitted(e) => {
+            assert_eq!(e.state(), State::Open);
+            assert_eq!(
+                e.to_string(),
+                "circuit breaker `inventory-query` is OPEN and does not permit further calls"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    clock.advance(10 * SEC); // exactly at the deadline: still refused (strict isAfter)
+    assert!(!cb.try_acquire_permission());
+    assert_eq!(cb.metrics().number_of_not_permitted_calls(), 2);
+    assert_eq!(rec.take(), [Ev::CallNotPermitted, Ev::CallNotPermitted]);
+    clock.advance(Duration::from_nanos(1));
+    assert!(cb.try_acquire_permission());
+    assert_eq!(cb.state(), State::HalfOpen);
+    assert_eq!(rec.take(), [transition(State::Open, State::HalfOpen)]);
+}
+
+#[test]
+fn open_keeps_the_closed_metrics_and_records_late_calls() {
+    // Reference 3.1.2: 4 failures, a refused call, a late success in OPEN ->
+    // buffered 4, not permitted 1, failure rate 75%.
+    let (cb, _, _) = breaker(count(4, 4).build().unwrap());
+    let guard = cb.start_call().unwrap(); // admitted in CLOSED, finishes late
+    for _ in 0..4 {
+        fail(&cb).unwrap_err();
+    }
+    assert_eq!(cb.state(), State::Open);
+    ok(&cb).unwrap_err();
+    guard.on_success();
+    let m = cb.metrics();
+    assert_eq!(
+        (
+            m.number_of_buffered_calls(),
+            m.number_of_not_permitted_calls(),
+            m.failure_rate()
+        ),
+        (4, 1, 75.0)
+    );
+    assert_eq!(cb.state(), State::Open, "OPEN never transitions on results");
+}
+
+fn half_open(config: CircuitBreakerConfig) -> (CircuitBreaker, ManualClock, Recorder<Ev>) {
+    let (cb, clock, rec) = breaker(config);
+    cb.transition_to_open_state().unwrap();
+    clock.advance(61 * SEC);
+    assert!(cb.try_acquire_permission());
+    cb.release_permission();
+    assert_eq!(cb.state(), State::HalfOpen);
+    rec.take();
+    (cb, clock, rec)
+}
+
+#[test]
+fn half_open_hands_out_exactly_the_permitted_probes() {
+    let (cb, _, rec) = half_open(
+        count(10, 10)
+            .permitted_number_of_calls_in_half_open_state(3)
+            .build()
+            .unwrap(),
+    );
+    let probes: Vec<_> = (0..3).map(|_| cb.start_call().unwrap()).collect();
+    let refused = cb.start_call().unwrap_err();
+    assert_eq!(refused.state(), State::HalfOpen);
+    assert_eq!(cb.metrics().number_of_not_permitted_calls(), 1);
+    assert_eq!(rec.take(), [Ev::CallNotPermitted]);
+    drop(probes); // unfinished probes give their permits back, record nothing
+    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
+    let again: Vec<_> = (0..3).map(|_| cb.start_call().unwrap()).collect();
+    assert_eq!(again.len(), 3);
+}
+
+#[test]
+fn half_open_decides_after_min_of_minimum_and_permitted() {
+    // Q20: minimum 2, permitted 10: two successes close the breaker.
+    let (cb, _, rec) = half_open(
+        count(100, 2)
+            .permitted_number_of_calls_in_half_open_state(10)
+            .build()
+            .unwrap(),
+    );
+    ok(&cb).unwrap();
+    assert_eq!(cb.state(), State::HalfOpen);
+    ok(&cb).unwrap();
+    assert_eq!(cb.state(), State::Closed);
+    assert_eq!(
+        rec.take()[2..],
+        [transition(State::HalfOpen, State::Closed)]
+    );
+}
+
+#[test]
+fn half_open_failures_reopen_with_a_longer_wait() {
+    let f = IntervalFunction::of_exponential_backoff(SEC, 2.0).unwrap();
+    let config = count(4, 4)
+        .permitted_number_of_calls_in_half_open_state(2)
+        .wait_interval_function_in_open_state(f)
+        .build()
+        .unwrap();
+    let (cb, clock, _) = breaker(config);
+    for _ in 0..4 {
+        fail(&cb).unwrap_err();
+    }
+    // attempt 1: 1 s
+    clock.advance(SEC + Duration::from_nanos(1));
+    ok(&cb).unwrap();
+    fail(&cb).unwrap_err(); // 50% of 2 probes: open again, attempt 2: 2 s
+    assert_eq!(cb.state(), State::Open);
+    clock.advance(SEC + Duration::from_nanos(1));
+    assert!(!cb.try_acquire_permission(), "the second wait is 2 s");
+    clock.advance(SEC);
+    fail(&cb).unwrap_err();
+    fail(&cb).unwrap_err(); // attempt 3: 4 s
+    clock.advance(4 * SEC);
+    assert!(!cb.try_acquire_permission());
+    clock.advance(Duration::from_nanos(1));
+    ok(&cb).unwrap();
+    ok(&cb).unwrap();
+    assert_eq!(cb.state(), State::Closed);
+    // CLOSED restarts the counter: the next opening waits 1 s again.
+    cb.transition_to_open_state().unwrap();
+    clock.advance(SEC + Duration::from_nanos(1));
+    assert!(cb.try_acquire_permission());
+}
+
+#[test]
+fn ignored_errors_release_the_probe_and_count_for_nothing() {
+    const IGNORE: Classifier<(), &str> = Classifier::new().ignore(|e| *e == "not found");
+    let (cb, _, rec) = half_open(
+        count(10, 10)
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    for _ in 0..3 {
+        cb.call_with(&IGNORE, || Err("not found")).unwrap_err();
+    }
+    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
+    assert_eq!(cb.state(), State::HalfOpen);
+    assert_eq!(
+        rec.take(),
+        vec![
+            Ev::IgnoredError {
+                elapsed: Duration::ZERO,
+                error_kind: None
+            };
+            3
+        ]
+    );
+    cb.call(|| Ok::<_, &str>(())).unwrap();
+    assert_eq!(cb.state(), State::Closed);
+}
+
+#[test]
+fn max_wait_in_half_open_reopens_by_timer() {
+    let (cb, clock, rec) = half_open(
+        count(10, 10)
+            .max_wait_duration_in_half_open_state(3 * SEC)
+            .build()
+            .unwrap(),
+    );
+    clock.advance(3 * SEC - MS);
+    assert_eq!(cb.state(), State::HalfOpen);
+    clock.advance(MS);
+    assert_eq!(cb.state(), State::Open);
+    assert_eq!(rec.take(), [transition(State::HalfOpen, State::Open)]);
+}
+
+#[test]
+fn automatic_transition_fires_at_the_wait_and_is_cancelled_by_transitions() {
+    let config = count(2, 2)
+        .wait_duration_in_open_state(10 * SEC)
+        .automatic_transition_from_open_to_half_open_enabled(true)
+        .build()
+        .unwrap();
+    let (cb, clock, rec) = breaker(config);
+    cb.transition_to_open_state().unwrap();
+    clock.advance(10 * SEC - MS);
+    assert_eq!(cb.state(), State::Open);
+    clock.advance(MS);
+    assert_eq!(cb.state(), State::HalfOpen, "no request needed");
+    assert_eq!(
+        rec.take(),
+        [
+            transition(State::Closed, State::Open),
+            transition(State::Open, State::HalfOpen)
+        ]
+    );
+
+    // Q4: reset cancels the pending timer; a later OPEN is not cut short by it.
+    cb.transition_to_open_state().unwrap(); // timer for t+10s
+    clock.advance(6 * SEC);
+    cb.reset();
+    cb.transition_to_open_state().unwrap(); // new timer for t+16s
+    clock.advance(5 * SEC); // the stale timer's deadline passes
+    assert_eq!(cb.state(), State::Open);
+    clock.advance(5 * SEC);
+    assert_eq!(cb.state(), State::HalfOpen);
+}
+
+#[test]
+fn a_timer_for_a_closed_breaker_does_nothing() {
+    let config = count(2, 2)
+        .automatic_transition_from_open_to_half_open_enabled(true)
+        .build()
+        .unwrap();
+    let (cb, clock, _) = breaker(config);
+    cb.transition_to_open_state().unwrap();
+    cb.transition_to_closed_state().unwrap();
+    clock.advance(120 * SEC);
+    assert_eq!(cb.state(), State::Closed);
+}
+
+#[test]
+fn illegal_transitions_fail_and_leave_the_state() {
+    let (cb, _, rec) = breaker(CircuitBreakerConfig::default());
+    let err = cb.transition_to_half_open_state().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "circuit breaker `inventory-query` tried an illegal state transition from CLOSED to HALF_OPEN"
+    );
+    cb.transition_to_metrics_only_state().unwrap();
+    assert!(cb.transition_to_open_state().is_err());
+    assert!(cb.transition_to_half_open_state().is_err());
+    assert_eq!(cb.state(), State::MetricsOnly);
+    assert_eq!(rec.take(), [transition(State::Closed, State::MetricsOnly)]);
+}
+
+#[test]
+fn same_state_transitions_publish_nothing_but_reset_data() {
+    let (cb, clock, rec) = breaker(
+        count(10, 10)
+            .wait_duration_in_open_state(10 * SEC)
+            .build()
+            .unwrap(),
+    );
+    fail(&cb).unwrap_err();
+    cb.transition_to_closed_state().unwrap();
+    assert_eq!(
+        cb.metrics().number_of_buffered_calls(),
+        0,
+        "window discarded"
+    );
+    cb.transition_to_open_state().unwrap();
+    clock.advance(5 * SEC);
+    cb.transition_to_open_state().unwrap(); // OPEN -> OPEN restarts the wait
+    clock.advance(6 * SEC);
+    assert!(!cb.try_acquire_permission());
+    assert_eq!(
+        rec.take()[1..],
+        [transition(State::Closed, State::Open), Ev::CallNotPermitted]
+    );
+}
+
+#[test]
+fn forced_open_refuses_counts_but_publishes_no_refusal() {
+    let (cb, _, rec) = breaker(CircuitBreakerConfig::default());
+    cb.transition_to_forced_open_state().unwrap();
+    assert!(matches!(ok(&cb), Err(Error::CallNotPermitted(e)) if e.state() == State::ForcedOpen));
+    assert!(!cb.try_acquire_permission());
+    let m = cb.metrics();
+    assert_eq!(
+        (m.number_of_not_permitted_calls(), m.failure_rate()),
+        (2, -1.0)
+    );
+    assert_eq!(rec.take(), [transition(State::Closed, State::ForcedOpen)]);
+}
+
+#[test]
+fn disabled_admits_everything_and_records_nothing() {
+    let (cb, _, rec) = breaker(count(2, 2).build().unwrap());
+    cb.transition_to_disabled_state().unwrap();
+    for _ in 0..10 {
+        fail(&cb).unwrap_err();
+    }
+    let m = cb.metrics();
+    assert_eq!((m.number_of_buffered_calls(), m.failure_rate()), (0, -1.0));
+    assert_eq!(cb.state(), State::Disabled);
+    assert_eq!(rec.take(), [transition(State::Closed, State::Disabled)]);
+}
+
+#[test]
+fn metrics_only_records_never_opens_and_publishes_each_crossing_once() {
+    let config = count(2, 2)
+        .slow_call_duration_threshold(MS)
+        .slow_call_rate_threshold(50.0)
+        .build()
+        .unwrap();
+    let (cb, clock, rec) = breaker(config);
+    cb.transition_to_metrics_only_state().unwrap();
+    rec.take();
+    for _ in 0..3 {
+        let _ = cb.call(|| {
+            clock.advance(2 * MS);
+            Err::<(), _>("boom")
+        });
+    }
+    assert_eq!(cb.state(), State::MetricsOnly);
+    assert_eq!(cb.metrics().failure_rate(), 100.0);
+    let exceeded: Vec<_> = rec
+        .take()
+        .into_iter()
+        .filter(|e| !matches!(e, Ev::Error { .. }))
+        .collect();
+    assert_eq!(
+        exceeded,
+        [
+            Ev::FailureRateExceeded {
+                failure_rate: 100.0
+            },
+            Ev::SlowCallRateExceeded {
+                slow_call_rate: 100.0
+            }
+        ]
+    );
+}
+
+#[test]
+fn reset_publishes_the_transition_then_reset() {
+    let (cb, _, rec) = breaker(CircuitBreakerConfig::default());
+    cb.reset();
+    assert_eq!(rec.take(), [Ev::Reset]);
+    cb.transition_to_forced_open_state().unwrap();
+    cb.reset();
+    assert_eq!(
+        rec.take(),
+        [
+            transition(State::Closed, State::ForcedOpen),
+            transition(State::ForcedOpen, State::Closed),
+            Ev::Reset
+        ]
+    );
+}
+
+#[test]
+fn manual_open_for_and_until_keep_the_attempt_counter() {
+    let f = IntervalFunction::of_exponential_backoff(SEC, 3.0).unwrap();
+    let config = CircuitBreakerConfig::builder()
+        .wait_interval_function_in_open_state(f)
+        .build()
+        .unwrap();
+    let (cb, clock, _) = breaker(config);
+    cb.transition_to_open_state_for(2 * SEC).unwrap(); // attempts stay 0
+    clock.advance(2 * SEC + MS);
+    assert!(cb.try_acquire_permission());
+    cb.transition_to_open_state().unwrap(); // attempts 1: 1 s
+    clock.advance(SEC + MS);
+    assert!(cb.try_acquire_permission());
+    let until = Nanos::new(clock.now().as_u64() + 500_000_000);
+    cb.transition_to_open_state_until(until).unwrap();
+    clock.advance(500 * MS);
+    assert!(!cb.try_acquire_permission());
+    clock.advance(MS);
+    assert!(cb.try_acquire_permission());
+    cb.transition_to_open_state().unwrap(); // attempts 2: 3 s
+    clock.advance(3 * SEC);
+    assert!(!cb.try_acquire_permission());
+}
+
+#[test]
+fn time_window_evicts_whole_seconds_of_the_clock() {
+    let config = CircuitBreakerConfig::builder()
+        .sliding_window(5, 10, SlidingWindowType::TimeBased)
+        .build()
+        .unwrap();
+    let (cb, clock, _) = breaker(config);
+    clock.advance(100 * SEC + 700 * MS); // second 100 of the clock
+    fail(&cb).unwrap_err();
+    clock.advance(4 * SEC); // 104.7: still in the window
+    ok(&cb).unwrap();
+    assert_eq!(cb.metrics().number_of_buffered_calls(), 2);
+    clock.advance(300 * MS); // 105.0: second 100 evicted
+    let m = cb.metrics();
+    assert_eq!(
+        (m.number_of_buffered_calls(), m.number_of_failed_calls()),
+        (1, 0)
+    );
+    // minimum calls are not clamped for time windows: 9 more failures to reach 10
+    for _ in 0..8 {
+        fail(&cb).unwrap_err();
+    }
+    assert_eq!(cb.metrics().failure_rate(), -1.0);
+    fail(&cb).unwrap_err();
+    assert_eq!(cb.state(), State::Open);
+}
+
+#[derive(Debug, PartialEq)]
+enum InvError {
+    ConnectionRefused,
+    OutOfStock,
+    Timeout,
+}
+
+impl Classify for InvError {
+    const KINDS: &'static [&'static str] = &["ConnectionRefused", "OutOfStock", "Timeout"];
+    fn kind(&self) -> &'static str {
+        match self {
+            InvError::ConnectionRefused => "ConnectionRefused",
+            InvError::OutOfStock => "OutOfStock",
+            InvError::Timeout => "Timeout",
+        }
+    }
+}
+
+#[test]
+fn configured_kinds_record_and_ignore_by_name() {
+    let config = count(100, 100)
+        .record_errors(["ConnectionRefused", "Timeout"])
+        .ignore_errors(["OutOfStock"])
+        .build()
+        .unwrap();
+    let (cb, _, rec) = breaker(config);
+    let c = Classifier::<(), InvError>::classified();
+    let _ = cb.call_with(&c, || Err(InvError::ConnectionRefused));
+    let _ = cb.call_with(&c, || Err(InvError::OutOfStock));
+    let _ = cb.call_with(&c, || Err(InvError::Timeout));
+    // a rejection of an inner layer is named too
+    let _ = cb.decorate(&c, || {
+        Err(Error::Timeout(resil_core::time_limiter::Timeout::new(
+            "inventory-query".into(),
+            SEC,
+        )))
+    });
+    let m = cb.metrics();
+    assert_eq!(
+        (m.number_of_buffered_calls(), m.number_of_failed_calls()),
+        (3, 3)
+    );
+    let kinds: Vec<_> = rec.take();
+    assert_eq!(
+        kinds[1],
+        Ev::IgnoredError {
+            elapsed: Duration::ZERO,
+            error_kind: Some("OutOfStock")
+        }
+    );
+    // unlisted kinds count as successes once record_errors is set
+    let config = count(100, 100).record_errors(["Timeout"]).build().unwrap();
+    let (cb, _, _) = breaker(config);
+    let _ = cb.call_with(&c, || Err(InvError::ConnectionRefused));
+    assert_eq!(cb.metrics().number_of_failed_calls(), 0);
+    assert_eq!(cb.metrics().number_of_successful_calls(), 1);
+}
+
+#[test]
+fn predicates_and_result_predicates_classify() {
+    const C: Classifier<u32, InvError> = Classifier::new()
+        .record(|e| *e != InvError::OutOfStock)
+        .ignore(|e| *e == InvError::Timeout)
+        .record_result(|v| *v == 0);
+    let (cb, _, rec) = breaker(count(100, 100).build().unwrap());
+    let _ = cb.call_with(&C, || Err(InvError::OutOfStock)); // not recorded: success
+    let _ = cb.call_with(&C, || Err(InvError::Timeout)); // ignored (ignore wins)
+    let _ = cb.call_with(&C, || Err(InvError::ConnectionRefused)); // failure
+    let _ = cb.call_with(&C, || Ok(0)); // result recorded as failure
+    let _ = cb.call_with(&C, || Ok(7)); // success
+    let m = cb.metrics();
+    assert_eq!(
+        (m.number_of_buffered_calls(), m.number_of_failed_calls()),
+        (4, 2)
+    );
+    let z = Duration::ZERO;
+    assert_eq!(
+        rec.take(),
+        [
+            Ev::Success { elapsed: z },
+            Ev::IgnoredError {
+                elapsed: z,
+                error_kind: None
+            },
+            Ev::Error {
+                elapsed: z,
+                error_kind: None
+            },
+            Ev::Error {
+                elapsed: z,
+                error_kind: Some("RecordedResult")
+            },
+            Ev::Success { elapsed: z },
+        ]
+    );
+}
+
+#[test]
+fn transition_on_result_opens_with_or_without_a_duration() {
+    const C: Classifier<u32, &str> = Classifier::new().transition_on_result(|r| match r {
+        Ok(429) => TransitionCheckResult::TransitionToOpenFor(Duration::from_secs(30)),
+        Err(_) => TransitionCheckResult::TransitionToOpen,
+        _ => TransitionCheckResult::NoTransition,
+    });
+    let (cb, clock, _) = breaker(CircuitBreakerConfig::default());
+    cb.call_with(&C, || Ok(200)).unwrap();
+    assert_eq!(cb.state(), State::Closed);
+    cb.call_with(&C, || Ok(429)).unwrap();
+    assert_eq!(cb.state(), State::Open);
+    clock.advance(30 * SEC + MS);
+    cb.transition_to_closed_state().unwrap();
+    // Q1: "open" without a duration uses the interval function instead of failing.
+    cb.call_with(&C, || Err("boom")).unwrap_err();
+    assert_eq!(cb.state(), State::Open);
+}
+
+#[test]
+fn a_panic_is_recorded_as_a_failure_and_resumed() {
+    let (cb, _, rec) = half_open(
+        count(10, 1)
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = cb.call(|| -> Result<(), &str> { panic!("bug in the call") });
+    }));
+    assert!(caught.is_err(), "the panic reaches the caller");
+    assert_eq!(cb.state(), State::Open, "the probe failed");
+    assert_eq!(
+        rec.take(),
+        [
+            Ev::Error {
+                elapsed: Duration::ZERO,
+                error_kind: Some("panic")
+            },
+            transition(State::HalfOpen, State::Open)
+        ]
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_dropped_future_gives_back_its_probe_and_records_nothing() {
+    let (cb, _, rec) = half_open(
+        count(10, 1)
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let mut call = tokio_test::task::spawn(cb.call_async(|| async {
+        rx.await.unwrap();
+        Ok::<_, &str>(())
+    }));
+    tokio_test::assert_pending!(call.poll());
+    assert!(!cb.try_acquire_permission(), "the only probe is taken");
+    drop(call);
+    drop(tx);
+    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
+    assert!(cb.try_acquire_permission(), "the probe came back");
+    assert_eq!(rec.take(), [Ev::CallNotPermitted]);
+}
+
+#[test]
+fn a_stale_guard_does_not_release_into_a_newer_half_open() {
+    let (cb, clock, _) = half_open(
+        count(10, 10)
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let stale = cb.start_call().unwrap();
+    cb.transition_to_open_state().unwrap();
+    clock.advance(120 * SEC);
+    let fresh = cb.start_call().unwrap(); // the one probe of the new HALF_OPEN
+    drop(stale); // belongs to the previous generation
+    assert!(cb.start_call().is_err(), "no extra probe appeared");
+    drop(fresh);
+}
+
+fn assert_send<T: Send>(_: &T) {}
+
+#[test]
+fn async_calls_are_send() {
+    let cb = CircuitBreaker::of_defaults("a");
+    let fut = cb.call_async(|| async { Ok::<_, std::io::Error>(1) });
+    assert_send(&fut);
+}
+
+#[test]
+fn success_in_closed_and_rejection_in_open_allocate_nothing() {
+    let cb = CircuitBreaker::with_clock("a", count(10, 10).build().unwrap(), ManualClock::new());
+    for _ in 0..20 {
+        ok(&cb).unwrap(); // warm up
+    }
+    let (_, n) = support::allocations_during(|| {
+        for _ in 0..1000 {
+            ok(&cb).unwrap();
+        }
+    });
+    assert_eq!(n, 0, "success in CLOSED");
+    cb.transition_to_forced_open_state().unwrap();
+    cb.transition_to_open_state().unwrap();
+    let (_, n) = support::allocations_during(|| {
+        for _ in 0..1000 {
+            ok(&cb).unwrap_err();
+        }
+    });
+    assert_eq!(n, 0, "rejection in OPEN");
+}
+
+#[test]
+fn concurrent_failures_open_exactly_once() {
+    for _ in 0..20 {
+        let cb = CircuitBreaker::new("a", count(8, 8).build().unwrap());
+        let rec = Recorder::attach(cb.event_publisher());
+        let threads = 4;
+        let barrier = Arc::new(Barrier::new(threads));
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (cb, barrier) = (cb.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    for _ in 0..50 {
+                        let _ = cb.call(|| Err::<(), _>("boom"));
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let transitions = rec
+            .take()
+            .into_iter()
+            .filter(|e| matches!(e, Ev::StateTransition { .. }))
+            .count();
+        assert_eq!(transitions, 1);
+        assert_eq!(cb.state(), State::Open);
+    }
+}
+
+#[test]
+fn half_open_never_admits_more_probes_than_permitted_under_contention() {
+    let clock = ManualClock::new();
+    let config = count(100, 100)
+        .permitted_number_of_calls_in_half_open_state(5)
+        .build()
+        .unwrap();
+    let cb = CircuitBreaker::with_clock("a", config, clock.clone());
+    cb.transition_to_open_state().unwrap();
+    clock.advance(61 * SEC);
+    let admitted = Arc::new(AtomicUsize::new(0));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let threads = 4;
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (cb, barrier) = (cb.clone(), barrier.clone());
+            let (admitted, refused) = (admitted.clone(), refused.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut held = Vec::new();
+                for _ in 0..10 {
+                    match cb.start_call() {
+                        Ok(g) => {
+                            admitted.fetch_add(1, Ordering::SeqCst);
+                            held.push(g);
+                        }
+                        Err(_) => {
+                            refused.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                }
+                barrier.wait();
+                for g in held {
+                    g.on_success();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(admitted.load(Ordering::SeqCst), 5);
+    assert_eq!(refused.load(Ordering::SeqCst), 35);
+    assert_eq!(cb.state(), State::Closed);
+}
+
+#[test]
+fn registry_shares_instances_and_applies_configs_tags_and_clock() {
+    let clock = ManualClock::new();
+    let registry = CircuitBreakerRegistry::builder()
+        .default_config(count(7, 7).build().unwrap())
+        .configuration("slow", count(3, 3).build().unwrap())
+        .tags([("team".to_owned(), "inventory".to_owned())].into())
+        .clock(clock.clone())
+        .build();
+    let added = Recorder::attach(registry.event_publisher());
+    let a = registry.circuit_breaker("a");
+    let again = registry.circuit_breaker_with("a", count(99, 99).build().unwrap());
+    assert!(Arc::ptr_eq(&a, &again), "later configs are ignored");
+    assert_eq!(a.config().sliding_window_size(), 7);
+    assert_eq!(a.tags().get("team").map(String::as_str), Some("inventory"));
+    let b = registry.circuit_breaker_with_config("b", "slow").unwrap();
+    assert_eq!(b.config().sliding_window_size(), 3);
+    assert_eq!(
+        registry
+            .circuit_breaker_with_config("c", "nope")
+            .unwrap_err()
+            .to_string(),
+        "configuration `nope` does not exist"
+    );
+    assert!(
+        registry
+            .add_configuration("default", CircuitBreakerConfig::default())
+            .is_err()
+    );
+    assert!(registry.remove_configuration("default").is_err());
+    assert_eq!(
+        registry
+            .all()
+            .iter()
+            .map(|c| c.name().to_owned())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    // instances read the registry's clock and keep a buffer of recent events
+    a.transition_to_open_state().unwrap();
+    assert_eq!(a.event_publisher().recent_events().len(), 1);
+    clock.advance(61 * SEC);
+    assert!(a.try_acquire_permission());
+    assert_eq!(a.state(), State::HalfOpen);
+    let removed = registry.remove("b").unwrap();
+    assert!(registry.find("b").is_none());
+    let old = registry.replace("a", count(2, 2).build().unwrap()).unwrap();
+    assert!(Arc::ptr_eq(&old, &a));
+    let kinds: Vec<_> = added
+        .take()
+        .into_iter()
+        .map(|e| match e {
+            RegistryEvent::Added(p) => format!("added {}", p.name()),
+            RegistryEvent::Removed(p) => format!("removed {}", p.name()),
+            RegistryEvent::Replaced { old, new } => {
+                format!(
+                    "replaced {} {}",
+                    old.config().sliding_window_size(),
+                    new.config().sliding_window_size()
+                )
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(kinds, ["added a", "added b", "removed b", "replaced 7 2"]);
+    assert_eq!(removed.name(), "b");
+}
