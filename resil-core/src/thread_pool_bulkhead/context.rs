@@ -84,6 +84,53 @@ where
 type Enter = Box<dyn FnOnce() -> ContextGuard + Send>;
 
 /// Context captured on the submitting thread, to be entered on the worker.
+///
+/// # Examples
+///
+/// A propagator of your own type, which carries a tenant id when there is one:
+///
+/// ```
+/// use resil_core::thread_pool_bulkhead::{
+///     CapturedContext, ContextPropagator, ThreadPoolBulkhead, ThreadPoolBulkheadConfig,
+/// };
+/// use std::cell::Cell;
+///
+/// thread_local! {
+///     static TENANT: Cell<Option<u32>> = const { Cell::new(None) };
+/// }
+///
+/// struct TenantPropagator;
+///
+/// /// Clears the tenant when the task is done.
+/// struct ClearTenant;
+/// impl Drop for ClearTenant {
+///     fn drop(&mut self) {
+///         TENANT.with(|t| t.set(None));
+///     }
+/// }
+///
+/// impl ContextPropagator for TenantPropagator {
+///     fn capture(&self) -> CapturedContext {
+///         match TENANT.with(Cell::get) {
+///             Some(tenant) => CapturedContext::new(move || {
+///                 TENANT.with(|t| t.set(Some(tenant)));
+///                 ClearTenant
+///             }),
+///             None => CapturedContext::none(),
+///         }
+///     }
+/// }
+///
+/// let config = ThreadPoolBulkheadConfig::builder()
+///     .context_propagator(TenantPropagator)
+///     .build()?;
+/// let bulkhead = ThreadPoolBulkhead::new("tenant-report", config);
+/// TENANT.with(|t| t.set(Some(7)));
+/// assert_eq!(bulkhead.submit(|| TENANT.with(Cell::get)).wait()?, Some(7));
+/// TENANT.with(|t| t.set(None));
+/// assert_eq!(bulkhead.submit(|| TENANT.with(Cell::get)).wait()?, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct CapturedContext(Option<Enter>);
 
 impl CapturedContext {

@@ -48,8 +48,8 @@
 //!   shutdown without waiting for it.
 //!
 //! Every submission allocates once (the task and its result slot share one
-//! allocation), plus one per context propagator; starting a thread costs what
-//! starting a thread costs.
+//! allocation), plus a few boxes per context propagator; starting a thread
+//! costs what starting a thread costs.
 //!
 //! # Examples
 //!
@@ -424,7 +424,8 @@ impl ThreadPoolBulkhead {
     /// Returns `true` when they have.
     ///
     /// Without a shutdown, core threads never end and this waits the full
-    /// `timeout`.
+    /// `timeout`; so does a call from one of the pool's own tasks, whose
+    /// thread cannot end while it waits.
     pub fn await_termination(&self, timeout: Duration) -> bool {
         let s = self.shared();
         let pool = lock(&s.pool);
