@@ -16,26 +16,38 @@ use super::{Bulkhead, BulkheadConfig};
 use crate::clock::ManualClock;
 use crate::sync::{AtomicU32, Ordering};
 
-/// Wakes a loom thread parked in [`block_on`].
-struct Unpark(thread::Thread);
+/// Wakes a loom thread parked in [`block_on`]. The flag carries the wakeup
+/// when the thread is blocked on a mutex at that moment: loom 0.7 then drops
+/// the unpark instead of keeping it for the next `park` as std does.
+struct Unpark {
+    thread: thread::Thread,
+    woken: crate::sync::AtomicBool,
+}
 
 impl Wake for Unpark {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.woken.store(true, Ordering::SeqCst);
+        self.thread.unpark();
     }
 }
 
 /// Polls `future` on this loom thread, parking between polls: a lost wakeup
 /// leaves the thread parked forever, which loom reports as a deadlock.
 fn block_on<F: Future>(future: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
+    let unpark = Arc::new(Unpark {
+        thread: thread::current(),
+        woken: crate::sync::AtomicBool::new(false),
+    });
+    let waker = Waker::from(unpark.clone());
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
             return out;
         }
-        thread::park();
+        if !unpark.woken.swap(false, Ordering::SeqCst) {
+            thread::park();
+        }
     }
 }
 

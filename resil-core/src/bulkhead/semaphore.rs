@@ -275,7 +275,8 @@ impl Semaphore {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    q.remove(node);
+                    let removed = q.remove(node);
+                    debug_assert!(removed, "a waiter that is not granted is queued");
                     if state == NOTIFIED {
                         q.notified -= 1;
                     }
@@ -306,10 +307,12 @@ impl Semaphore {
             if state == GRANTED {
                 return true;
             }
-            q.remove(node);
-            self.word.fetch_sub(WAITER, Ordering::AcqRel);
-            if state == NOTIFIED {
-                q.notified -= 1;
+            // Not granted, so still queued and counted.
+            if q.remove(node) {
+                self.word.fetch_sub(WAITER, Ordering::AcqRel);
+                if state == NOTIFIED {
+                    q.notified -= 1;
+                }
             }
         }
         // A notified waiter that leaves passes its turn on.
@@ -319,10 +322,11 @@ impl Semaphore {
 }
 
 impl Queue {
-    fn remove(&mut self, node: &Arc<Node>) {
+    fn remove(&mut self, node: &Arc<Node>) -> bool {
         // Waiters mostly leave from the front (the oldest time out first).
-        if let Some(i) = self.entries.iter().position(|e| Arc::ptr_eq(&e.node, node)) {
-            self.entries.remove(i);
+        match self.entries.iter().position(|e| Arc::ptr_eq(&e.node, node)) {
+            Some(i) => self.entries.remove(i).is_some(),
+            None => false,
         }
     }
 }
