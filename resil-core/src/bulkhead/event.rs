@@ -7,6 +7,26 @@ use crate::event::EventKind;
 /// Every permitted call publishes `CallPermitted` when it gets its permit and
 /// `CallFinished` when the permit is dropped (the call returned, failed,
 /// panicked or was cancelled); a refused call publishes `CallRejected`.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEventType};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::sync::Arc;
+///
+/// let config = BulkheadConfig::builder().max_concurrent_calls(0).build()?;
+/// let bulkhead = Bulkhead::new("inventory-query", config);
+/// let rejected = Arc::new(AtomicU32::new(0));
+/// let count = rejected.clone();
+/// bulkhead.event_publisher().on(BulkheadEventType::CallRejected, move |e| {
+///     assert_eq!(e.name(), "inventory-query");
+///     count.fetch_add(1, Ordering::Relaxed);
+/// });
+/// let _ = bulkhead.call(|| Ok::<_, std::io::Error>(()));
+/// assert_eq!(rejected.load(Ordering::Relaxed), 1);
+/// # Ok::<(), resil_core::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BulkheadEvent {

@@ -258,6 +258,29 @@ impl Bulkhead {
     /// # Errors
     ///
     /// [`BulkheadFull`] when no permit came within the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    /// use std::time::Duration;
+    ///
+    /// let config = BulkheadConfig::builder()
+    ///     .max_concurrent_calls(1)
+    ///     .max_wait_duration(Duration::from_secs(1))
+    ///     .build()?;
+    /// let bulkhead = Bulkhead::new("inventory-query", config);
+    /// let held = bulkhead.try_acquire_permission()?;
+    /// std::thread::scope(|s| {
+    ///     let waiter = s.spawn(|| bulkhead.acquire_permission_blocking().is_ok());
+    ///     while bulkhead.metrics().number_of_waiting_calls() == 0 {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     drop(held); // the waiting thread gets this permit
+    ///     assert!(waiter.join().unwrap());
+    /// });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn acquire_permission_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         if self.inner.sem.try_acquire() {
@@ -348,6 +371,21 @@ impl Bulkhead {
     /// # Errors
     ///
     /// [`Error::BulkheadFull`] when refused, [`Error::Inner`] with the future's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::Bulkhead;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
+    /// let stock = bulkhead
+    ///     .call_async(|| async { Ok::<_, std::io::Error>(42) })
+    ///     .await;
+    /// assert_eq!(stock.unwrap(), 42);
+    /// # }
+    /// ```
     pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
     where
         F: FnOnce() -> Fut,
