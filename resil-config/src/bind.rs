@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use resil_core::ConfigError;
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder};
 use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
 };
@@ -640,6 +641,55 @@ impl Binder for ThreadPoolBulkhead {
     }
 
     fn kinds(_: &ThreadPoolBulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+impl Binder for Bulkhead {
+    type Builder = BulkheadConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        BulkheadConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.count(t, "max-concurrent-calls") {
+            s.map(|b| b.max_concurrent_calls(v));
+        }
+        if let Some(v) = s.duration(t, "max-wait-duration") {
+            s.map(|b| b.max_wait_duration(v));
+        }
+        if let Some(v) = s.boolean(t, "fair-call-handling-enabled") {
+            s.map(|b| b.fair_call_handling_enabled(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<BulkheadConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &BulkheadConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("max-concurrent-calls", c.max_concurrent_calls().to_string()),
+            ("max-wait-duration", duration::format(c.max_wait_duration())),
+            (
+                "fair-call-handling-enabled",
+                c.fair_call_handling_enabled().to_string(),
+            ),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
     }
 }

@@ -89,7 +89,13 @@ pub fn parse(text: &str) -> Result<Duration, DurationError> {
             "a number without a unit is whole milliseconds; add a unit, e.g. \"1.5s\" or \"500us\"",
         ));
     }
-    humantime::parse_duration(s).map_err(|e| DurationError::new(e.to_string()))
+    humantime::parse_duration(s).map_err(|e| match e {
+        humantime::DurationError::NumberExpected(0) => DurationError::new("it does not start with a number"),
+        humantime::DurationError::NumberExpected(i) | humantime::DurationError::InvalidCharacter(i) => {
+            DurationError::new(format!("unexpected text at character {}", i + 1))
+        }
+        other => DurationError::new(other.to_string()),
+    })
 }
 
 /// Milliseconds written as an integer (TOML `500`, YAML `500`).

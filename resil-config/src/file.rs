@@ -107,7 +107,8 @@ fn render(node: &Node, out: &mut String, depth: usize) {
             let _ = write!(out, "{i}");
         }
         Kind::Float(f) => {
-            let _ = write!(out, "{f}");
+            // `1.0`, not `1`: as written in TOML
+            let _ = write!(out, "{f:?}");
         }
         Kind::Str(s) => {
             let _ = write!(out, "{s:?}");
@@ -733,7 +734,7 @@ fn read_settings(
             d.error(ctx.problem(
                 node,
                 &segments,
-                format!("`{}` is given twice (also as `{other}`)", def.name),
+                format!("is the same key as `{other}` in this table; give it once"),
             ));
             continue;
         }

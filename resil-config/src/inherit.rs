@@ -98,9 +98,12 @@ fn cycle(members: &[&Table], steps: &[Step<'_>]) -> ConfigProblem {
             Step::Implicit(_) => text.push_str(&format!(" → {} (implicitly)", next.label())),
         }
     }
-    let message = format!(
-        "base-config cycle: {text}; a table without base-config inherits configs.default, so configs.default must not inherit from it"
-    );
+    let mut message = format!("base-config cycle: {text}");
+    if steps.iter().any(|s| matches!(s, Step::Implicit(_))) {
+        message.push_str(
+            "; a table without base-config inherits configs.default, so configs.default must not inherit from it",
+        );
+    }
     match steps[start] {
         Step::Explicit(setting) => setting.problem(message),
         Step::Implicit(table) => table.problem(message),

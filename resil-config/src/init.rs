@@ -268,8 +268,12 @@ impl ResilienceBuilder {
             instances: Vec::new(),
         };
         let circuit_breakers = parts.aspect::<resil_core::circuit_breaker::CircuitBreaker>();
+        let bulkheads = parts.aspect::<resil_core::bulkhead::Bulkhead>();
         let thread_pool_bulkheads =
             parts.aspect::<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>();
+        for aspect in [Aspect::Retry, Aspect::RateLimiter, Aspect::TimeLimiter] {
+            parts.inheritance_only(aspect);
+        }
         let mut d = parts.d;
         d.errors.sort();
         d.warnings.sort();
@@ -283,7 +287,7 @@ impl ResilienceBuilder {
         let registries = Registries::from_parts(
             circuit_breakers,
             Registry::of_defaults(),
-            Registry::of_defaults(),
+            bulkheads,
             thread_pool_bulkheads,
             Registry::of_defaults(),
             Registry::of_defaults(),
@@ -368,7 +372,10 @@ fn parse(
         Ok(tree) => tree,
         Err(e) => {
             let kind = if yaml { "YAML" } else { "TOML" };
-            d.error(problem(format!("invalid {kind}: {e}")));
+            let message = e.to_string();
+            let mut p = problem(format!("invalid {kind}: {message}"));
+            p.line_col = yaml_line_col(&message);
+            d.error(p);
             return (Map::new(), None);
         }
     };
@@ -388,6 +395,14 @@ fn parse(
         }
         None => (tree, None),
     }
+}
+
+/// The position in a YAML parser's message (`... at byte 105 line 8 column 1`).
+fn yaml_line_col(message: &str) -> Option<(usize, usize)> {
+    let (_, rest) = message.rsplit_once(" line ")?;
+    let (line, rest) = rest.split_once(" column ")?;
+    let col: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((line.trim().parse().ok()?, col.parse().ok()?))
 }
 
 /// Line and column (from 1, in characters) of a byte offset.
@@ -449,6 +464,14 @@ struct Parts<'a> {
 }
 
 impl Parts<'_> {
+    /// Checks only the inheritance of an aspect whose primitive has no builder yet.
+    fn inheritance_only(&mut self, aspect: Aspect) {
+        let module = self.doc.module(aspect);
+        for t in module.configs.values().chain(module.instances.values()) {
+            inherit::chain(aspect, module, t, &mut self.d);
+        }
+    }
+
     fn aspect<P: Binder>(&mut self) -> Registry<P> {
         let aspect = P::ASPECT;
         let module = self.doc.module(aspect);
