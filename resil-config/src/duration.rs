@@ -90,8 +90,11 @@ pub fn parse(text: &str) -> Result<Duration, DurationError> {
         ));
     }
     humantime::parse_duration(s).map_err(|e| match e {
-        humantime::DurationError::NumberExpected(0) => DurationError::new("it does not start with a number"),
-        humantime::DurationError::NumberExpected(i) | humantime::DurationError::InvalidCharacter(i) => {
+        humantime::DurationError::NumberExpected(0) => {
+            DurationError::new("it does not start with a number")
+        }
+        humantime::DurationError::NumberExpected(i)
+        | humantime::DurationError::InvalidCharacter(i) => {
             DurationError::new(format!("unexpected text at character {}", i + 1))
         }
         other => DurationError::new(other.to_string()),

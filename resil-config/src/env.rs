@@ -134,13 +134,17 @@ fn map_one(
         return fail(
             d,
             &[segments[0].to_owned()],
-            format!(
-                "unknown table{}",
-                hint(segments[0], modules, |m| format!(
-                    "; expected one of {}",
-                    file::list(&m)
-                ))
-            ),
+            if segments.len() == 1 {
+                "names no key: segments are separated by two underscores, as in `RESIL_RETRY__INSTANCES__<name>__MAX_ATTEMPTS`".to_owned()
+            } else {
+                format!(
+                    "unknown table{}",
+                    hint(segments[0], modules, |m| format!(
+                        "; expected one of {}",
+                        file::list(&m)
+                    ))
+                )
+            },
         );
     };
     // the file's spelling of the module, so the override merges into it

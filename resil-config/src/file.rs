@@ -78,6 +78,23 @@ impl Node {
                     .collect(),
             ),
         };
+        // `config` keeps the origin of values, not of the tables it creates
+        // while merging: a table whose every value came from one environment
+        // source was created by it
+        let origin = match &kind {
+            Kind::Table(t) => {
+                let mut origins = t.values().map(|n| &n.origin);
+                match origins.next() {
+                    Some(first @ Origin::Env(_))
+                        if origins.all(|o| matches!(o, Origin::Env(_))) =>
+                    {
+                        first.clone()
+                    }
+                    _ => origin,
+                }
+            }
+            _ => origin,
+        };
         Node { kind, origin }
     }
 

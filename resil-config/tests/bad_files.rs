@@ -96,7 +96,12 @@ fn every_bad_file_is_refused_naming_file_key_and_value() {
                 want.line_col,
                 problems
                     .iter()
-                    .map(|p| format!("{p} [key {:?}, value {:?}, at {:?}]", p.key(), p.value(), p.line_col()))
+                    .map(|p| format!(
+                        "{p} [key {:?}, value {:?}, at {:?}]",
+                        p.key(),
+                        p.value(),
+                        p.line_col()
+                    ))
                     .collect::<Vec<_>>()
                     .join("\n    ")
             ));
@@ -123,9 +128,13 @@ fn a_missing_named_file_is_an_error() {
 #[test]
 fn a_directory_or_binary_file_is_an_error() {
     let err = load(Path::new("tests/bad")).unwrap_err();
-    assert!(err.problems()[0].message().contains("cannot read the file"), "{err}");
+    assert!(
+        err.problems()[0].message().contains("cannot read the file"),
+        "{err}"
+    );
 
-    let path = std::env::temp_dir().join(format!("resil-config-binary-{}.toml", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("resil-config-binary-{}.toml", std::process::id()));
     std::fs::write(&path, [0x66, 0x6f, 0xff, 0xfe]).unwrap();
     let err = load(&path).unwrap_err();
     std::fs::remove_file(&path).unwrap();
@@ -175,5 +184,8 @@ base-config = "nope"
         "{err}"
     );
     let shown = err.to_string();
-    assert!(shown.starts_with("invalid resil configuration (5 problems):\n  resilience.toml: "), "{shown}");
+    assert!(
+        shown.starts_with("invalid resil configuration (5 problems):\n  resilience.toml: "),
+        "{shown}"
+    );
 }
