@@ -282,7 +282,7 @@ fn builder_problem<P: Binder>(
             t.source.clone(),
             format!("{}.{key}", t.path),
             Some(p.value().to_owned()),
-            format!("{rule} (the library default)"),
+            format!("{rule} (this key is not set, so the library default applies)"),
         ),
         (None, None) => ConfigProblem::new("resil", key, Some(p.value().to_owned()), rule),
     }
