@@ -357,6 +357,10 @@ fn parse(
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("yml") || e.eq_ignore_ascii_case("yaml"));
     let parsed = if yaml {
+        if let Some(why) = yaml_too_big(text) {
+            d.error(problem(format!("refused: the YAML {why}")));
+            return (Map::new(), None);
+        }
         FileFormat::Yaml.parse(None, text)
     } else {
         // toml first, for the line and column of a syntax error
@@ -394,6 +398,84 @@ fn parse(
             (Map::new(), None)
         }
         None => (tree, None),
+    }
+}
+
+/// How deep a YAML document may nest (resilience4j's tree needs 6 levels).
+const MAX_YAML_DEPTH: usize = 64;
+/// How many values a YAML document may expand to, aliases included.
+const MAX_YAML_NODES: usize = 100_000;
+
+/// Why a YAML text is refused before parsing it into a tree, if it is.
+///
+/// The YAML parser and the conversion into `config` values recurse once per
+/// level of nesting, and each alias copies the node it names, so a short
+/// text can nest deep enough to overflow the stack or expand ("a billion
+/// laughs") until memory runs out. This pass reads the parser's events one by
+/// one, without building anything, and measures both.
+fn yaml_too_big(text: &str) -> Option<String> {
+    use yaml_rust2::parser::{Event, Parser};
+    struct Open {
+        anchor: usize,
+        start: usize,
+        height: usize,
+    }
+    let mut parser = Parser::new_from_str(text);
+    let mut open: Vec<Open> = Vec::new();
+    // per anchor: values in the node and its height
+    let mut anchors: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    let mut total = 0usize;
+    let mut depth = 0usize;
+    loop {
+        // a syntax error is reported by the real parse, with its position
+        let Ok((event, _)) = parser.next_token() else {
+            return None;
+        };
+        match event {
+            Event::StreamEnd => return None,
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
+                total += 1;
+                open.push(Open {
+                    anchor,
+                    start: total,
+                    height: 1,
+                });
+                depth = depth.max(open.len());
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some(done) = open.pop() {
+                    if let Some(parent) = open.last_mut() {
+                        parent.height = parent.height.max(done.height + 1);
+                    }
+                    if done.anchor > 0 {
+                        anchors.insert(done.anchor, (total - done.start + 1, done.height));
+                    }
+                }
+            }
+            Event::Scalar(_, _, anchor, _) => {
+                total += 1;
+                if anchor > 0 {
+                    anchors.insert(anchor, (1, 0));
+                }
+            }
+            Event::Alias(id) => {
+                let (values, height) = anchors.get(&id).copied().unwrap_or((1, 0));
+                total = total.saturating_add(values);
+                depth = depth.max(open.len() + height);
+                if let Some(parent) = open.last_mut() {
+                    parent.height = parent.height.max(height + 1);
+                }
+            }
+            _ => {}
+        }
+        if depth > MAX_YAML_DEPTH {
+            return Some(format!("nests deeper than {MAX_YAML_DEPTH} levels"));
+        }
+        if total > MAX_YAML_NODES {
+            return Some(format!(
+                "expands to more than {MAX_YAML_NODES} values (aliases copy what they name)"
+            ));
+        }
     }
 }
 
