@@ -84,6 +84,7 @@
 //! ```
 
 mod config;
+mod counter;
 mod error;
 mod event;
 mod interval;
@@ -103,6 +104,7 @@ pub use self::interval::{IntervalBiFunction, RetryOutcome};
 pub use self::metrics::RetryMetrics;
 pub use crate::interval::IntervalFunction;
 
+use self::counter::StripedCounter;
 use crate::classify::{self, Classify};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
@@ -131,10 +133,9 @@ struct Inner {
 /// The call counters. Attempts are not counted on their own: every attempt
 /// either ends a call (one of the four call counters) or is followed by a
 /// wait (`retries`), so the total is their sum, and the success path pays one
-/// increment instead of two.
-#[derive(Default)]
+/// increment instead of two, on a per-thread cell without a locked instruction.
 struct Counters {
-    successful_without_retry: AtomicU64,
+    successful_without_retry: StripedCounter,
     successful_with_retry: AtomicU64,
     failed_without_retry: AtomicU64,
     failed_with_retry: AtomicU64,
@@ -142,6 +143,16 @@ struct Counters {
 }
 
 impl Counters {
+    fn new() -> Self {
+        Counters {
+            successful_without_retry: StripedCounter::new(),
+            successful_with_retry: AtomicU64::new(0),
+            failed_without_retry: AtomicU64::new(0),
+            failed_with_retry: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+        }
+    }
+
     #[inline]
     fn add(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
@@ -178,7 +189,7 @@ impl Retry {
                 config,
                 clock,
                 tags,
-                counters: Counters::default(),
+                counters: Counters::new(),
             }),
         }
     }
@@ -212,7 +223,7 @@ impl Retry {
     pub fn metrics(&self) -> RetryMetrics {
         let c = &self.inner.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let successful_without_retry = load(&c.successful_without_retry);
+        let successful_without_retry = c.successful_without_retry.sum();
         let successful_with_retry = load(&c.successful_with_retry);
         let failed_without_retry = load(&c.failed_without_retry);
         let failed_with_retry = load(&c.failed_with_retry);
@@ -286,14 +297,16 @@ impl Retry {
         F: FnMut() -> Result<T, Error<E>>,
     {
         let mut call = CallState::new(&self.inner);
+        let mut result = f();
         loop {
-            let wait = match call.on_outcome(classifier, f()) {
+            let wait = match call.on_outcome(classifier, result) {
                 Step::Return(result) => return result,
                 Step::Wait(wait) => wait,
             };
             if !wait.is_zero() {
                 self.inner.clock.sleep(wait);
             }
+            result = f();
         }
     }
 
@@ -655,7 +668,7 @@ impl<'r> CallState<'r> {
                 _ => {
                     self.done = true;
                     if self.attempts == 0 {
-                        Counters::add(&self.inner.counters.successful_without_retry);
+                        self.inner.counters.successful_without_retry.increment();
                     } else {
                         self.on_success_after_retry();
                     }
