@@ -36,12 +36,32 @@
 //! `retry_on` predicate sees only the caller's own error `E`.
 //!
 //! A retry keeps no per-call state on the heap: the attempt counter lives in
-//! the call's stack frame (or in its future), and the success path is one
-//! atomic increment. A panic in an attempt is not retried: the call is
-//! counted as failed (kind `"panic"`) and the panic resumes. An async call
-//! dropped while it waits or while an attempt runs stops there; its finished
-//! attempts stay counted in [`RetryMetrics::number_of_total_calls`] and the
-//! call itself is counted in none of the four call counters.
+//! the call's stack frame (or in its future), and a call that succeeds at
+//! once costs one increment of a per-thread counter cell (no locked
+//! instruction, no allocation). A panic in an attempt is not retried: the
+//! call is counted as failed (kind `"panic"`) and the panic resumes. An async
+//! call dropped while it waits or while an attempt runs stops there; its
+//! finished attempts stay counted in [`RetryMetrics::number_of_total_calls`]
+//! and the call itself is counted in none of the four call counters.
+//!
+//! # Differences from Resilience4j 2.2
+//!
+//! - Results that exhaust the attempts with `fail_after_max_attempts` fail
+//!   once, with one ERROR event and one failed call (Q7; 2.2's sync
+//!   decorators count them twice).
+//! - `number_of_total_calls` counts the attempts made, exactly (Q8; 2.2 adds
+//!   one when results exhaust the attempts).
+//! - `consume_result_before_retry` runs before each retry and never for the
+//!   last result, in sync and async calls alike (Q9). It takes the result by
+//!   value, so it runs after the interval function has seen it.
+//! - The last interval setter wins, also on a builder made from a base
+//!   configuration (Q10).
+//! - Waits are [`Duration`]s: no negative interval can stop the retries (Q11),
+//!   and `wait_duration` keeps sub-millisecond precision. A zero wait retries
+//!   without sleeping.
+//! - Creating a future cannot throw, so 2.2's lost synchronous throw (Q12)
+//!   has no counterpart; panics are counted as failed calls (2.2 lets
+//!   `java.lang.Error` pass uncounted).
 //!
 //! # Examples
 //!
