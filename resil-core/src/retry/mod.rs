@@ -316,17 +316,46 @@ impl Retry {
     where
         F: FnMut() -> Result<T, Error<E>>,
     {
-        let mut call = CallState::new(&self.inner);
-        let mut result = f();
-        loop {
-            let wait = match call.on_outcome(classifier, result) {
-                Step::Return(result) => return result,
-                Step::Wait(wait) => wait,
-            };
-            if !wait.is_zero() {
-                self.inner.clock.sleep(wait);
+        // The first attempt runs without the call state, which the retry
+        // loop keeps in memory; a panic in it is still counted, by the guard.
+        let guard = FirstAttempt(&self.inner);
+        let first = f();
+        guard.disarm();
+        match first {
+            Ok(value) if classifier.retry_on_result.is_none_or(|p| !p(&value)) => {
+                self.inner.counters.successful_without_retry.increment();
+                Ok(value)
             }
-            result = f();
+            first => self.retry_after_first(classifier, first, f),
+        }
+    }
+
+    /// The rest of [`Retry::decorate`] after a first attempt that failed (or
+    /// whose result was rejected).
+    #[inline(never)]
+    fn retry_after_first<T, E, F>(
+        &self,
+        classifier: &RetryClassifier<T, E>,
+        first: Result<T, Error<E>>,
+        mut f: F,
+    ) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Result<T, Error<E>>,
+    {
+        let mut call = CallState::new(&self.inner);
+        let mut step = call.on_failure(classifier, first);
+        loop {
+            match step {
+                Step::Return(result) => return result,
+                Step::Wait(wait) if !wait.is_zero() => self.inner.clock.sleep(wait),
+                Step::Wait(_) => {}
+            }
+            let result = f();
+            step = if call.succeeded(classifier, &result) {
+                Step::Return(result)
+            } else {
+                call.on_failure(classifier, result)
+            };
         }
     }
 
@@ -387,11 +416,18 @@ impl Retry {
     {
         let mut call = CallState::new(&self.inner);
         loop {
-            let result = f().await;
-            // Bound to a local so that no `T` or `E` is held across the sleep.
-            let wait = match call.on_outcome(classifier, result) {
-                Step::Return(result) => return result,
-                Step::Wait(wait) => wait,
+            // A block, so that the result's storage ends before the sleep: a
+            // borrowed local otherwise counts as held across the `.await`,
+            // and a `T` or `E` that is not `Send` would make this future so.
+            let wait = {
+                let result = f().await;
+                if call.succeeded(classifier, &result) {
+                    return result;
+                }
+                match call.on_failure(classifier, result) {
+                    Step::Return(result) => return result,
+                    Step::Wait(wait) => wait,
+                }
             };
             if !wait.is_zero() {
                 self.inner.clock.sleep_async(wait).await;
@@ -648,6 +684,24 @@ impl<T, E> fmt::Debug for RetryClassifier<T, E> {
     }
 }
 
+/// Counts a panic in the first attempt of a sync call (see [`Retry::decorate`]).
+struct FirstAttempt<'r>(&'r Inner);
+
+impl FirstAttempt<'_> {
+    #[inline]
+    fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for FirstAttempt<'_> {
+    fn drop(&mut self) {
+        // Only reached while unwinding: a call state with no attempt behind
+        // it records the panic as the first attempt's.
+        drop(CallState::new(self.0));
+    }
+}
+
 /// What to do after an attempt.
 enum Step<T, E> {
     Return(Result<T, Error<E>>),
@@ -676,25 +730,44 @@ impl<'r> CallState<'r> {
         }
     }
 
+    /// Counts `result` and returns `true` if it ends the call as a success
+    /// (checked first, so that the caller returns it without moving it again).
     #[inline]
-    fn on_outcome<T, E>(
+    fn succeeded<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: &Result<T, Error<E>>,
+    ) -> bool {
+        match result {
+            Ok(value) => self.accepts(classifier, value),
+            Err(_) => false,
+        }
+    }
+
+    /// Counts `value` and returns `true` if it ends the call as a success.
+    #[inline]
+    fn accepts<T, E>(&mut self, classifier: &RetryClassifier<T, E>, value: &T) -> bool {
+        let accepted = classifier.retry_on_result.is_none_or(|p| !p(value));
+        if accepted {
+            self.done = true;
+            if self.attempts == 0 {
+                self.inner.counters.successful_without_retry.increment();
+            } else {
+                self.on_success_after_retry();
+            }
+        }
+        accepted
+    }
+
+    /// Handles an error or a rejected result: ends the call or asks for a wait.
+    #[inline]
+    fn on_failure<T, E>(
         &mut self,
         classifier: &RetryClassifier<T, E>,
         result: Result<T, Error<E>>,
     ) -> Step<T, E> {
         match result {
-            Ok(value) => match classifier.retry_on_result {
-                Some(p) if p(&value) => self.on_rejected_result(classifier, value),
-                _ => {
-                    self.done = true;
-                    if self.attempts == 0 {
-                        self.inner.counters.successful_without_retry.increment();
-                    } else {
-                        self.on_success_after_retry();
-                    }
-                    Step::Return(Ok(value))
-                }
-            },
+            Ok(value) => self.on_rejected_result(classifier, value),
             Err(error) => self.on_error(classifier, error),
         }
     }
