@@ -343,19 +343,27 @@ impl Retry {
         F: FnMut() -> Result<T, Error<E>>,
     {
         let mut call = CallState::new(&self.inner);
-        let mut step = call.on_failure(classifier, first);
+        let mut result = first;
+        let mut next = call.after_failure(classifier, &result);
         loop {
-            match step {
-                Step::Return(result) => return result,
-                Step::Wait(wait) if !wait.is_zero() => self.inner.clock.sleep(wait),
-                Step::Wait(_) => {}
+            match next {
+                Next::Return => return result,
+                Next::Exhausted => return Err(self.inner.exhausted()),
+                Next::Retry { attempt, wait } => {
+                    // Without a consumer the result is dropped where it lies,
+                    // when the next attempt's result replaces it.
+                    if let Some(consume) = classifier.consume_result_before_retry
+                        && let Ok(value) = result
+                    {
+                        consume(attempt, value);
+                    }
+                    if !wait.is_zero() {
+                        self.inner.clock.sleep(wait);
+                    }
+                }
             }
-            let result = f();
-            step = if call.succeeded(classifier, &result) {
-                Step::Return(result)
-            } else {
-                call.on_failure(classifier, result)
-            };
+            result = f();
+            next = call.next(classifier, &result);
         }
     }
 
@@ -421,12 +429,17 @@ impl Retry {
             // and a `T` or `E` that is not `Send` would make this future so.
             let wait = {
                 let result = f().await;
-                if call.succeeded(classifier, &result) {
-                    return result;
-                }
-                match call.on_failure(classifier, result) {
-                    Step::Return(result) => return result,
-                    Step::Wait(wait) => wait,
+                match call.next(classifier, &result) {
+                    Next::Return => return result,
+                    Next::Exhausted => return Err(self.inner.exhausted()),
+                    Next::Retry { attempt, wait } => {
+                        if let (Some(consume), Ok(value)) =
+                            (classifier.consume_result_before_retry, result)
+                        {
+                            consume(attempt, value);
+                        }
+                        wait
+                    }
                 }
             };
             if !wait.is_zero() {
@@ -702,10 +715,26 @@ impl Drop for FirstAttempt<'_> {
     }
 }
 
-/// What to do after an attempt.
-enum Step<T, E> {
-    Return(Result<T, Error<E>>),
-    Wait(Duration),
+/// What to do after an attempt. It holds no `T` or `E`: the caller keeps the
+/// attempt's result where it is and returns it or drops it as told.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Next {
+    /// End the call with the attempt's own outcome.
+    Return,
+    /// End the call with `MaxRetriesExceeded`: results exhausted the attempts.
+    Exhausted,
+    /// Wait, then try again; `attempt` is the number of the failed attempt.
+    Retry { attempt: u32, wait: Duration },
+}
+
+impl Inner {
+    #[cold]
+    fn exhausted<E>(&self) -> Error<E> {
+        Error::MaxRetriesExceeded(MaxRetriesExceeded::new(
+            self.name.clone(),
+            self.config.max_attempts,
+        ))
+    }
 }
 
 /// One call's progress (Resilience4j's `Retry.Context`), on the caller's stack.
@@ -730,42 +759,35 @@ impl<'r> CallState<'r> {
         }
     }
 
-    /// Counts `result` and returns `true` if it ends the call as a success
-    /// (checked first, so that the caller returns it without moving it again).
+    /// Counts the attempt's outcome and decides what comes next.
     #[inline]
-    fn succeeded<T, E>(
+    fn next<T, E>(
         &mut self,
         classifier: &RetryClassifier<T, E>,
         result: &Result<T, Error<E>>,
-    ) -> bool {
+    ) -> Next {
         match result {
-            Ok(value) => self.accepts(classifier, value),
-            Err(_) => false,
-        }
-    }
-
-    /// Counts `value` and returns `true` if it ends the call as a success.
-    #[inline]
-    fn accepts<T, E>(&mut self, classifier: &RetryClassifier<T, E>, value: &T) -> bool {
-        let accepted = classifier.retry_on_result.is_none_or(|p| !p(value));
-        if accepted {
-            self.done = true;
-            if self.attempts == 0 {
-                self.inner.counters.successful_without_retry.increment();
-            } else {
-                self.on_success_after_retry();
+            Ok(value) if classifier.retry_on_result.is_none_or(|p| !p(value)) => {
+                self.done = true;
+                if self.attempts == 0 {
+                    self.inner.counters.successful_without_retry.increment();
+                } else {
+                    self.on_success_after_retry();
+                }
+                Next::Return
             }
+            _ => self.after_failure(classifier, result),
         }
-        accepted
     }
 
-    /// Handles an error or a rejected result: ends the call or asks for a wait.
+    /// Like [`CallState::next`] for an outcome already known not to be a
+    /// success (the result predicate is not asked again).
     #[inline]
-    fn on_failure<T, E>(
+    fn after_failure<T, E>(
         &mut self,
         classifier: &RetryClassifier<T, E>,
-        result: Result<T, Error<E>>,
-    ) -> Step<T, E> {
+        result: &Result<T, Error<E>>,
+    ) -> Next {
         match result {
             Ok(value) => self.on_rejected_result(classifier, value),
             Err(error) => self.on_error(classifier, error),
@@ -783,20 +805,16 @@ impl<'r> CallState<'r> {
     }
 
     #[inline(never)]
-    fn on_error<T, E>(
-        &mut self,
-        classifier: &RetryClassifier<T, E>,
-        error: Error<E>,
-    ) -> Step<T, E> {
+    fn on_error<T, E>(&mut self, classifier: &RetryClassifier<T, E>, error: &Error<E>) -> Next {
         let inner = self.inner;
-        let kind = classifier.kind(&error);
-        if !classifier.retryable(&inner.config, &error, kind) {
+        let kind = classifier.kind(error);
+        if !classifier.retryable(&inner.config, error, kind) {
             self.done = true;
             Counters::add(&inner.counters.failed_without_retry);
             inner
                 .events
                 .publish(|| RetryEvent::IgnoredError { error_kind: kind });
-            return Step::Return(Err(error));
+            return Next::Return;
         }
         self.attempts = self.attempts.saturating_add(1);
         self.last_kind = kind;
@@ -808,13 +826,13 @@ impl<'r> CallState<'r> {
                 number_of_retry_attempts: n,
                 error_kind: kind,
             });
-            return Step::Return(Err(error));
+            return Next::Return;
         }
-        let wait = match classifier.interval.and_then(|f| f(n, Err(&error))) {
+        let wait = match classifier.interval.and_then(|f| f(n, Err(error))) {
             Some(wait) => wait,
             None => {
                 let shared = if inner.config.interval.reads_outcome() {
-                    classifier.shared_error(&error)
+                    classifier.shared_error(error)
                 } else {
                     None
                 };
@@ -824,21 +842,15 @@ impl<'r> CallState<'r> {
                     .apply(n, &RetryOutcome::of_error(kind, shared))
             }
         };
-        drop(error);
         self.retrying(n, wait, kind)
     }
 
     #[inline(never)]
-    fn on_rejected_result<T, E>(
-        &mut self,
-        classifier: &RetryClassifier<T, E>,
-        value: T,
-    ) -> Step<T, E> {
+    fn on_rejected_result<T, E>(&mut self, classifier: &RetryClassifier<T, E>, value: &T) -> Next {
         let inner = self.inner;
         self.attempts = self.attempts.saturating_add(1);
         let n = self.attempts;
-        let max = inner.config.max_attempts;
-        if n >= max {
+        if n >= inner.config.max_attempts {
             self.done = true;
             Counters::add(&inner.counters.failed_with_retry);
             let fail = inner.config.fail_after_max_attempts;
@@ -850,20 +862,13 @@ impl<'r> CallState<'r> {
                 number_of_retry_attempts: n,
                 error_kind: kind,
             });
-            return Step::Return(if fail {
-                Err(Error::MaxRetriesExceeded(MaxRetriesExceeded::new(
-                    inner.name.clone(),
-                    max,
-                )))
-            } else {
-                Ok(value)
-            });
+            return if fail { Next::Exhausted } else { Next::Return };
         }
-        let wait = match classifier.interval.and_then(|f| f(n, Ok(&value))) {
+        let wait = match classifier.interval.and_then(|f| f(n, Ok(value))) {
             Some(wait) => wait,
             None => {
                 let shared = match classifier.share_result {
-                    Some(s) if inner.config.interval.reads_outcome() => Some(s(&value)),
+                    Some(s) if inner.config.interval.reads_outcome() => Some(s(value)),
                     _ => None,
                 };
                 inner
@@ -872,21 +877,17 @@ impl<'r> CallState<'r> {
                     .apply(n, &RetryOutcome::of_result(shared))
             }
         };
-        match classifier.consume_result_before_retry {
-            Some(consume) => consume(n, value),
-            None => drop(value),
-        }
         self.retrying(n, wait, None)
     }
 
-    fn retrying<T, E>(&self, n: u32, wait: Duration, kind: Option<&'static str>) -> Step<T, E> {
+    fn retrying(&self, n: u32, wait: Duration, kind: Option<&'static str>) -> Next {
         Counters::add(&self.inner.counters.retries);
         self.inner.events.publish(|| RetryEvent::Retry {
             number_of_retry_attempts: n,
             wait_interval: wait,
             error_kind: kind,
         });
-        Step::Wait(wait)
+        Next::Retry { attempt: n, wait }
     }
 
     /// A call left unfinished: cancelled (nothing more to count) or panicking.
