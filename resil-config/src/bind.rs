@@ -38,6 +38,7 @@ use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
 };
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
+use resil_core::retry::{Retry, RetryConfig, RetryConfigBuilder};
 use resil_core::thread_pool_bulkhead::{
     ThreadPoolBulkhead, ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder,
 };
@@ -691,6 +692,118 @@ impl Binder for Bulkhead {
 
     fn kinds(_: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
+    }
+}
+
+const RETRY_WAIT: &str = "wait-duration";
+const RETRY_MAX: &str = "exponential-max-wait-duration";
+
+impl Binder for Retry {
+    type Builder = RetryConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        RetryConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
+        if let Some(v) = s.count(t, "max-attempts") {
+            s.map(|b| b.max_attempts(v));
+        }
+        if let Some(v) = s.boolean(t, "fail-after-max-attempts") {
+            s.map(|b| b.fail_after_max_attempts(v));
+        }
+        if let Some(v) = s.kinds(t, "retry-errors") {
+            s.map(|b| b.retry_errors(v));
+        }
+        if let Some(v) = s.kinds(t, "ignore-errors") {
+            s.map(|b| b.ignore_errors(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+        // Resilience4j merges these four from the nearest table that sets
+        // them before choosing the wait; the randomization factor it does not
+        let exponential = on(s.inherited(t, ENABLE_EXPONENTIAL));
+        let randomized = on(s.inherited(t, ENABLE_RANDOMIZED));
+        let multiplier = float_of(s.inherited(t, MULTIPLIER));
+        let max = duration_of(s.inherited(t, RETRY_MAX));
+        let Some(base) = t.get(RETRY_WAIT) else {
+            if last && t.section == "instances" {
+                for key in [
+                    ENABLE_EXPONENTIAL,
+                    ENABLE_RANDOMIZED,
+                    MULTIPLIER,
+                    RETRY_MAX,
+                    FACTOR,
+                ] {
+                    if let Some(setting) = t.get(key) {
+                        s.warn(
+                            setting,
+                            format!("has no effect: only a table that sets `{RETRY_WAIT}` chooses how the wait grows"),
+                        );
+                    }
+                }
+            }
+            return;
+        };
+        let Some((base_wait, _)) = duration_of(Some(base)) else {
+            return;
+        };
+        s.provenance.insert(RETRY_WAIT, base);
+        warn_unused(s, t, exponential, randomized, RETRY_MAX);
+        let wait = Wait {
+            key: RETRY_WAIT,
+            base: (base_wait, base),
+            exponential,
+            randomized,
+            multiplier,
+            max,
+            factor: float_of(t.get(FACTOR)),
+        };
+        s.wait(
+            &wait,
+            true,
+            |b, d| b.wait_duration(d),
+            |b, f| b.interval_function(f),
+        );
+    }
+
+    fn build(b: Self::Builder) -> Result<RetryConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &RetryConfig,
+        notes: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        let wait = match c.interval_bi_function().as_constant() {
+            Some(d) => duration::format(d),
+            None => notes
+                .get(RETRY_WAIT)
+                .cloned()
+                .unwrap_or_else(|| format!("{:?}", c.interval_bi_function())),
+        };
+        vec![
+            ("max-attempts", c.max_attempts().to_string()),
+            (RETRY_WAIT, wait),
+            (
+                "fail-after-max-attempts",
+                c.fail_after_max_attempts().to_string(),
+            ),
+            ("retry-errors", list(c.retry_errors())),
+            ("ignore-errors", list(c.ignore_errors())),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(c: &RetryConfig) -> Vec<(&'static str, Vec<String>)> {
+        vec![
+            ("retry-errors", owned(c.retry_errors())),
+            ("ignore-errors", owned(c.ignore_errors())),
+        ]
     }
 }
 

@@ -268,10 +268,11 @@ impl ResilienceBuilder {
             instances: Vec::new(),
         };
         let circuit_breakers = parts.aspect::<resil_core::circuit_breaker::CircuitBreaker>();
+        let retries = parts.aspect::<resil_core::retry::Retry>();
         let bulkheads = parts.aspect::<resil_core::bulkhead::Bulkhead>();
         let thread_pool_bulkheads =
             parts.aspect::<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>();
-        for aspect in [Aspect::Retry, Aspect::RateLimiter, Aspect::TimeLimiter] {
+        for aspect in [Aspect::RateLimiter, Aspect::TimeLimiter] {
             parts.inheritance_only(aspect);
         }
         let mut d = parts.d;
@@ -286,7 +287,7 @@ impl ResilienceBuilder {
         }
         let registries = Registries::from_parts(
             circuit_breakers,
-            Registry::of_defaults(),
+            retries,
             bulkheads,
             thread_pool_bulkheads,
             Registry::of_defaults(),

@@ -190,8 +190,8 @@ record-exceptions = ["com.example.D"]
         .load()
         .unwrap();
     let cb = loaded.registries().circuit_breakers().find("x").unwrap();
-    assert_eq!(&*cb.config().record_errors(), ["D".into()]);
-    assert_eq!(&*cb.config().ignore_errors(), ["C".into()]);
+    assert_eq!(cb.config().record_errors(), ["D".into()]);
+    assert_eq!(cb.config().ignore_errors(), ["C".into()]);
 }
 
 #[test]
@@ -431,5 +431,108 @@ fn a_default_that_breaks_a_rule_is_named_as_such() {
         p.message()
             .ends_with("(this key is not set, so the library default applies)"),
         "{err}"
+    );
+}
+
+#[test]
+fn q10_a_retry_wait_on_top_of_an_inherited_default_builds() {
+    // 2.2 throws here (EDGE-22); the later setter wins
+    let loaded = ok(r#"
+[retry.configs.default]
+max-attempts = 5
+[retry.instances.a]
+wait-duration = "100ms"
+[retry.instances.b]
+wait-duration = 0
+"#);
+    let r = loaded.registries().retries();
+    let a = r.find("a").unwrap();
+    assert_eq!(a.config().max_attempts(), 5);
+    assert_eq!(
+        a.config().interval_bi_function().as_constant(),
+        Some(Duration::from_millis(100))
+    );
+    let b = r.find("b").unwrap();
+    assert_eq!(
+        b.config().interval_bi_function().as_constant(),
+        Some(Duration::ZERO),
+        "a zero retry wait is legal"
+    );
+}
+
+#[test]
+fn retry_interval_flags_are_inherited_from_the_nearest_table() {
+    let loaded = ok(r#"
+[retry.configs.default]
+enable-exponential-backoff = true
+exponential-backoff-multiplier = 2
+exponential-max-wait-duration = "1s"
+[retry.configs.slow]
+wait-duration = "500ms"
+[retry.instances.a]
+wait-duration = "100ms"
+[retry.instances.b]
+base-config = "slow"
+[retry.instances.c]
+wait-duration = "100ms"
+exponential-backoff-multiplier = 3
+[retry.instances.d]
+wait-duration = "100ms"
+enable-randomized-wait = true
+randomized-wait-factor = 0.0
+"#);
+    let r = loaded.registries().retries();
+    let waits = |name: &str| -> Vec<u128> {
+        let f = r
+            .find(name)
+            .unwrap()
+            .config()
+            .interval_function()
+            .cloned()
+            .unwrap();
+        (1..=5).map(|n| f.apply(n).as_millis()).collect()
+    };
+    // the instance's own wait, grown by the default's flags
+    assert_eq!(waits("a"), [100, 200, 400, 800, 1000]);
+    // the base's wait, built in the base with the same flags
+    assert_eq!(waits("b"), [500, 1000, 1000, 1000, 1000]);
+    // a nearer multiplier wins
+    assert_eq!(waits("c"), [100, 300, 900, 1000, 1000]);
+    // both flags: exponential random backoff (factor 0 keeps it exact)
+    assert_eq!(waits("d"), [100, 200, 400, 800, 1000]);
+    let report = loaded.report();
+    assert_eq!(
+        report
+            .instance(Aspect::Retry, "d")
+            .unwrap()
+            .setting("wait-duration"),
+        Some("exponential from 100ms × 2, randomized ± 0, at most 1s")
+    );
+}
+
+#[test]
+fn retry_interval_keys_of_an_instance_without_a_wait_are_warned_about() {
+    let loaded = ok(r#"
+[retry.configs.default]
+wait-duration = "200ms"
+[retry.instances.a]
+enable-exponential-backoff = true
+"#);
+    let a = loaded.registries().retries().find("a").unwrap();
+    assert_eq!(
+        a.config().interval_bi_function().as_constant(),
+        Some(Duration::from_millis(200))
+    );
+    let w = &loaded.report().warnings()[1];
+    assert_eq!(
+        w.key(),
+        "retry.instances.a.enable-exponential-backoff",
+        "{:?}",
+        loaded.report().warnings()
+    );
+    assert!(
+        w.message()
+            .starts_with("has no effect: only a table that sets `wait-duration`"),
+        "{w}"
     );
 }

@@ -9,18 +9,18 @@ use tracing::{Event, Level, Metadata, Subscriber};
 
 /// Messages of the `resil` target, with their level.
 #[derive(Clone, Default)]
-pub struct Messages(Arc<Mutex<Vec<(Level, String)>>>);
+pub(crate) struct Messages(Arc<Mutex<Vec<(Level, String)>>>);
 
 impl Messages {
     /// Installs a subscriber that records into the returned messages (once per process).
-    pub fn install() -> Messages {
+    pub(crate) fn install() -> Messages {
         let messages = Messages::default();
         tracing::subscriber::set_global_default(messages.clone())
             .expect("one subscriber per test binary");
         messages
     }
 
-    pub fn take(&self) -> Vec<(Level, String)> {
+    pub(crate) fn take(&self) -> Vec<(Level, String)> {
         std::mem::take(&mut self.0.lock().unwrap())
     }
 }
