@@ -583,11 +583,27 @@ impl Ctx {
     }
 }
 
+/// Why a top-level table of Resilience4j's Spring Boot properties that is not
+/// a module has no effect here, if `key` is one.
+fn spring_only(key: &str) -> Option<&'static str> {
+    match relaxed(key).as_str() {
+        "scheduled" => {
+            Some("retries and time limits wait on resil's clock, not on a scheduled executor")
+        }
+        "micrometer" => Some("resil has no `@Timer` aspect"),
+        _ => None,
+    }
+}
+
 /// Reads the merged tree into a [`Document`], reporting every mistake in `d`.
 pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics) -> Document {
     let mut doc = Document::default();
     let mut seen: [Option<&str>; 6] = [None; 6];
     for (key, node) in root {
+        if let Some(why) = spring_only(key) {
+            d.warn(ctx.problem(node, &[key], format!("has no effect in resil: {why}")));
+            continue;
+        }
         let Some(aspect) = find_aspect(key) else {
             let modules = Aspect::ALL.map(Aspect::as_str);
             d.error(ctx.problem(
@@ -634,6 +650,14 @@ fn read_module(
 ) {
     for (key, node) in table {
         let here = [module_key, key.as_str()];
+        if relaxed(key) == "metrics" {
+            d.warn(ctx.problem(
+                node,
+                &here,
+                "has no effect in resil: metrics are published through the `metrics` cargo feature, not switched per module",
+            ));
+            continue;
+        }
         let Some(section) = find_section(aspect, key) else {
             let names = section_names(aspect);
             d.error(ctx.problem(

@@ -60,6 +60,31 @@
 //! | validation | every value against Resilience4j's builder rules; every problem at once, each with file, key path and value |
 //! | environment | `RESIL_<MODULE>__<SECTION>__<NAME>__<KEY>=value`; see [`env`](crate#environment-overrides) |
 //!
+//! ## Keys
+//!
+//! | table | keys |
+//! | --- | --- |
+//! | `circuitbreaker` | `failure-rate-threshold`, `slow-call-rate-threshold`, `slow-call-duration-threshold`, `sliding-window-type`, `sliding-window-size`, `minimum-number-of-calls`, `permitted-number-of-calls-in-half-open-state`, `wait-duration-in-open-state`, `max-wait-duration-in-half-open-state`, `automatic-transition-from-open-to-half-open-enabled`, `record-errors`, `ignore-errors`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration-in-open-state`, `enable-randomized-wait`, `randomized-wait-factor`, `register-health-indicator`, `allow-health-indicator-to-fail` |
+//! | `retry` | `max-attempts`, `wait-duration`, `retry-errors`, `ignore-errors`, `fail-after-max-attempts`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration`, `enable-randomized-wait`, `randomized-wait-factor` |
+//! | `bulkhead` | `max-concurrent-calls`, `max-wait-duration`, `fair-call-handling-enabled` (resil's addition: Resilience4j's builder has it, its properties do not) |
+//! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration` |
+//! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
+//! | `timelimiter` | `timeout-duration`, `cancel-running-future` |
+//! | every table | `base-config`, `event-consumer-buffer-size` |
+//!
+//! `writable-stack-trace-enabled` is accepted and has no effect (Rust errors
+//! carry no stack trace). Keys that name Java code (`record-failure-predicate`,
+//! `ignore-exception-predicate`, `record-result-predicate`,
+//! `retry-exception-predicate`, `result-predicate`,
+//! `consume-result-before-retry-attempt`, `interval-bi-function`, a non-empty
+//! `context-propagators`) are errors whose message names the Rust attribute or
+//! builder method that does the same. Spring-only settings (the modules'
+//! `*-aspect-order` and `metrics`, the `scheduled` and `micrometer` tables)
+//! load with a warning that they have no effect. Values are checked with
+//! Resilience4j's builder rules, which accept a little more than its Spring
+//! properties (a failure rate of `0.5`, a bulkhead of 0 calls), as decision
+//! Q19 of the reference chose.
+//!
 //! ## Error kinds
 //!
 //! `#[derive(resil::Classify)]` gives each variant of an error enum a kind

@@ -362,3 +362,37 @@ fn ambiguous_upper_case_names_are_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn spring_only_tables_load_with_a_warning() {
+    let yaml = r#"
+resilience4j:
+  scheduled:
+    executor:
+      core-pool-size: 4
+  circuitbreaker:
+    metrics:
+      enabled: true
+      legacy:
+        enabled: false
+    circuit-breaker-aspect-order: 1
+    instances:
+      payment-v2:
+        registerHealthIndicator: true
+"#;
+    let loaded = ok("application.yml", yaml, &[]);
+    let keys: Vec<&str> = loaded.report().warnings().iter().map(|w| w.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "resilience4j.circuitbreaker.circuit-breaker-aspect-order",
+            "resilience4j.circuitbreaker.metrics",
+            "resilience4j.scheduled",
+        ]
+    );
+    let i = loaded
+        .report()
+        .instance(Aspect::CircuitBreaker, "payment-v2")
+        .unwrap();
+    assert_eq!(i.extras().register_health_indicator, Some(true));
+}
