@@ -172,8 +172,17 @@ impl<'a, P: Binder> State<'a, P> {
         set_constant: impl FnOnce(P::Builder, Duration) -> P::Builder,
         set_function: impl FnOnce(P::Builder, IntervalFunction) -> P::Builder,
     ) {
-        for s in [w.exponential, w.randomized].into_iter().flatten() {
-            self.provenance.insert(w.key_of(s), s);
+        let used = [
+            (ENABLE_EXPONENTIAL, w.exponential),
+            (ENABLE_RANDOMIZED, w.randomized),
+            (MULTIPLIER, w.multiplier.map(|m| m.1)),
+            (w.max_key, w.max.map(|m| m.1)),
+            (FACTOR, w.factor.map(|f| f.1)),
+        ];
+        for (key, setting) in used {
+            if let Some(setting) = setting {
+                self.provenance.insert(key, setting);
+            }
         }
         if w.exponential.is_none() && w.randomized.is_none() {
             self.notes.remove(w.key);
@@ -324,6 +333,8 @@ fn describe_interval(
 pub(crate) struct Wait<'a> {
     /// The key of the base wait (`wait-duration`, `wait-duration-in-open-state`).
     key: &'static str,
+    /// The key of the exponential maximum.
+    max_key: &'static str,
     base: (Duration, &'a Setting),
     exponential: Option<&'a Setting>,
     randomized: Option<&'a Setting>,
@@ -333,14 +344,6 @@ pub(crate) struct Wait<'a> {
 }
 
 impl Wait<'_> {
-    fn key_of(&self, s: &Setting) -> &'static str {
-        if self.exponential.is_some_and(|e| std::ptr::eq(e, s)) {
-            ENABLE_EXPONENTIAL
-        } else {
-            ENABLE_RANDOMIZED
-        }
-    }
-
     /// The function and how to print it.
     fn build(&self, random_exponential: bool) -> (Result<IntervalFunction, ConfigError>, String) {
         let base = self.base.0;
@@ -495,6 +498,7 @@ impl Binder for CircuitBreaker {
         warn_unused(s, t, exponential, randomized, CB_MAX);
         let wait = Wait {
             key: CB_WAIT,
+            max_key: CB_MAX,
             base: (base_wait, base),
             exponential,
             randomized,
@@ -753,6 +757,7 @@ impl Binder for Retry {
         warn_unused(s, t, exponential, randomized, RETRY_MAX);
         let wait = Wait {
             key: RETRY_WAIT,
+            max_key: RETRY_MAX,
             base: (base_wait, base),
             exponential,
             randomized,

@@ -830,12 +830,18 @@ impl fmt::Display for Report {
                 (chain, false) => format!("not configured, runs on {}", chain.join(" <- ")),
             };
             writeln!(f, "{} `{}` ({from})", i.aspect, i.name)?;
-            let settings: Vec<String> = i
-                .settings
-                .iter()
-                .map(|(k, v)| format!("{k} = {v}"))
-                .collect();
-            writeln!(f, "    {}", settings.join(", "))?;
+            // settings wrapped at about 100 columns
+            let mut line = String::from("   ");
+            for (n, (k, v)) in i.settings.iter().enumerate() {
+                let comma = if n + 1 < i.settings.len() { "," } else { "" };
+                let item = format!(" {k} = {v}{comma}");
+                if line.len() + item.len() > 100 && line.len() > 3 {
+                    writeln!(f, "{line}")?;
+                    line = String::from("   ");
+                }
+                line.push_str(&item);
+            }
+            writeln!(f, "{line}")?;
             if i.declared_at.is_empty() {
                 writeln!(f, "    not used by any protected function in this binary")?;
             }

@@ -266,6 +266,14 @@ fn the_report_prints_every_call_site_with_its_effective_config() {
     let shown = loaded.report().to_string();
     assert!(shown.starts_with("resil: configuration from resilience.toml; 5 protected function declarations linked into this binary, 5 instances\n"), "{shown}");
     assert!(shown.contains("\ncircuitbreaker `inventory-query` (instances.inventory-query)\n    failure-rate-threshold = 25, slow-call-rate-threshold = 100,"), "{shown}");
+    // settings wrap
+    assert!(
+        shown
+            .lines()
+            .filter(|l| l.contains(" = "))
+            .all(|l| l.chars().count() <= 100),
+        "{shown}"
+    );
     assert!(
         shown.contains(
             "    used by declarations::inventory::query at resil-config/tests/declarations.rs:"
@@ -280,7 +288,7 @@ fn the_report_prints_every_call_site_with_its_effective_config() {
         shown.contains("circuitbreaker `payment` (library defaults)"),
         "{shown}"
     );
-    assert!(shown.contains("bulkhead `inventory-query` (library defaults)\n    max-concurrent-calls = 25, max-wait-duration = 0ms, fair-call-handling-enabled = true, event-consumer-buffer-size = 100\n"), "{shown}");
+    assert!(shown.contains("bulkhead `inventory-query` (library defaults)\n    max-concurrent-calls = 25, max-wait-duration = 0ms, fair-call-handling-enabled = true,\n    event-consumer-buffer-size = 100\n"), "{shown}");
 }
 
 #[test]
