@@ -655,8 +655,12 @@ fn check_kinds<P: Binder>(
         .iter()
         .flat_map(|x| x.error_kinds.iter().copied())
         .collect();
-    let mut types: Vec<&str> = sites.iter().map(|x| x.error_type).collect();
-    types.dedup();
+    let types: Vec<&str> = sites
+        .iter()
+        .map(|x| x.error_type)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let first = sites[0];
     for (key, kinds) in P::kinds(&effective.config) {
         let Some(setting) = effective.provenance.get(key) else {
