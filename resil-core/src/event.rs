@@ -114,9 +114,13 @@ pub struct EventPublisher<K: EventKind> {
     clock: SharedClock,
     /// `true` while there is a subscriber or a buffer; the hot path reads only this.
     active: AtomicBool,
+    /// `true` while there is a subscriber, so a buffer alone skips the subscriber list.
+    subscribed: AtomicBool,
     next_id: AtomicU64,
     subscribers: RwLock<Vec<Subscriber<K>>>,
-    buffer: Mutex<Option<Ring<Event<K>>>>,
+    /// The recent events, kept compact (no name, no wall time: both are added
+    /// when the buffer is read), so buffering costs a lock and a copy.
+    buffer: Mutex<Option<Ring<(Nanos, K)>>>,
 }
 
 impl<K: EventKind> EventPublisher<K> {
@@ -125,6 +129,7 @@ impl<K: EventKind> EventPublisher<K> {
             name,
             clock,
             active: AtomicBool::new(false),
+            subscribed: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             subscribers: RwLock::new(Vec::new()),
             buffer: Mutex::new(None),
@@ -151,6 +156,7 @@ impl<K: EventKind> EventPublisher<K> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut subs = write(&self.subscribers);
         subs.push(Subscriber { id, only, consumer });
+        self.subscribed.store(true, Ordering::Release);
         self.active.store(true, Ordering::Release);
         SubscriptionId(id)
     }
@@ -166,6 +172,7 @@ impl<K: EventKind> EventPublisher<K> {
     }
 
     fn refresh_active(&self, no_subscribers: bool) {
+        self.subscribed.store(!no_subscribers, Ordering::Release);
         let buffered = lock(&self.buffer).is_some();
         self.active
             .store(!no_subscribers || buffered, Ordering::Release);
@@ -184,10 +191,23 @@ impl<K: EventKind> EventPublisher<K> {
 
     /// The buffered events, oldest first (empty when the buffer is off).
     pub fn recent_events(&self) -> Vec<Event<K>> {
-        lock(&self.buffer)
+        let items: Vec<(Nanos, K)> = lock(&self.buffer)
             .as_ref()
             .map(|r| r.items.iter().cloned().collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        items
+            .into_iter()
+            .map(|(at, kind)| self.event(at, kind))
+            .collect()
+    }
+
+    fn event(&self, at: Nanos, kind: K) -> Event<K> {
+        Event {
+            name: self.name.clone(),
+            created_at: at,
+            wall_time: self.clock.system_time(at),
+            kind,
+        }
     }
 
     /// The capacity of the buffer, 0 when it is off.
@@ -210,15 +230,9 @@ impl<K: EventKind> EventPublisher<K> {
     }
 
     /// Publishes an event stamped `at` (a time the caller already read).
-    #[cold]
     pub(crate) fn publish_at(&self, at: Nanos, kind: K) {
-        let event = Event {
-            name: self.name.clone(),
-            created_at: at,
-            wall_time: self.clock.system_time(at),
-            kind,
-        };
-        {
+        if self.subscribed.load(Ordering::Acquire) {
+            let event = self.event(at, kind.clone());
             let subs = read(&self.subscribers);
             let ty = event.kind.event_type();
             for s in subs.iter() {
@@ -230,7 +244,7 @@ impl<K: EventKind> EventPublisher<K> {
             }
         }
         if let Some(ring) = lock(&self.buffer).as_mut() {
-            ring.push(event);
+            ring.push((at, kind));
         }
     }
 }
