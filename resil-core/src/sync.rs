@@ -9,12 +9,18 @@
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 #[cfg(resil_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
+#[cfg(resil_loom)]
+#[allow(unused_imports)]
+pub(crate) use loom::{hint::spin_loop, sync::atomic::fence};
 
 #[cfg(not(resil_loom))]
 #[allow(unused_imports)]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 #[cfg(not(resil_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
+#[cfg(not(resil_loom))]
+#[allow(unused_imports)]
+pub(crate) use std::{hint::spin_loop, sync::atomic::fence};
 
 /// Locks `mutex`, ignoring poisoning: every critical section in this crate
 /// leaves its data consistent before anything that could panic, so a poisoned
