@@ -46,7 +46,7 @@ fn loom_no_over_admission() {
 #[test]
 fn loom_reservations_are_counted_exactly() {
     loom::model(|| {
-        let core = Arc::new(Core::new(&config(2, Duration::from_secs(5))));
+        let core = Arc::new(Core::new(&config(2, Duration::from_secs(5)), 0));
         let handles: Vec<_> = (0..2)
             .map(|_| {
                 let c = core.clone();
@@ -66,13 +66,38 @@ fn loom_reservations_are_counted_exactly() {
     });
 }
 
+/// Callers in two cycles race while the cycle hint moves: the fast path
+/// (hint confirmed by the clock) and the general loop (division, hint
+/// update) interleave. Cycle 0 grants its one permit at most once, cycle 1
+/// always grants its own, and the count ends at 0.
+#[test]
+fn loom_cycle_hint_races() {
+    loom::model(|| {
+        let core = Arc::new(Core::new(&config(1, Duration::ZERO), 0));
+        let in_cycle_0: Vec<_> = (0..2)
+            .map(|_| {
+                let c = core.clone();
+                thread::spawn(move || matches!(c.acquire(|| 5, 1, 0), Decision::Granted { .. }))
+            })
+            .collect();
+        let granted_1 = matches!(core.acquire(|| SECOND + 5, 1, 0), Decision::Granted { .. });
+        let granted_0 = in_cycle_0
+            .into_iter()
+            .filter_map(|h| h.join().unwrap().then_some(()))
+            .count();
+        assert!(granted_1, "cycle 1 has its own permit");
+        assert!(granted_0 <= 1, "cycle 0 granted {granted_0}");
+        assert_eq!(core.refreshed(SECOND + 5).1.available, 0);
+    });
+}
+
 /// A drain races an acquire: either the acquire went first (granted, then
 /// drained from 1) or the drain did (refused after draining 2). Never both
 /// granted and a count above 0.
 #[test]
 fn loom_drain_and_acquire() {
     loom::model(|| {
-        let core = Arc::new(Core::new(&config(2, Duration::ZERO)));
+        let core = Arc::new(Core::new(&config(2, Duration::ZERO), 0));
         let c = core.clone();
         let acquirer = thread::spawn(move || c.acquire(|| 0, 1, 0));
         let drained = core.drain(|| 0);
@@ -95,7 +120,7 @@ fn loom_limit_change_is_read_whole() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 100_000;
     builder.check(|| {
-        let core = Arc::new(Core::new(&config(3, Duration::ZERO)));
+        let core = Arc::new(Core::new(&config(3, Duration::ZERO), 0));
         let c = core.clone();
         let reader = thread::spawn(move || {
             let e = c.epoch();

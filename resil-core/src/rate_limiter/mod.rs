@@ -107,8 +107,6 @@ pub struct RateLimiter {
 struct Inner {
     name: Name,
     clock: SharedClock,
-    /// The clock's reading at creation: cycles are counted from here.
-    start: u64,
     tags: Tags,
     core: Core,
     waiting: AtomicU32,
@@ -143,11 +141,10 @@ impl RateLimiter {
         RateLimiter {
             inner: Arc::new(Inner {
                 events: EventPublisher::new(name.clone(), clock.clone()),
-                start: clock.now().as_u64(),
+                core: Core::new(&config, clock.now().as_u64()),
                 name,
                 clock,
                 tags,
-                core: Core::new(&config),
                 waiting: AtomicU32::new(0),
                 event_consumer_buffer_size: config.event_consumer_buffer_size,
             }),
@@ -210,7 +207,7 @@ impl RateLimiter {
     /// # Ok::<(), resil_core::ConfigError>(())
     /// ```
     pub fn metrics(&self) -> RateLimiterMetrics {
-        let t = self.inner.now();
+        let t = self.inner.core.elapsed(self.inner.now());
         let (epoch, r) = self.inner.core.refreshed(t);
         RateLimiterMetrics {
             available_permissions: r.available,
@@ -268,6 +265,23 @@ impl RateLimiter {
 
     /// Takes `permits` if they are available now; never waits and never
     /// reserves. Publishes `SuccessfulAcquire` or `FailedAcquire`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(3)
+    ///     .limit_refresh_period(Duration::from_secs(60))
+    ///     .build()?;
+    /// let limiter = RateLimiter::new("login", config);
+    /// assert!(limiter.try_acquire_permission(2));
+    /// assert!(!limiter.try_acquire_permission(2)); // only 1 left
+    /// assert!(limiter.try_acquire_permission(1));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
     #[inline]
     pub fn try_acquire_permission(&self, permits: u32) -> bool {
         let inner = &*self.inner;
@@ -286,6 +300,29 @@ impl RateLimiter {
     /// # Errors
     ///
     /// [`RequestNotPermitted`] when the permits would come later than the timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::{Clock, TokioClock};
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .timeout_duration(Duration::from_secs(2))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("batch", config, TokioClock::new());
+    /// limiter.acquire_permission(10).await?; // at once
+    /// limiter.acquire_permission(15).await?; // waits two cycles
+    /// assert_eq!(limiter.clock().now().as_duration(), Duration::from_secs(2));
+    /// assert!(limiter.acquire_permission(30).await.is_err()); // too far away
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn acquire_permission(&self, permits: u32) -> Result<(), RequestNotPermitted> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
@@ -303,6 +340,7 @@ impl RateLimiter {
     /// # Errors
     ///
     /// [`RequestNotPermitted`] when the permits would come later than the timeout.
+    #[inline]
     pub fn acquire_permission_blocking(&self, permits: u32) -> Result<(), RequestNotPermitted> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
@@ -317,6 +355,27 @@ impl RateLimiter {
     /// Empties the current cycle: its available permits become 0 (forgiving
     /// outstanding reservations, whose callers still proceed) until the next
     /// refill. Publishes `Drained` with the count it took away.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("partner-api", config, clock.clone());
+    /// // The partner answered "429 Too Many Requests": stop for this cycle.
+    /// limiter.drain_permissions();
+    /// assert!(!limiter.try_acquire_permission(1));
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limiter.try_acquire_permission(1));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
     pub fn drain_permissions(&self) {
         let inner = &*self.inner;
         let drained = inner.core.drain(|| inner.now());
@@ -332,6 +391,28 @@ impl RateLimiter {
     ///
     /// A [`ConfigError`] for a limit below 1 or above one permit per
     /// nanosecond of the refresh period; the limiter is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("search", config, clock.clone());
+    /// assert!(limiter.try_acquire_permission(4));
+    /// limiter.change_limit_for_period(2)?;
+    /// assert_eq!(limiter.metrics().available_permissions(), 6); // this cycle keeps its count
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(limiter.metrics().available_permissions(), 2);
+    /// assert!(limiter.change_limit_for_period(0).is_err());
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
     pub fn change_limit_for_period(&self, limit: u32) -> Result<(), ConfigError> {
         let inner = &*self.inner;
         let mut p = Problems::default();
@@ -498,6 +579,7 @@ impl fmt::Debug for RateLimiter {
 impl Decision {
     /// How long an acquire waits: until its reservation, or the whole
     /// timeout before a refusal; `None` for no wait.
+    #[inline]
     fn wait(self, timeout: u64) -> Option<Duration> {
         let nanos = match self {
             Decision::Granted { wait } => wait,
@@ -508,10 +590,10 @@ impl Decision {
 }
 
 impl Inner {
-    /// Nanoseconds since the limiter's creation on its clock.
+    /// The clock's reading, in nanoseconds.
     #[inline]
     fn now(&self) -> u64 {
-        self.clock.now().as_u64().saturating_sub(self.start)
+        self.clock.now().as_u64()
     }
 
     #[inline]
@@ -521,12 +603,23 @@ impl Inner {
 
     #[inline]
     fn publish(&self, decision: Decision, permits: u32) {
+        // Checked here so that the hot path inlines a load and a branch, not
+        // the publisher.
+        if self.events.is_active() {
+            self.publish_acquire(decision, permits);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_acquire(&self, decision: Decision, permits: u32) {
         self.events.publish(|| match decision {
             Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
             Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
         });
     }
 
+    #[inline]
     fn finish(&self, decision: Decision, permits: u32) -> Result<(), RequestNotPermitted> {
         self.publish(decision, permits);
         match decision {

@@ -92,7 +92,16 @@ pub(crate) enum Decision {
 
 /// The lock-free core of a rate limiter (Resilience4j's `AtomicRateLimiter` state).
 pub(crate) struct Core {
+    /// The clock's reading at creation: cycles are counted from here.
+    start: u64,
     period: u64,
+    /// `floor((2^64 - 1) / period)`, to divide by the period with a multiply.
+    reciprocal: u64,
+    /// The cycle of a recent clock reading: the fast path's guess, checked
+    /// against the clock before use.
+    cycle_hint: AtomicU64,
+    /// `u64::MAX / period`: the fast path serves cycles below it.
+    last_cycle: u64,
     /// `K`: permits handed out since creation, plus those the cap discarded.
     consumed: AtomicU64,
     /// The epoch's sequence lock: odd while a writer is publishing.
@@ -107,11 +116,17 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// A full limiter at cycle 0 (Resilience4j's `State(config, 0, limit, 0)`).
-    pub(crate) fn new(config: &RateLimiterConfig) -> Self {
+    /// A full limiter at cycle 0 (Resilience4j's `State(config, 0, limit, 0)`),
+    /// created when the clock read `start`.
+    pub(crate) fn new(config: &RateLimiterConfig, start: u64) -> Self {
         let limit = u64::from(config.limit_for_period);
+        let period = config.period_nanos();
         Core {
-            period: config.period_nanos(),
+            start,
+            period,
+            reciprocal: u64::MAX / period,
+            cycle_hint: AtomicU64::new(0),
+            last_cycle: u64::MAX / period,
             consumed: AtomicU64::new(0),
             seq: AtomicU64::new(0),
             limit: AtomicU64::new(limit),
@@ -125,6 +140,12 @@ impl Core {
     /// The refresh period in nanoseconds.
     pub(crate) fn period(&self) -> u64 {
         self.period
+    }
+
+    /// The time since creation of the clock reading `now`.
+    #[inline]
+    pub(crate) fn elapsed(&self, now: u64) -> u64 {
+        now.saturating_sub(self.start)
     }
 
     /// The current timeout in nanoseconds.
@@ -170,7 +191,7 @@ impl Core {
         self.seq.store(s.wrapping_add(2), Ordering::Release);
     }
 
-    /// The state at time `t` (nanoseconds since creation), without changing it.
+    /// The state at `t` nanoseconds after creation, without changing it.
     #[inline]
     pub(crate) fn refreshed(&self, t: u64) -> (Epoch, Refreshed) {
         // The epoch first: its sequence lock orders this load after the
@@ -180,20 +201,83 @@ impl Core {
         (epoch, refresh(&epoch, self.cycle_of(t, &epoch), k))
     }
 
+    /// The cycle of `t`, and a hint for the fast path of [`Core::acquire`].
     #[inline]
     fn cycle_of(&self, t: u64, epoch: &Epoch) -> u64 {
+        let c = divide(t, self.period, self.reciprocal);
+        // Any value is a safe hint (the fast path checks it against the
+        // clock), so a plain store, and only when it changes.
+        if self.cycle_hint.load(Ordering::Relaxed) != c {
+            self.cycle_hint.store(c, Ordering::Relaxed);
+        }
         // A clock read on another core may lag the one that started the epoch.
-        (t / self.period).max(epoch.cycle)
+        c.max(epoch.cycle)
     }
 
     /// Resilience4j's `updateStateWithBackOff`: refresh, compute the wait for
     /// `permits`, reserve them if the wait is within `timeout`, and publish
-    /// with a compare-and-swap, retrying on contention. `now` gives the time
-    /// since creation and is read again on every try, as Resilience4j does.
-    #[inline]
+    /// with a compare-and-swap, retrying on contention. `now` reads the clock
+    /// and is read again on every try, as Resilience4j does.
+    ///
+    /// The common case (the permits are there, in a cycle some caller has
+    /// already seen) is inlined and leaves almost nothing between the clock
+    /// read and the compare-and-swap: the epoch, the cycle hint, `B(hint)`
+    /// and the count are read and checked first (Resilience4j too reads its
+    /// state before the time), and the clock only has to confirm the hinted
+    /// cycle, with a subtraction and a comparison instead of a division. Everything else (a new cycle, a count the cap must trim, a
+    /// wait, a refusal, contention) takes the general loop, which gives the
+    /// same answers.
+    #[inline(always)]
     pub(crate) fn acquire(&self, now: impl Fn() -> u64, permits: u32, timeout: u64) -> Decision {
+        let epoch = self.epoch();
+        let hint = self.cycle_hint.load(Ordering::Relaxed);
+        // Below `last_cycle`, `B(hint) <= (hint + 1) * period` fits in `u64`
+        // (each cycle adds at most `period` permits), so plain arithmetic is exact.
+        let usable = hint >= epoch.cycle && hint < self.last_cycle;
+        // The hinted cycle's start on the clock.
+        let hint_start = self.start.wrapping_add(hint.wrapping_mul(self.period));
+        let base = epoch
+            .base
+            .wrapping_add(hint.wrapping_sub(epoch.cycle).wrapping_mul(epoch.limit));
+        // The count a cycle may hold without the cap: the limit, or anything
+        // in the epoch's first cycle. Debts wrap to at least `2^63` and fail
+        // both bounds.
+        let cap = if hint == epoch.cycle {
+            i64::MAX as u64
+        } else {
+            epoch.limit
+        };
+        let permits_u64 = u64::from(permits);
+        // Like Resilience4j, which reads its state before the time.
+        let k = self.consumed.load(Ordering::Acquire);
+        let available = base.wrapping_sub(k);
+        let fits = usable && available >= permits_u64 && available <= cap;
+        let now_abs = now();
+        if fits
+            && now_abs.wrapping_sub(hint_start) < self.period
+            && self
+                .consumed
+                .compare_exchange_weak(k, k + permits_u64, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            return Decision::Granted { wait: 0 };
+        }
+        self.acquire_slow(now, now_abs, permits, timeout)
+    }
+
+    /// The general loop of [`Core::acquire`], starting with the clock reading
+    /// `now_abs` already taken.
+    #[cold]
+    #[inline(never)]
+    fn acquire_slow(
+        &self,
+        now: impl Fn() -> u64,
+        mut now_abs: u64,
+        permits: u32,
+        timeout: u64,
+    ) -> Decision {
         loop {
-            let t = now();
+            let t = self.elapsed(now_abs);
             let epoch = self.epoch();
             let c = self.cycle_of(t, &epoch);
             let k = self.consumed.load(Ordering::Acquire);
@@ -217,6 +301,7 @@ impl Core {
                 // gives the winner the cache line without a syscall.
                 Err(_) => spin_loop(),
             }
+            now_abs = now();
         }
     }
 
@@ -228,7 +313,7 @@ impl Core {
         let _serial = lock(&self.writer);
         loop {
             let epoch = self.epoch();
-            let c = self.cycle_of(now(), &epoch);
+            let c = self.cycle_of(self.elapsed(now()), &epoch);
             let k = self.consumed.load(Ordering::Acquire);
             let r = refresh(&epoch, c, k);
             // `K = B(c)` leaves exactly 0 in cycle `c`.
@@ -247,7 +332,7 @@ impl Core {
     pub(crate) fn set_limit(&self, now: impl Fn() -> u64, limit: u64) {
         let _serial = lock(&self.writer);
         let epoch = self.epoch();
-        let c = self.cycle_of(now(), &epoch);
+        let c = self.cycle_of(self.elapsed(now()), &epoch);
         // Apply the old epoch's cap at `c` first: the new epoch does not cap
         // its first cycle, so `K` must already bound that cycle's count.
         loop {
@@ -279,6 +364,21 @@ impl std::fmt::Debug for Core {
             .field("epoch", &self.epoch())
             .finish()
     }
+}
+
+/// `t / period`, given `reciprocal = floor((2^64 - 1) / period)`, without a
+/// division instruction (tens of cycles, the largest cost of the hot path
+/// after the clock).
+///
+/// With `2^64 - 1 = reciprocal * period + s` (`0 <= s < period`), the estimate
+/// `q = floor(t * reciprocal / 2^64)` undershoots `t / period` by
+/// `t * (s + 1) / (period * 2^64) <= t / 2^64 < 1`, so `q` is the quotient or
+/// one less, and one comparison of the remainder corrects it. `q * period <=
+/// t`, so nothing overflows.
+#[inline]
+pub(crate) fn divide(t: u64, period: u64, reciprocal: u64) -> u64 {
+    let q = ((u128::from(t) * u128::from(reciprocal)) >> 64) as u64;
+    if t - q * period >= period { q + 1 } else { q }
 }
 
 /// Refreshes `K` to cycle `c` (Resilience4j's refill, capped at the limit
@@ -373,11 +473,55 @@ mod tests {
                 .limit_refresh_period(Duration::from_nanos(period))
                 .build()
                 .unwrap(),
+            0,
         )
     }
 
     fn available(core: &Core, t: u64) -> i64 {
         core.refreshed(t).1.available
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn divide_by_reciprocal_is_exact(t: u64, period in 1u64..) {
+            proptest::prop_assert_eq!(divide(t, period, u64::MAX / period), t / period);
+        }
+
+        #[test]
+        fn divide_is_exact_for_small_periods(t: u64, period in 1u64..=100_000) {
+            proptest::prop_assert_eq!(divide(t, period, u64::MAX / period), t / period);
+        }
+    }
+
+    #[test]
+    fn divide_is_exact_at_the_edges() {
+        for period in [
+            1,
+            2,
+            3,
+            7,
+            500,
+            1_000_000_007,
+            u64::MAX / 3,
+            i64::MAX as u64,
+            u64::MAX,
+        ] {
+            for t in [
+                0,
+                1,
+                period - 1,
+                period,
+                period.wrapping_add(1),
+                u64::MAX - 1,
+                u64::MAX,
+            ] {
+                assert_eq!(
+                    divide(t, period, u64::MAX / period),
+                    t / period,
+                    "{t} / {period}"
+                );
+            }
+        }
     }
 
     #[test]

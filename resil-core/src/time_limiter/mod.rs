@@ -211,6 +211,36 @@ impl TimeLimiter {
     /// # Errors
     ///
     /// [`Error::Timeout`] when the timeout elapsed first, else the future's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::TokioClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterEvent};
+    /// use resil_core::Error;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), resil_core::ConfigError> {
+    /// let rl = RateLimiter::with_clock(
+    ///     "quote",
+    ///     RateLimiterConfig::builder().limit_for_period(1).timeout_duration(Duration::ZERO).build()?,
+    ///     TokioClock::new(),
+    /// );
+    /// let tl = TimeLimiter::with_clock("quote", TimeLimiterConfig::default(), TokioClock::new());
+    /// tl.event_publisher().enable_buffer(10);
+    /// // RateLimiter(TimeLimiter(call)) by hand: the inner layer's errors pass through.
+    /// for _ in 0..2 {
+    ///     let _ = rl
+    ///         .decorate_async(|| tl.decorate_async(|| async { Ok::<_, Error<std::io::Error>>(()) }))
+    ///         .await;
+    /// }
+    /// assert_eq!(tl.metrics().number_of_successful_calls(), 1); // the second never got a permit
+    /// assert_eq!(tl.event_publisher().recent_events()[0].kind(), &TimeLimiterEvent::Success);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn decorate_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
     where
         F: FnOnce() -> Fut,
