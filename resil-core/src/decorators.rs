@@ -157,7 +157,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
     {
         let fb = |layer: Layer| self.fallbacks[layer as usize].as_ref();
         let mut attempt = || {
-            let bulkhead = || {
+            let mut bulkhead = || {
                 let r = match self.bulkhead {
                     Some(b) => b.decorate(|| f().map_err(Error::Inner)),
                     None => f().map_err(Error::Inner),
@@ -185,7 +185,10 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
     }
 
     /// Adds a time limiter (async calls only).
-    pub fn with_time_limiter(self, time_limiter: &'a TimeLimiter) -> Decorators<'a, T, E, AsyncOnly> {
+    pub fn with_time_limiter(
+        self,
+        time_limiter: &'a TimeLimiter,
+    ) -> Decorators<'a, T, E, AsyncOnly> {
         let mut this = self.into_async();
         this.time_limiter = Some(time_limiter);
         this
@@ -244,7 +247,11 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     }
 
     /// Adds a retry that decides with `classifier`.
-    pub fn with_retry_classified(mut self, retry: &'a Retry, classifier: RetryClassifier<T, E>) -> Self {
+    pub fn with_retry_classified(
+        mut self,
+        retry: &'a Retry,
+        classifier: RetryClassifier<T, E>,
+    ) -> Self {
         self.retry = Some((retry, classifier));
         self
     }

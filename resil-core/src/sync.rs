@@ -11,6 +11,9 @@ pub(crate) use loom::sync::atomic::{
 };
 #[cfg(resil_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
+#[cfg(resil_loom)]
+#[allow(unused_imports)]
+pub(crate) use loom::{hint::spin_loop, sync::atomic::fence};
 
 #[cfg(not(resil_loom))]
 #[allow(unused_imports)]
@@ -19,6 +22,9 @@ pub(crate) use std::sync::atomic::{
 };
 #[cfg(not(resil_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
+#[cfg(not(resil_loom))]
+#[allow(unused_imports)]
+pub(crate) use std::{hint::spin_loop, sync::atomic::fence};
 
 /// Locks `mutex`, ignoring poisoning: every critical section in this crate
 /// leaves its data consistent before anything that could panic, so a poisoned
