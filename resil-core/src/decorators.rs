@@ -102,8 +102,12 @@ impl<T, E> Fallback<'_, T, E> {
         }
     }
 
-    async fn apply(f: Option<&Self>, result: Result<T, Error<E>>) -> Result<T, Error<E>> {
-        match (f, result) {
+    async fn apply(
+        fallbacks: &[Option<Self>; 5],
+        layer: Layer,
+        result: Result<T, Error<E>>,
+    ) -> Result<T, Error<E>> {
+        match (&fallbacks[layer as usize], result) {
             (Some(Fallback::Sync(f)), Err(e)) => f(e),
             (Some(Fallback::Async(f)), Err(e)) => f(e).await,
             (_, result) => result,
@@ -307,54 +311,101 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
+        // Each layer is one future whether the layer is present or not (an
+        // `Either`): awaiting in two match arms would make the state machine
+        // hold the inner chain twice per layer, 2^5 times in all.
         let fallbacks = &self.fallbacks;
-        let fb = move |layer: Layer| fallbacks[layer as usize].as_ref();
         let (circuit_breaker, rate_limiter, time_limiter, bulkhead) = (
             self.circuit_breaker.as_ref(),
             self.rate_limiter,
             self.time_limiter,
             self.bulkhead,
         );
-        let attempt = || {
+        let mut attempt = || {
             let call = f();
             async move {
                 let inner = async move { call.await.map_err(Error::Inner) };
-                let bulkheaded = async move {
-                    let r = match bulkhead {
-                        Some(b) => b.decorate_async(|| inner).await,
-                        None => inner.await,
-                    };
-                    Fallback::apply(fb(Layer::Bulkhead), r).await
-                };
-                let timed = async move {
-                    let r = match time_limiter {
-                        Some(t) => t.decorate_async(|| bulkheaded).await,
-                        None => bulkheaded.await,
-                    };
-                    Fallback::apply(fb(Layer::TimeLimiter), r).await
-                };
-                let limited = async move {
-                    let r = match rate_limiter {
-                        Some(l) => l.decorate_async(|| timed).await,
-                        None => timed.await,
-                    };
-                    Fallback::apply(fb(Layer::RateLimiter), r).await
-                };
+                let r = match bulkhead {
+                    Some(b) => Either::Left {
+                        future: b.decorate_async(|| inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::Bulkhead, r).await
+            }
+        };
+        let mut attempt = move || {
+            let inner = attempt();
+            async move {
+                let r = match time_limiter {
+                    Some(t) => Either::Left {
+                        future: t.decorate_async(|| inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::TimeLimiter, r).await
+            }
+        };
+        let mut attempt = move || {
+            let inner = attempt();
+            async move {
+                let r = match rate_limiter {
+                    Some(l) => Either::Left {
+                        future: l.decorate_async(|| inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::RateLimiter, r).await
+            }
+        };
+        let mut attempt = move || {
+            let inner = attempt();
+            async move {
                 let r = match circuit_breaker {
-                    Some((cb, c)) => cb.decorate_async(c, || limited).await,
-                    None => limited.await,
-                };
-                Fallback::apply(fb(Layer::CircuitBreaker), r).await
+                    Some((cb, c)) => Either::Left {
+                        future: cb.decorate_async(c, || inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::CircuitBreaker, r).await
             }
         };
         let r = match &self.retry {
-            Some((retry, c)) => retry.decorate_async(c, attempt).await,
-            None => {
-                let mut attempt = attempt;
-                attempt().await
-            }
-        };
-        Fallback::apply(fb(Layer::Retry), r).await
+            Some((retry, c)) => Either::Left {
+                future: retry.decorate_async(c, attempt),
+            },
+            None => Either::Right { future: attempt() },
+        }
+        .await;
+        Fallback::apply(fallbacks, Layer::Retry, r).await
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One of two futures with the same output, polled in place.
+    #[project = EitherProj]
+    enum Either<A, B> {
+        Left { #[pin] future: A },
+        Right { #[pin] future: B },
+    }
+}
+
+impl<A, B, O> Future for Either<A, B>
+where
+    A: Future<Output = O>,
+    B: Future<Output = O>,
+{
+    type Output = O;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<O> {
+        match self.project() {
+            EitherProj::Left { future } => future.poll(cx),
+            EitherProj::Right { future } => future.poll(cx),
+        }
     }
 }
 
