@@ -23,6 +23,7 @@
 //! | [`rate_limiter`] | `RateLimiter` (`AtomicRateLimiter`) |
 //! | [`time_limiter`] | `TimeLimiter` |
 //! | [`registry`] | `*Registry` |
+//! | [`decorators`] | `Decorators` (in the fixed aspect order) |
 //!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
@@ -31,6 +32,7 @@ pub mod bulkhead;
 pub mod circuit_breaker;
 mod classify;
 pub mod clock;
+pub mod decorators;
 pub mod error;
 pub mod event;
 pub mod interval;
@@ -42,6 +44,7 @@ pub mod thread_pool_bulkhead;
 pub mod time_limiter;
 
 pub use crate::classify::Classify;
+pub use crate::decorators::Decorators;
 pub use crate::error::{ConfigError, Error, Rejection};
 pub use crate::registry::Tags;
 

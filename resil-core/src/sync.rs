@@ -6,15 +6,25 @@
 
 #[cfg(resil_loom)]
 #[allow(unused_imports)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU8, AtomicU32, AtomicU64, Ordering,
+};
 #[cfg(resil_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
+#[cfg(resil_loom)]
+#[allow(unused_imports)]
+pub(crate) use loom::{hint::spin_loop, sync::atomic::fence};
 
 #[cfg(not(resil_loom))]
 #[allow(unused_imports)]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU8, AtomicU32, AtomicU64, Ordering,
+};
 #[cfg(not(resil_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
+#[cfg(not(resil_loom))]
+#[allow(unused_imports)]
+pub(crate) use std::{hint::spin_loop, sync::atomic::fence};
 
 /// Locks `mutex`, ignoring poisoning: every critical section in this crate
 /// leaves its data consistent before anything that could panic, so a poisoned
@@ -54,4 +64,24 @@ pub(crate) fn short_lock<T>(mutex: &ShortMutex<T>) -> parking_lot::MutexGuard<'_
 #[cfg(resil_loom)]
 pub(crate) fn short_lock<T>(mutex: &ShortMutex<T>) -> loom::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits a moment for a lock bit that is held for a few instructions: spins a
+/// little, then yields the thread (so a holder that was preempted gets to run).
+#[inline]
+pub(crate) fn relax(spins: &mut u32) {
+    #[cfg(resil_loom)]
+    {
+        let _ = spins;
+        loom::thread::yield_now();
+    }
+    #[cfg(not(resil_loom))]
+    {
+        if *spins < 64 {
+            *spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
 }

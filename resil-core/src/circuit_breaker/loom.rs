@@ -102,3 +102,48 @@ fn a_stale_release_never_inflates_a_newer_budget() {
         drop(mine);
     });
 }
+
+/// The packed count window: two recorders and a reader. Every snapshot the
+/// reader sees is a state the window really passed through, and the final
+/// totals account for every call exactly once.
+#[test]
+fn packed_window_records_exactly_and_reads_consistently() {
+    use super::window::{Counts, Outcome, PackedCountWindow};
+    loom::model(|| {
+        let w = std::sync::Arc::new(PackedCountWindow::new(2));
+        w.record(Outcome::Error);
+        let recorders: Vec<_> = [Outcome::SlowError, Outcome::Success]
+            .into_iter()
+            .map(|o| {
+                let w = w.clone();
+                loom::thread::spawn(move || {
+                    w.record(o);
+                })
+            })
+            .collect();
+        let seen = w.snapshot();
+        let possible = [
+            (1, 1, 0, 0), // nothing recorded yet
+            (2, 2, 1, 1), // Error, SlowError
+            (2, 1, 0, 0), // Error, Success
+            (2, 1, 1, 1), // both: Error evicted
+        ];
+        let t = (seen.calls, seen.failed, seen.slow, seen.slow_failed);
+        assert!(possible.contains(&t), "impossible snapshot {t:?}");
+        for r in recorders {
+            r.join().unwrap();
+        }
+        // The window holds the last two of three calls: Error is always gone.
+        let end = w.snapshot();
+        assert_eq!(end.calls, 2);
+        assert_eq!(
+            end,
+            Counts {
+                calls: 2,
+                failed: 1,
+                slow: 1,
+                slow_failed: 1
+            }
+        );
+    });
+}

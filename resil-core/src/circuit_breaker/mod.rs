@@ -80,12 +80,12 @@ pub use self::metrics::CircuitBreakerMetrics;
 pub use self::state::State;
 
 use self::state::{Slot, Word};
-use self::window::{CountWindow, Counts, Outcome, TimeWindow, Window};
+use self::window::{CountWindow, Counts, Outcome, SharedWindow, TimeWindow, Window};
 use crate::classify::{self, Classify};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, ShortMutex, lock, short_lock};
+use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
 /// A circuit breaker. Cheap to clone: clones share one breaker.
@@ -122,7 +122,7 @@ struct Inner {
 }
 
 struct MetricsCell {
-    window: ShortMutex<Window>,
+    window: SharedWindow,
     not_permitted: AtomicU64,
     /// `minimum_number_of_calls` as this window applies it.
     minimum_calls: u64,
@@ -848,7 +848,7 @@ pub enum TransitionCheckResult {
 impl MetricsCell {
     fn new(window: Window, minimum_calls: u32) -> Self {
         MetricsCell {
-            window: ShortMutex::new(window),
+            window: SharedWindow::new(window),
             not_permitted: AtomicU64::new(0),
             minimum_calls: u64::from(minimum_calls),
         }
@@ -994,7 +994,7 @@ impl Inner {
         }
         let slow = elapsed_nanos > self.slow_call_nanos;
         let cell = self.cell(w.slot());
-        let counts = short_lock(&cell.window).record(end, Outcome::new(failed, slow));
+        let counts = cell.window.record(end, Outcome::new(failed, slow));
         match state {
             State::Closed => {
                 if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
@@ -1094,7 +1094,7 @@ impl Inner {
     fn metrics(&self) -> CircuitBreakerMetrics {
         let w = self.load();
         let cell = self.cell(w.slot());
-        let c = short_lock(&cell.window).snapshot(self.clock.now());
+        let c = cell.window.snapshot(self.clock.now());
         let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < cell.minimum_calls {
             (-1.0, -1.0)
         } else {
@@ -1225,7 +1225,7 @@ impl Inner {
 
     fn reset_cell(&self, slot: Slot, now: Nanos) {
         let cell = self.cell(slot);
-        short_lock(&cell.window).reset(now);
+        cell.window.reset(now);
         cell.not_permitted.store(0, Ordering::Relaxed);
     }
 

@@ -7,6 +7,7 @@
 //! bucket per second for a time window), never by the call rate.
 
 use crate::clock::Nanos;
+use crate::sync::{AtomicU8, AtomicU64, Ordering, ShortMutex, relax, short_lock};
 
 /// How one call ended, as far as the window cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,6 +240,171 @@ impl TimeWindow {
     }
 }
 
+/// The largest count window kept in one packed word; larger ones use a mutex.
+pub(crate) const PACKED_MAX: u32 = (1 << 15) - 1;
+
+/// A breaker's window as the call path sees it: the common count window of up
+/// to 32767 calls in one packed word (one compare-and-swap and one plain store
+/// per call, snapshots with a single load), anything else behind a mutex.
+#[derive(Debug)]
+pub(crate) enum SharedWindow {
+    Packed(PackedCountWindow),
+    Locked(ShortMutex<Window>),
+}
+
+impl SharedWindow {
+    pub(crate) fn new(window: Window) -> Self {
+        match window {
+            Window::Count(w) if w.slots.len() <= PACKED_MAX as usize => {
+                SharedWindow::Packed(PackedCountWindow::new(w.slots.len()))
+            }
+            other => SharedWindow::Locked(ShortMutex::new(other)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, now: Nanos, o: Outcome) -> Counts {
+        match self {
+            SharedWindow::Packed(w) => w.record(o),
+            SharedWindow::Locked(w) => short_lock(w).record(now, o),
+        }
+    }
+
+    pub(crate) fn snapshot(&self, now: Nanos) -> Counts {
+        match self {
+            SharedWindow::Packed(w) => w.snapshot(),
+            SharedWindow::Locked(w) => short_lock(w).snapshot(now),
+        }
+    }
+
+    pub(crate) fn reset(&self, now: Nanos) {
+        match self {
+            SharedWindow::Packed(w) => w.reset(),
+            SharedWindow::Locked(w) => short_lock(w).reset(now),
+        }
+    }
+}
+
+/// The last `size` calls (`size` ≤ 32767), with the running totals, the head
+/// and a lock bit packed in one word:
+///
+/// ```text
+/// bit  0       lock: set while one thread records
+/// bits 1..16   head: the slot the next call is written to
+/// bit  16      full: the ring has wrapped, so the head slot holds the oldest call
+/// bits 17..32  failed    bits 32..47  slow    bits 47..62  slow and failed
+/// ```
+///
+/// A recorder sets the lock bit with a compare-and-swap, evicts the head slot
+/// (if full), writes its outcome there, and publishes the new totals and head
+/// with a plain release store that also clears the bit: one locked instruction
+/// per call instead of a mutex's two. Readers never take the bit: the word
+/// always holds the totals of the last complete record. The calls in the
+/// window are `size` once full, else `head`.
+#[derive(Debug)]
+pub(crate) struct PackedCountWindow {
+    word: AtomicU64,
+    slots: Box<[AtomicU8]>,
+}
+
+const LOCK: u64 = 1;
+const HEAD_SHIFT: u32 = 1;
+const FULL: u64 = 1 << 16;
+const FAILED_SHIFT: u32 = 17;
+const SLOW_SHIFT: u32 = 32;
+const SLOW_FAILED_SHIFT: u32 = 47;
+const FIELD: u64 = (1 << 15) - 1;
+
+impl PackedCountWindow {
+    pub(crate) fn new(size: usize) -> Self {
+        debug_assert!((1..=PACKED_MAX as usize).contains(&size));
+        PackedCountWindow {
+            word: AtomicU64::new(0),
+            slots: (0..size.max(1)).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    /// Waits for the lock bit and sets it; returns the word as it was.
+    #[inline]
+    fn lock(&self) -> u64 {
+        let mut spins = 0;
+        let mut w = self.word.load(Ordering::Relaxed);
+        loop {
+            if w & LOCK == 0 {
+                match self.word.compare_exchange_weak(
+                    w,
+                    w | LOCK,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return w,
+                    Err(actual) => w = actual,
+                }
+            } else {
+                relax(&mut spins);
+                w = self.word.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, o: Outcome) -> Counts {
+        let w = self.lock();
+        let head = ((w >> HEAD_SHIFT) & FIELD) as usize;
+        let full = w & FULL != 0;
+        let mut failed = (w >> FAILED_SHIFT) & FIELD;
+        let mut slow = (w >> SLOW_SHIFT) & FIELD;
+        let mut slow_failed = (w >> SLOW_FAILED_SHIFT) & FIELD;
+        let slot = &self.slots[head];
+        if full {
+            let old = u64::from(slot.load(Ordering::Relaxed));
+            failed -= old & 1;
+            slow -= old >> 1;
+            slow_failed -= old & (old >> 1);
+        }
+        let code = o.code();
+        slot.store(code, Ordering::Relaxed);
+        let code = u64::from(code);
+        failed += code & 1;
+        slow += code >> 1;
+        slow_failed += code & (code >> 1);
+        let next_head = next(head, self.slots.len());
+        let full = full || next_head == 0;
+        let next = ((next_head as u64) << HEAD_SHIFT)
+            | if full { FULL } else { 0 }
+            | failed << FAILED_SHIFT
+            | slow << SLOW_SHIFT
+            | slow_failed << SLOW_FAILED_SHIFT;
+        self.word.store(next, Ordering::Release);
+        self.unpack(next)
+    }
+
+    pub(crate) fn snapshot(&self) -> Counts {
+        self.unpack(self.word.load(Ordering::Acquire))
+    }
+
+    fn reset(&self) {
+        self.lock();
+        // `full` cleared: slots are written before they are read again.
+        self.word.store(0, Ordering::Release);
+    }
+
+    #[inline]
+    fn unpack(&self, w: u64) -> Counts {
+        let calls = if w & FULL != 0 {
+            self.slots.len() as u64
+        } else {
+            (w >> HEAD_SHIFT) & FIELD
+        };
+        Counts {
+            calls,
+            failed: (w >> FAILED_SHIFT) & FIELD,
+            slow: (w >> SLOW_SHIFT) & FIELD,
+            slow_failed: (w >> SLOW_FAILED_SHIFT) & FIELD,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,6 +462,20 @@ mod tests {
                 let n = i + 1;
                 let want = naive(&calls, n, |j, _| j + size as usize >= n);
                 prop_assert_eq!(got, want);
+            }
+        }
+
+        #[test]
+        fn packed_count_window_matches_the_locked_one(size in 1u32..40, codes in proptest::collection::vec(0u8..4, 0..300)) {
+            let packed = PackedCountWindow::new(size as usize);
+            let mut plain = CountWindow::new(size);
+            for (i, c) in codes.iter().enumerate() {
+                prop_assert_eq!(packed.record(outcome(*c)), plain.record(outcome(*c)));
+                if i % 37 == 36 {
+                    packed.reset();
+                    plain.reset();
+                    prop_assert_eq!(packed.snapshot(), Counts::default());
+                }
             }
         }
 

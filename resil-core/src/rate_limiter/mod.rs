@@ -1,47 +1,104 @@
-//! PLACEHOLDER: filled in by the issue "Retry, bulkheads, rate limiter, time limiter".
-#![allow(missing_docs, unreachable_pub, dead_code)]
+//! The rate limiter: at most `limit_for_period` permits per
+//! `limit_refresh_period`, with callers waiting up to a timeout for theirs.
+//!
+//! Time is cut into cycles of `limit_refresh_period`, counted from the
+//! limiter's creation on its clock (not aligned to wall-clock seconds). Each
+//! cycle brings `limit_for_period` fresh permits; unused permits do not carry
+//! over beyond one cycle's worth, so an idle limiter never holds more than
+//! the limit. A caller that asks for more permits than are left is not simply
+//! refused: the limiter computes when enough permits will have accumulated
+//! and, if that is within `timeout_duration`, *reserves* them at once (the
+//! count goes negative, and later cycles pay the debt back) and tells the
+//! caller how long to wait. So a request for more than the limit is granted
+//! across several cycles if the timeout allows it, and never with a zero
+//! timeout. A refused acquire still waits out its whole timeout before it
+//! fails, as Resilience4j's does (decision Q6), which paces retrying callers.
+//!
+//! This is Resilience4j 2.2's `AtomicRateLimiter`: the same cycles, refill
+//! cap, wait computation, reservations and events. Its state is updated with
+//! a compare-and-swap on one 64-bit word, so a permit that is available costs
+//! a clock read, a few loads and one compare-and-swap: no lock, no
+//! allocation. How Resilience4j's `(cycle, permissions)` pair fits in one
+//! word, and the bound that makes it fit for the clock's whole range (at most
+//! one permit per nanosecond), is explained in `state.rs`.
+//!
+//! Where resil differs from Resilience4j 2.2.0, deliberately:
+//!
+//! - [`RateLimiter::drain_permissions`] empties the *current* cycle after its
+//!   refill and reports what it took (decision Q5); 2.2.0 subtracts the stale
+//!   count of the last cycle it saw and reports `min(stale, 0)`.
+//! - [`RateLimiter::change_limit_for_period`] applies from the next refill:
+//!   the current cycle keeps its count, and cycles that have already begun
+//!   are refilled with the old limit. 2.2.0 refills lazily, so cycles that
+//!   passed unobserved before a change are refilled with the new limit.
+//! - An acquire that runs concurrently with a limit change may use either
+//!   limit.
+//! - A dropped async acquire (cancelled while it waits) keeps its reservation,
+//!   exactly as Resilience4j's (whose reservation outlives an interrupted
+//!   thread): the permits were carved out of future cycles and callers behind
+//!   it were scheduled after them, so handing them back would let a newcomer
+//!   overtake waiters that arrived earlier. The waiting count is decremented.
+//! - Resilience4j parks a thread for 1 ns between failed compare-and-swaps;
+//!   resil uses a spin hint.
+//! - `drainPermissionsOnResult` (a predicate on results) is not a
+//!   configuration setting: call [`RateLimiter::drain_permissions`] where the
+//!   result calls for it.
+//!
+//! # Examples
+//!
+//! ```
+//! use resil_core::clock::ManualClock;
+//! use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+//! use std::time::Duration;
+//!
+//! let clock = ManualClock::new();
+//! let config = RateLimiterConfig::builder()
+//!     .limit_for_period(2)
+//!     .limit_refresh_period(Duration::from_secs(1))
+//!     .timeout_duration(Duration::from_millis(1500))
+//!     .build()?;
+//! let limiter = RateLimiter::with_clock("inventory-query", config, clock.clone());
+//!
+//! assert!(limiter.try_acquire_permission(2));
+//! assert!(!limiter.try_acquire_permission(1)); // never waits
+//! // A reservation on the next cycle, one second away:
+//! assert_eq!(limiter.reserve_permission(1), Ok(Duration::from_secs(1)));
+//! assert_eq!(limiter.metrics().available_permissions(), -1);
+//!
+//! clock.advance(Duration::from_secs(1));
+//! assert_eq!(limiter.metrics().available_permissions(), 1);
+//! # Ok::<(), resil_core::ConfigError>(())
+//! ```
 
+mod config;
 mod error;
-pub use self::error::RequestNotPermitted;
+mod event;
+mod metrics;
+mod state;
 
+#[cfg(all(test, resil_loom))]
+mod loom;
+
+use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::clock::SharedClock;
-use crate::event::{EventKind, EventPublisher};
+pub use self::config::{MAX_DURATION, RateLimiterConfig, RateLimiterConfigBuilder};
+pub use self::error::RequestNotPermitted;
+pub use self::event::{RateLimiterEvent, RateLimiterEventType};
+pub use self::metrics::RateLimiterMetrics;
+
+use self::state::{Core, Decision, nanos_to_wait};
+use crate::clock::{Clock, SharedClock, SystemClock};
+use crate::error::{ConfigError, Error, Problems};
+use crate::event::EventPublisher;
+use crate::sync::{AtomicU32, Ordering};
 use crate::{Name, Tags};
 
-#[derive(Debug, Clone)]
-pub struct RateLimiterConfig {
-    event_consumer_buffer_size: u32,
-}
-
-impl Default for RateLimiterConfig {
-    fn default() -> Self {
-        RateLimiterConfig {
-            event_consumer_buffer_size: 100,
-        }
-    }
-}
-
-impl RateLimiterConfig {
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum RateLimiterEvent {}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RateLimiterEventType {}
-
-impl EventKind for RateLimiterEvent {
-    type Type = RateLimiterEventType;
-    fn event_type(&self) -> RateLimiterEventType {
-        match *self {}
-    }
-}
-
+/// A rate limiter. Cheap to clone: clones share one limiter.
+///
+/// See the [module documentation](self) for the algorithm.
 #[derive(Clone)]
 pub struct RateLimiter {
     inner: Arc<Inner>,
@@ -49,20 +106,32 @@ pub struct RateLimiter {
 
 struct Inner {
     name: Name,
-    config: RateLimiterConfig,
+    clock: SharedClock,
     tags: Tags,
+    core: Core,
+    waiting: AtomicU32,
+    event_consumer_buffer_size: u32,
     events: EventPublisher<RateLimiterEvent>,
 }
 
-impl std::fmt::Debug for RateLimiter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RateLimiter")
-            .field("name", &self.inner.name)
-            .finish()
-    }
-}
-
 impl RateLimiter {
+    /// A limiter with Resilience4j's defaults (50 permits per 500 ns, 5 s
+    /// timeout) on the system clock.
+    pub fn of_defaults(name: impl Into<Name>) -> Self {
+        Self::new(name, RateLimiterConfig::default())
+    }
+
+    /// A limiter on the system clock.
+    pub fn new(name: impl Into<Name>, config: RateLimiterConfig) -> Self {
+        Self::with_clock(name, config, SystemClock::new())
+    }
+
+    /// A limiter on `clock` ([`ManualClock`](crate::clock::ManualClock) in tests,
+    /// [`TokioClock`](crate::clock::TokioClock) under paused tokio time).
+    pub fn with_clock(name: impl Into<Name>, config: RateLimiterConfig, clock: impl Clock) -> Self {
+        Self::with_parts(name.into(), config, clock.into_shared(), Tags::default())
+    }
+
     pub(crate) fn with_parts(
         name: Name,
         config: RateLimiterConfig,
@@ -71,23 +140,512 @@ impl RateLimiter {
     ) -> Self {
         RateLimiter {
             inner: Arc::new(Inner {
-                events: EventPublisher::new(name.clone(), clock),
+                events: EventPublisher::new(name.clone(), clock.clone()),
+                core: Core::new(&config, clock.now().as_u64()),
                 name,
-                config,
+                clock,
                 tags,
+                waiting: AtomicU32::new(0),
+                event_consumer_buffer_size: config.event_consumer_buffer_size,
             }),
         }
     }
+
+    /// The limiter's name.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
-    pub fn config(&self) -> &RateLimiterConfig {
-        &self.inner.config
+
+    /// The limiter's configuration as it is now (limit and timeout included,
+    /// after any change).
+    pub fn config(&self) -> RateLimiterConfig {
+        let core = &self.inner.core;
+        RateLimiterConfig {
+            limit_for_period: core.epoch().limit as u32,
+            limit_refresh_period: Duration::from_nanos(core.period()),
+            timeout_duration: Duration::from_nanos(core.timeout()),
+            event_consumer_buffer_size: self.inner.event_consumer_buffer_size,
+        }
     }
+
+    /// The limiter's tags (registry tags overlaid by instance tags).
     pub fn tags(&self) -> &Tags {
         &self.inner.tags
     }
+
+    /// The clock the limiter reads and waits on.
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
+    }
+
+    /// Subscriptions and the recent-events buffer.
     pub fn event_publisher(&self) -> &EventPublisher<RateLimiterEvent> {
         &self.inner.events
+    }
+
+    /// A snapshot of the limiter's counts, refreshed to now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(5)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("search", config, clock.clone());
+    /// assert!(limiter.try_acquire_permission(5));
+    /// clock.advance(Duration::from_millis(400));
+    /// let m = limiter.metrics();
+    /// assert_eq!(m.available_permissions(), 0);
+    /// assert_eq!(m.nanos_to_wait(), Duration::from_millis(600));
+    /// assert_eq!(m.number_of_waiting_threads(), 0);
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn metrics(&self) -> RateLimiterMetrics {
+        let t = self.inner.core.elapsed(self.inner.now());
+        let (epoch, r) = self.inner.core.refreshed(t);
+        RateLimiterMetrics {
+            available_permissions: r.available,
+            waiting_threads: self.inner.waiting.load(Ordering::Relaxed),
+            nanos_to_wait: nanos_to_wait(
+                1,
+                r.available,
+                t,
+                r.cycle,
+                epoch.limit,
+                self.inner.core.period(),
+            ),
+            cycle: r.cycle,
+        }
+    }
+
+    /// Reserves `permits` and returns how long the caller must wait before
+    /// using them: zero when they are available now. Publishes
+    /// `SuccessfulAcquire` or `FailedAcquire` at once.
+    ///
+    /// The caller waits itself (or not); the reservation stands either way.
+    ///
+    /// # Errors
+    ///
+    /// [`RequestNotPermitted`] when the permits would come later than the
+    /// timeout; nothing is reserved then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_millis(100))
+    ///     .timeout_duration(Duration::from_millis(250))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("export", config, ManualClock::new());
+    /// assert_eq!(limiter.reserve_permission(10), Ok(Duration::ZERO));
+    /// assert_eq!(limiter.reserve_permission(15), Ok(Duration::from_millis(200)));
+    /// assert!(limiter.reserve_permission(10).is_err()); // 300 ms away
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn reserve_permission(&self, permits: u32) -> Result<Duration, RequestNotPermitted> {
+        let inner = &*self.inner;
+        let decision = inner.decide(permits, inner.core.timeout());
+        inner.publish(decision, permits);
+        match decision {
+            Decision::Granted { wait } => Ok(Duration::from_nanos(wait)),
+            Decision::Refused => Err(inner.refusal()),
+        }
+    }
+
+    /// Takes `permits` if they are available now; never waits and never
+    /// reserves. Publishes `SuccessfulAcquire` or `FailedAcquire`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(3)
+    ///     .limit_refresh_period(Duration::from_secs(60))
+    ///     .build()?;
+    /// let limiter = RateLimiter::new("login", config);
+    /// assert!(limiter.try_acquire_permission(2));
+    /// assert!(!limiter.try_acquire_permission(2)); // only 1 left
+    /// assert!(limiter.try_acquire_permission(1));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn try_acquire_permission(&self, permits: u32) -> bool {
+        let inner = &*self.inner;
+        let decision = inner.decide(permits, 0);
+        inner.publish(decision, permits);
+        matches!(decision, Decision::Granted { .. })
+    }
+
+    /// Takes `permits`, waiting on the clock (`Clock::sleep_async`) until
+    /// their cycle if that is within the timeout. A refusal also waits, for
+    /// the whole timeout (decision Q6). The event is published after the wait.
+    ///
+    /// Dropping the future while it waits keeps the reservation (see the
+    /// [module documentation](self)).
+    ///
+    /// # Errors
+    ///
+    /// [`RequestNotPermitted`] when the permits would come later than the timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::{Clock, TokioClock};
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .timeout_duration(Duration::from_secs(2))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("batch", config, TokioClock::new());
+    /// limiter.acquire_permission(10).await?; // at once
+    /// limiter.acquire_permission(15).await?; // waits two cycles
+    /// assert_eq!(limiter.clock().now().as_duration(), Duration::from_secs(2));
+    /// assert!(limiter.acquire_permission(30).await.is_err()); // too far away
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn acquire_permission(&self, permits: u32) -> Result<(), RequestNotPermitted> {
+        let inner = &*self.inner;
+        let timeout = inner.core.timeout();
+        let decision = inner.decide(permits, timeout);
+        if let Some(wait) = decision.wait(timeout) {
+            let _waiting = Waiting::new(&inner.waiting);
+            inner.clock.sleep_async(wait).await;
+        }
+        inner.finish(decision, permits)
+    }
+
+    /// Like [`RateLimiter::acquire_permission`], blocking the thread on the
+    /// clock (`Clock::sleep`) while it waits.
+    ///
+    /// # Errors
+    ///
+    /// [`RequestNotPermitted`] when the permits would come later than the timeout.
+    #[inline]
+    pub fn acquire_permission_blocking(&self, permits: u32) -> Result<(), RequestNotPermitted> {
+        let inner = &*self.inner;
+        let timeout = inner.core.timeout();
+        let decision = inner.decide(permits, timeout);
+        if let Some(wait) = decision.wait(timeout) {
+            let _waiting = Waiting::new(&inner.waiting);
+            inner.clock.sleep(wait);
+        }
+        inner.finish(decision, permits)
+    }
+
+    /// Empties the current cycle: its available permits become 0 (forgiving
+    /// outstanding reservations, whose callers still proceed) until the next
+    /// refill. Publishes `Drained` with the count it took away.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("partner-api", config, clock.clone());
+    /// // The partner answered "429 Too Many Requests": stop for this cycle.
+    /// limiter.drain_permissions();
+    /// assert!(!limiter.try_acquire_permission(1));
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(limiter.try_acquire_permission(1));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn drain_permissions(&self) {
+        let inner = &*self.inner;
+        let drained = inner.core.drain(|| inner.now());
+        inner
+            .events
+            .publish(|| RateLimiterEvent::Drained { permits: drained });
+    }
+
+    /// Changes the permits per cycle from the next refill on; the current
+    /// cycle keeps its count.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] for a limit below 1 or above one permit per
+    /// nanosecond of the refresh period; the limiter is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("search", config, clock.clone());
+    /// assert!(limiter.try_acquire_permission(4));
+    /// limiter.change_limit_for_period(2)?;
+    /// assert_eq!(limiter.metrics().available_permissions(), 6); // this cycle keeps its count
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(limiter.metrics().available_permissions(), 2);
+    /// assert!(limiter.change_limit_for_period(0).is_err());
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn change_limit_for_period(&self, limit: u32) -> Result<(), ConfigError> {
+        let inner = &*self.inner;
+        let mut p = Problems::default();
+        config::check_limit(&mut p, limit, Duration::from_nanos(inner.core.period()));
+        p.finish(())?;
+        inner.core.set_limit(|| inner.now(), u64::from(limit));
+        Ok(())
+    }
+
+    /// Changes the timeout for acquires that start from now on (waits in
+    /// progress keep theirs, as in Resilience4j).
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] for a timeout beyond [`MAX_DURATION`]; the limiter
+    /// is unchanged then.
+    pub fn change_timeout_duration(&self, timeout: Duration) -> Result<(), ConfigError> {
+        let mut p = Problems::default();
+        config::check_timeout(&mut p, timeout);
+        p.finish(())?;
+        self.inner.core.set_timeout(timeout.as_nanos() as u64);
+        Ok(())
+    }
+
+    /// Runs `f` once a permit is acquired (blocking while it waits, up to
+    /// the timeout).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, [`Error::Inner`] with `f`'s error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use resil_core::Error;
+    /// use std::time::Duration;
+    ///
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(1)
+    ///     .limit_refresh_period(Duration::from_secs(60))
+    ///     .timeout_duration(Duration::ZERO)
+    ///     .build()?;
+    /// let limiter = RateLimiter::new("sms", config);
+    /// assert_eq!(limiter.call(|| Ok::<_, std::io::Error>("sent")).unwrap(), "sent");
+    /// assert!(matches!(limiter.call(|| Ok::<_, std::io::Error>("sent")), Err(Error::RequestNotPermitted(_))));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    #[inline]
+    pub fn call<T, E, F>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.decorate_with_permits(1, || f().map_err(Error::Inner))
+    }
+
+    /// Runs a call that already returns `resil::Error` (an inner layer of a
+    /// decorator chain) once a permit is acquired.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else `f`'s error.
+    #[inline]
+    pub fn decorate<T, E, F>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, Error<E>>,
+    {
+        self.decorate_with_permits(1, f)
+    }
+
+    /// Like [`RateLimiter::decorate`], taking `permits` for the call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else `f`'s error.
+    #[inline]
+    pub fn decorate_with_permits<T, E, F>(&self, permits: u32, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, Error<E>>,
+    {
+        self.acquire_permission_blocking(permits)?;
+        f()
+    }
+
+    /// Runs the future that `f` returns once a permit is acquired (waiting
+    /// asynchronously, up to the timeout).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, [`Error::Inner`] with the future's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::{Clock, TokioClock};
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), resil_core::ConfigError> {
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(1)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("mail", config, TokioClock::new());
+    /// for _ in 0..3 {
+    ///     limiter.call_async(|| async { Ok::<_, std::io::Error>(()) }).await.unwrap();
+    /// }
+    /// // The first call went at once, the 2nd and 3rd each waited for a new cycle.
+    /// assert_eq!(limiter.clock().now().as_duration(), Duration::from_secs(2));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.acquire_permission(1).await?;
+        f().await.map_err(Error::Inner)
+    }
+
+    /// The async form of [`RateLimiter::decorate`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
+    pub async fn decorate_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        self.decorate_async_with_permits(1, f).await
+    }
+
+    /// Like [`RateLimiter::decorate_async`], taking `permits` for the call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
+    pub async fn decorate_async_with_permits<T, E, F, Fut>(
+        &self,
+        permits: u32,
+        f: F,
+    ) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        self.acquire_permission(permits).await?;
+        f().await
+    }
+}
+
+impl fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimiter")
+            .field("name", &self.inner.name)
+            .field("config", &self.config())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decision {
+    /// How long an acquire waits: until its reservation, or the whole
+    /// timeout before a refusal; `None` for no wait.
+    #[inline]
+    fn wait(self, timeout: u64) -> Option<Duration> {
+        let nanos = match self {
+            Decision::Granted { wait } => wait,
+            Decision::Refused => timeout,
+        };
+        (nanos > 0).then(|| Duration::from_nanos(nanos))
+    }
+}
+
+impl Inner {
+    /// The clock's reading, in nanoseconds.
+    #[inline]
+    fn now(&self) -> u64 {
+        self.clock.now().as_u64()
+    }
+
+    #[inline]
+    fn decide(&self, permits: u32, timeout: u64) -> Decision {
+        self.core.acquire(|| self.now(), permits, timeout)
+    }
+
+    #[inline]
+    fn publish(&self, decision: Decision, permits: u32) {
+        // Checked here so that the hot path inlines a load and a branch, not
+        // the publisher.
+        if self.events.is_active() {
+            self.publish_acquire(decision, permits);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_acquire(&self, decision: Decision, permits: u32) {
+        self.events.publish(|| match decision {
+            Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
+            Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
+        });
+    }
+
+    #[inline]
+    fn finish(&self, decision: Decision, permits: u32) -> Result<(), RequestNotPermitted> {
+        self.publish(decision, permits);
+        match decision {
+            Decision::Granted { .. } => Ok(()),
+            Decision::Refused => Err(self.refusal()),
+        }
+    }
+
+    #[cold]
+    fn refusal(&self) -> RequestNotPermitted {
+        RequestNotPermitted::new(self.name.clone())
+    }
+}
+
+/// Counts a caller as waiting while it lives (also when a future is dropped mid-wait).
+struct Waiting<'a>(&'a AtomicU32);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicU32) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }

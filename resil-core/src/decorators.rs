@@ -1,0 +1,441 @@
+//! [`Decorators`]: any subset of the primitives around one call, in
+//! Resilience4j's fixed order.
+//!
+//! Whatever order the builder methods are called in, the chain is
+//!
+//! ```text
+//! Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) )
+//! ```
+//!
+//! the order Spring Boot's aspects give Resilience4j by default (reference
+//! 5.1), and the order the attribute macros expand into. So every attempt of
+//! the retry passes through the breaker (the breaker counts attempts, not
+//! logical calls), a refusal of the breaker is retried like any other error
+//! unless `ignore_errors` says otherwise, and the time limiter's timeout is a
+//! failure the breaker records.
+//!
+//! A fallback wraps only its own layer, as in Resilience4j: a circuit-breaker
+//! fallback sees the errors and rejections of the breaker and of everything
+//! inside it, and the value it returns is what the retry outside sees (so a
+//! fallback that answers hides the failure from the retry).
+//!
+//! # Examples
+//!
+//! ```
+//! use resil_core::circuit_breaker::CircuitBreaker;
+//! use resil_core::decorators::{Decorators, Layer};
+//! use resil_core::retry::Retry;
+//! use resil_core::clock::ManualClock;
+//! use resil_core::Error;
+//!
+//! let clock = ManualClock::new();
+//! let retry = Retry::with_clock("inventory-query", Default::default(), clock.clone());
+//! let breaker = CircuitBreaker::with_clock("inventory-query", Default::default(), clock);
+//!
+//! let mut attempts = 0;
+//! let stock = Decorators::new()
+//!     .with_circuit_breaker(&breaker) // order of these calls does not matter
+//!     .with_retry(&retry)
+//!     .with_fallback(Layer::Retry, |_err: Error<&str>| Ok(0))
+//!     .call(|| {
+//!         attempts += 1;
+//!         Err::<u32, _>("connection refused")
+//!     });
+//! assert_eq!(stock, Ok(0));
+//! assert_eq!(attempts, 3); // max_attempts counts the first call
+//! assert_eq!(breaker.metrics().number_of_failed_calls(), 3);
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use crate::Error;
+use crate::bulkhead::Bulkhead;
+use crate::circuit_breaker::{CircuitBreaker, Classifier};
+use crate::rate_limiter::RateLimiter;
+use crate::retry::{Retry, RetryClassifier};
+use crate::time_limiter::TimeLimiter;
+
+/// A layer of the chain, to attach a fallback to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layer {
+    /// The outermost layer.
+    Retry,
+    /// Inside the retry.
+    CircuitBreaker,
+    /// Inside the breaker.
+    RateLimiter,
+    /// Inside the rate limiter (async calls only).
+    TimeLimiter,
+    /// The innermost layer, around the call.
+    Bulkhead,
+}
+
+impl Layer {
+    /// The layers from the outermost to the innermost.
+    pub const ORDER: [Layer; 5] = [
+        Layer::Retry,
+        Layer::CircuitBreaker,
+        Layer::RateLimiter,
+        Layer::TimeLimiter,
+        Layer::Bulkhead,
+    ];
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A fallback of one layer: turns that layer's error into a result.
+enum Fallback<'a, T, E> {
+    Sync(Box<dyn Fn(Error<E>) -> Result<T, Error<E>> + Send + Sync + 'a>),
+    Async(Box<dyn Fn(Error<E>) -> BoxFuture<'a, Result<T, Error<E>>> + Send + Sync + 'a>),
+}
+
+impl<T, E> Fallback<'_, T, E> {
+    fn apply_sync(f: Option<&Self>, result: Result<T, Error<E>>) -> Result<T, Error<E>> {
+        match (f, result) {
+            (Some(Fallback::Sync(f)), Err(e)) => f(e),
+            // An async fallback cannot run in a sync call; `call` refuses to be
+            // built with one (see `Decorators::call`).
+            (_, result) => result,
+        }
+    }
+
+    async fn apply(
+        fallbacks: &[Option<Self>; 5],
+        layer: Layer,
+        result: Result<T, Error<E>>,
+    ) -> Result<T, Error<E>> {
+        match (&fallbacks[layer as usize], result) {
+            (Some(Fallback::Sync(f)), Err(e)) => f(e),
+            (Some(Fallback::Async(f)), Err(e)) => f(e).await,
+            (_, result) => result,
+        }
+    }
+}
+
+/// Marks a chain that may run synchronously.
+#[derive(Debug, Clone, Copy)]
+pub struct Blocking;
+/// Marks a chain that needs an async call (it has a time limiter or an async fallback).
+#[derive(Debug, Clone, Copy)]
+pub struct AsyncOnly;
+
+/// Composes primitives around one call; see the [module documentation](self).
+///
+/// Without fallbacks, building and running a chain allocates nothing.
+pub struct Decorators<'a, T, E, Mode = Blocking> {
+    retry: Option<(&'a Retry, RetryClassifier<T, E>)>,
+    circuit_breaker: Option<(&'a CircuitBreaker, Classifier<T, E>)>,
+    rate_limiter: Option<&'a RateLimiter>,
+    time_limiter: Option<&'a TimeLimiter>,
+    bulkhead: Option<&'a Bulkhead>,
+    fallbacks: [Option<Fallback<'a, T, E>>; 5],
+    mode: PhantomData<Mode>,
+}
+
+impl<'a, T, E> Decorators<'a, T, E, Blocking> {
+    /// An empty chain: the call runs bare.
+    pub fn new() -> Self {
+        Decorators {
+            retry: None,
+            circuit_breaker: None,
+            rate_limiter: None,
+            time_limiter: None,
+            bulkhead: None,
+            fallbacks: [None, None, None, None, None],
+            mode: PhantomData,
+        }
+    }
+
+    /// Runs `f` through the chain, on this thread (waits and backoffs block it).
+    ///
+    /// # Errors
+    ///
+    /// The error of the outermost layer that did not recover: the caller's
+    /// error as [`Error::Inner`], or a rejection.
+    pub fn call<F>(&self, mut f: F) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Result<T, E>,
+    {
+        let fb = |layer: Layer| self.fallbacks[layer as usize].as_ref();
+        let mut attempt = || {
+            let mut bulkhead = || {
+                let r = match self.bulkhead {
+                    Some(b) => b.decorate(|| f().map_err(Error::Inner)),
+                    None => f().map_err(Error::Inner),
+                };
+                Fallback::apply_sync(fb(Layer::Bulkhead), r)
+            };
+            let rate_limiter = || {
+                let r = match self.rate_limiter {
+                    Some(l) => l.decorate(bulkhead),
+                    None => bulkhead(),
+                };
+                Fallback::apply_sync(fb(Layer::RateLimiter), r)
+            };
+            let r = match &self.circuit_breaker {
+                Some((cb, c)) => cb.decorate(c, rate_limiter),
+                None => rate_limiter(),
+            };
+            Fallback::apply_sync(fb(Layer::CircuitBreaker), r)
+        };
+        let r = match &self.retry {
+            Some((retry, c)) => retry.decorate(c, attempt),
+            None => attempt(),
+        };
+        Fallback::apply_sync(fb(Layer::Retry), r)
+    }
+
+    /// Adds a time limiter (async calls only).
+    pub fn with_time_limiter(
+        self,
+        time_limiter: &'a TimeLimiter,
+    ) -> Decorators<'a, T, E, AsyncOnly> {
+        let mut this = self.into_async();
+        this.time_limiter = Some(time_limiter);
+        this
+    }
+
+    /// Adds a fallback to `layer` that awaits (async calls only).
+    pub fn with_async_fallback<F, Fut>(self, layer: Layer, f: F) -> Decorators<'a, T, E, AsyncOnly>
+    where
+        F: Fn(Error<E>) -> Fut + Send + Sync + 'a,
+        Fut: Future<Output = Result<T, Error<E>>> + Send + 'a,
+    {
+        self.into_async().with_async_fallback(layer, f)
+    }
+
+    fn into_async(self) -> Decorators<'a, T, E, AsyncOnly> {
+        Decorators {
+            retry: self.retry,
+            circuit_breaker: self.circuit_breaker,
+            rate_limiter: self.rate_limiter,
+            time_limiter: self.time_limiter,
+            bulkhead: self.bulkhead,
+            fallbacks: self.fallbacks,
+            mode: PhantomData,
+        }
+    }
+}
+
+impl<T, E> Default for Decorators<'_, T, E, Blocking> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a, T, E> Decorators<'a, T, E, AsyncOnly> {
+    /// Adds a time limiter.
+    pub fn with_time_limiter(mut self, time_limiter: &'a TimeLimiter) -> Self {
+        self.time_limiter = Some(time_limiter);
+        self
+    }
+
+    /// Adds a fallback to `layer` that awaits.
+    pub fn with_async_fallback<F, Fut>(mut self, layer: Layer, f: F) -> Self
+    where
+        F: Fn(Error<E>) -> Fut + Send + Sync + 'a,
+        Fut: Future<Output = Result<T, Error<E>>> + Send + 'a,
+    {
+        self.fallbacks[layer as usize] = Some(Fallback::Async(Box::new(move |e| Box::pin(f(e)))));
+        self
+    }
+}
+
+impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
+    /// Adds a retry (every error retried, per its configuration).
+    pub fn with_retry(self, retry: &'a Retry) -> Self {
+        self.with_retry_classified(retry, RetryClassifier::new())
+    }
+
+    /// Adds a retry that decides with `classifier`.
+    pub fn with_retry_classified(
+        mut self,
+        retry: &'a Retry,
+        classifier: RetryClassifier<T, E>,
+    ) -> Self {
+        self.retry = Some((retry, classifier));
+        self
+    }
+
+    /// Adds a circuit breaker (every error a failure, per its configuration).
+    pub fn with_circuit_breaker(self, circuit_breaker: &'a CircuitBreaker) -> Self {
+        self.with_circuit_breaker_classified(circuit_breaker, Classifier::new())
+    }
+
+    /// Adds a circuit breaker that classifies with `classifier`.
+    pub fn with_circuit_breaker_classified(
+        mut self,
+        circuit_breaker: &'a CircuitBreaker,
+        classifier: Classifier<T, E>,
+    ) -> Self {
+        self.circuit_breaker = Some((circuit_breaker, classifier));
+        self
+    }
+
+    /// Adds a rate limiter (one permit per call).
+    pub fn with_rate_limiter(mut self, rate_limiter: &'a RateLimiter) -> Self {
+        self.rate_limiter = Some(rate_limiter);
+        self
+    }
+
+    /// Adds a semaphore bulkhead.
+    pub fn with_bulkhead(mut self, bulkhead: &'a Bulkhead) -> Self {
+        self.bulkhead = Some(bulkhead);
+        self
+    }
+
+    /// Adds a fallback to `layer`: it receives that layer's error (including
+    /// the rejections and errors of the layers inside it) and its result is
+    /// what the layers outside see. Replaces an earlier fallback of the layer.
+    pub fn with_fallback<F>(mut self, layer: Layer, f: F) -> Self
+    where
+        F: Fn(Error<E>) -> Result<T, Error<E>> + Send + Sync + 'a,
+    {
+        self.fallbacks[layer as usize] = Some(Fallback::Sync(Box::new(f)));
+        self
+    }
+
+    /// Runs the future that `f` returns through the chain.
+    ///
+    /// `f` is called once per attempt. The returned future is `Send` whenever
+    /// `f`'s futures, `T` and `E` are; dropping it releases every permit held.
+    ///
+    /// # Errors
+    ///
+    /// As [`Decorators::call`].
+    pub async fn call_async<F, Fut>(&self, mut f: F) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        // Each layer is one future whether the layer is present or not (an
+        // `Either`): awaiting in two match arms would make the state machine
+        // hold the inner chain twice per layer, 2^5 times in all.
+        let fallbacks = &self.fallbacks;
+        let (circuit_breaker, rate_limiter, time_limiter, bulkhead) = (
+            self.circuit_breaker.as_ref(),
+            self.rate_limiter,
+            self.time_limiter,
+            self.bulkhead,
+        );
+        let mut attempt = || {
+            let call = f();
+            async move {
+                let inner = async move { call.await.map_err(Error::Inner) };
+                let r = match bulkhead {
+                    Some(b) => Either::Left {
+                        future: b.decorate_async(|| inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::Bulkhead, r).await
+            }
+        };
+        let mut attempt = move || {
+            let inner = attempt();
+            async move {
+                let r = match time_limiter {
+                    Some(t) => Either::Left {
+                        future: t.decorate_async(|| inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::TimeLimiter, r).await
+            }
+        };
+        let mut attempt = move || {
+            let inner = attempt();
+            async move {
+                let r = match rate_limiter {
+                    Some(l) => Either::Left {
+                        future: l.decorate_async(|| inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::RateLimiter, r).await
+            }
+        };
+        let mut attempt = move || {
+            let inner = attempt();
+            async move {
+                let r = match circuit_breaker {
+                    Some((cb, c)) => Either::Left {
+                        future: cb.decorate_async(c, || inner),
+                    },
+                    None => Either::Right { future: inner },
+                }
+                .await;
+                Fallback::apply(fallbacks, Layer::CircuitBreaker, r).await
+            }
+        };
+        let r = match &self.retry {
+            Some((retry, c)) => Either::Left {
+                future: retry.decorate_async(c, attempt),
+            },
+            None => Either::Right { future: attempt() },
+        }
+        .await;
+        Fallback::apply(fallbacks, Layer::Retry, r).await
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One of two futures with the same output, polled in place.
+    #[project = EitherProj]
+    enum Either<A, B> {
+        Left { #[pin] future: A },
+        Right { #[pin] future: B },
+    }
+}
+
+impl<A, B, O> Future for Either<A, B>
+where
+    A: Future<Output = O>,
+    B: Future<Output = O>,
+{
+    type Output = O;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<O> {
+        match self.project() {
+            EitherProj::Left { future } => future.poll(cx),
+            EitherProj::Right { future } => future.poll(cx),
+        }
+    }
+}
+
+impl<T, E, Mode> fmt::Debug for Decorators<'_, T, E, Mode> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut layers = Vec::new();
+        if let Some((r, _)) = &self.retry {
+            layers.push(format!("Retry({})", r.name()));
+        }
+        if let Some((c, _)) = &self.circuit_breaker {
+            layers.push(format!("CircuitBreaker({})", c.name()));
+        }
+        if let Some(l) = self.rate_limiter {
+            layers.push(format!("RateLimiter({})", l.name()));
+        }
+        if let Some(t) = self.time_limiter {
+            layers.push(format!("TimeLimiter({})", t.name()));
+        }
+        if let Some(b) = self.bulkhead {
+            layers.push(format!("Bulkhead({})", b.name()));
+        }
+        f.debug_struct("Decorators")
+            .field("layers", &layers)
+            .field(
+                "fallbacks",
+                &Layer::ORDER
+                    .iter()
+                    .filter(|l| self.fallbacks[**l as usize].is_some())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}

@@ -1,0 +1,336 @@
+//! The decorator chain: the fixed order, per-layer fallbacks, sync and async,
+//! cancellation and allocation.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use resil_core::Error;
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent, Classifier, State,
+};
+use resil_core::clock::{ManualClock, TokioClock};
+use resil_core::decorators::{Decorators, Layer};
+use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+use resil_core::retry::{Retry, RetryConfig, RetryEvent};
+use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
+use support::Recorder;
+
+#[global_allocator]
+static ALLOC: support::CountingAlloc = support::CountingAlloc;
+
+struct Chain {
+    retry: Retry,
+    cb: CircuitBreaker,
+    rl: RateLimiter,
+    tl: TimeLimiter,
+    bh: Bulkhead,
+}
+
+fn chain(clock: impl resil_core::clock::Clock + Clone) -> Chain {
+    Chain {
+        retry: Retry::with_clock(
+            "c",
+            RetryConfig::builder()
+                .max_attempts(3)
+                .wait_duration(Duration::from_millis(10))
+                .build()
+                .unwrap(),
+            clock.clone(),
+        ),
+        cb: CircuitBreaker::with_clock(
+            "c",
+            CircuitBreakerConfig::builder()
+                .sliding_window_size(4)
+                .minimum_number_of_calls(4)
+                .build()
+                .unwrap(),
+            clock.clone(),
+        ),
+        rl: RateLimiter::with_clock(
+            "c",
+            RateLimiterConfig::builder()
+                .limit_for_period(1000)
+                .limit_refresh_period(Duration::from_secs(1))
+                .timeout_duration(Duration::ZERO)
+                .build()
+                .unwrap(),
+            clock.clone(),
+        ),
+        tl: TimeLimiter::with_clock(
+            "c",
+            TimeLimiterConfig::builder()
+                .timeout_duration(Duration::from_millis(800))
+                .build()
+                .unwrap(),
+            clock.clone(),
+        ),
+        bh: Bulkhead::with_clock(
+            "c",
+            BulkheadConfig::builder()
+                .max_concurrent_calls(2)
+                .build()
+                .unwrap(),
+            clock,
+        ),
+    }
+}
+
+#[test]
+fn every_attempt_passes_the_breaker_whatever_the_builder_order() {
+    let c = chain(ManualClock::new());
+    let retries = Recorder::attach(c.retry.event_publisher());
+    let breaker = Recorder::attach(c.cb.event_publisher());
+    let bulkhead = Recorder::attach(c.bh.event_publisher());
+    let calls = AtomicU32::new(0);
+    // Builder calls in reverse order: the chain is still Retry(CB(RL(BH(call)))).
+    let result = Decorators::new()
+        .with_bulkhead(&c.bh)
+        .with_rate_limiter(&c.rl)
+        .with_circuit_breaker(&c.cb)
+        .with_retry(&c.retry)
+        .call(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>("connection refused")
+        });
+    assert_eq!(result, Err(Error::Inner("connection refused")));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        c.cb.metrics().number_of_failed_calls(),
+        3,
+        "the breaker saw each attempt"
+    );
+    assert_eq!(
+        bulkhead
+            .take()
+            .into_iter()
+            .filter(|e| matches!(e, BulkheadEvent::CallPermitted))
+            .count(),
+        3
+    );
+    let retry_events = retries.take();
+    assert!(matches!(
+        retry_events.as_slice(),
+        [
+            RetryEvent::Retry { .. },
+            RetryEvent::Retry { .. },
+            RetryEvent::Error { .. }
+        ]
+    ));
+    assert_eq!(
+        breaker
+            .take()
+            .into_iter()
+            .filter(|e| matches!(e, CircuitBreakerEvent::Error { .. }))
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn a_breaker_refusal_is_retried_and_the_retry_fallback_sees_it() {
+    let c = chain(ManualClock::new());
+    c.cb.transition_to_forced_open_state().unwrap();
+    let calls = AtomicU32::new(0);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let result = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_fallback(Layer::Retry, move |e: Error<&str>| {
+            sink.lock().unwrap().push(e.rejection_kind());
+            Ok(7)
+        })
+        .call(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Ok::<u32, &str>(1)
+        });
+    assert_eq!(result, Ok(7));
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the call never ran");
+    assert_eq!(
+        c.retry
+            .metrics()
+            .number_of_failed_calls_with_retry_attempt(),
+        1
+    );
+    assert_eq!(*seen.lock().unwrap(), [Some("CallNotPermitted")]);
+}
+
+#[test]
+fn an_inner_fallback_hides_the_failure_from_the_outer_layers() {
+    let c = chain(ManualClock::new());
+    let calls = AtomicU32::new(0);
+    let result = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_bulkhead(&c.bh)
+        .with_fallback(Layer::Bulkhead, |_e: Error<&str>| Ok(0))
+        .call(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err::<u32, _>("boom")
+        });
+    assert_eq!(result, Ok(0));
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "no retry: the fallback answered"
+    );
+    assert_eq!(
+        c.cb.metrics().number_of_successful_calls(),
+        1,
+        "the breaker saw a success"
+    );
+}
+
+#[test]
+fn a_circuit_breaker_fallback_sees_rejections_of_layers_inside_it() {
+    let c = chain(ManualClock::new());
+    let full = Bulkhead::of_defaults("full");
+    full.change_config(
+        BulkheadConfig::builder()
+            .max_concurrent_calls(0)
+            .build()
+            .unwrap(),
+    );
+    let kinds = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = kinds.clone();
+    let result = Decorators::new()
+        .with_circuit_breaker_classified(&c.cb, Classifier::new())
+        .with_bulkhead(&full)
+        .with_fallback(Layer::CircuitBreaker, move |e: Error<&str>| {
+            sink.lock().unwrap().push(e.rejection_kind());
+            Err(e)
+        })
+        .call(|| Ok::<u32, &str>(1));
+    assert!(matches!(result, Err(Error::BulkheadFull(_))));
+    assert_eq!(*kinds.lock().unwrap(), [Some("BulkheadFull")]);
+    assert_eq!(
+        c.cb.metrics().number_of_failed_calls(),
+        1,
+        "recorded before the fallback"
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn async_chain_times_out_inside_the_breaker_and_retries() {
+    let c = chain(TokioClock::new());
+    let attempts = AtomicU32::new(0);
+    let result = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_rate_limiter(&c.rl)
+        .with_time_limiter(&c.tl)
+        .with_bulkhead(&c.bh)
+        .call_async(|| {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_millis(1200)).await;
+                Ok::<u32, &str>(1)
+            }
+        })
+        .await;
+    assert!(matches!(result, Err(Error::Timeout(_))));
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        c.cb.metrics().number_of_failed_calls(),
+        3,
+        "each timeout is a failure"
+    );
+    assert_eq!(c.tl.metrics().number_of_timeout_calls(), 3);
+    assert_eq!(
+        c.bh.metrics().available_concurrent_calls(),
+        2,
+        "permits came back"
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn async_fallbacks_await() {
+    let c = chain(TokioClock::new());
+    let result = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_async_fallback(Layer::CircuitBreaker, |_e: Error<&str>| async {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            Ok(42)
+        })
+        .call_async(|| async { Err::<u32, _>("boom") })
+        .await;
+    assert_eq!(result, Ok(42));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn dropping_the_chain_future_releases_every_permit() {
+    let c = chain(TokioClock::new());
+    c.cb.transition_to_open_state().unwrap();
+    c.cb.transition_to_half_open_state().unwrap();
+    let never = tokio::sync::Notify::new();
+    let d = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_bulkhead(&c.bh);
+    let mut call = tokio_test::task::spawn(d.call_async(|| async {
+        never.notified().await;
+        Ok::<u32, &str>(1)
+    }));
+    tokio_test::assert_pending!(call.poll());
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 1);
+    drop(call);
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(c.cb.metrics().number_of_buffered_calls(), 0);
+    assert_eq!(c.cb.state(), State::HalfOpen);
+    // the probe came back: all 10 default probes are available again
+    let probes: Vec<_> = (0..10).map(|_| c.cb.start_call().unwrap()).collect();
+    assert!(c.cb.start_call().is_err());
+    drop(probes);
+}
+
+fn assert_send<T: Send>(_: &T) {}
+
+#[test]
+fn the_async_chain_is_send() {
+    let c = chain(ManualClock::new());
+    let d = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_rate_limiter(&c.rl)
+        .with_time_limiter(&c.tl)
+        .with_bulkhead(&c.bh)
+        .with_fallback(Layer::Retry, |_e: Error<std::io::Error>| Ok(0u32));
+    let fut = d.call_async(|| async { Ok::<u32, std::io::Error>(1) });
+    assert_send(&fut);
+}
+
+#[test]
+fn a_chain_without_fallbacks_allocates_nothing() {
+    let c = chain(ManualClock::new());
+    let d = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_rate_limiter(&c.rl)
+        .with_bulkhead(&c.bh);
+    for _ in 0..10 {
+        d.call(|| Ok::<u32, ()>(1)).unwrap();
+    }
+    let (_, n) = support::allocations_during(|| {
+        for _ in 0..100 {
+            d.call(|| Ok::<u32, ()>(1)).unwrap();
+        }
+    });
+    assert_eq!(n, 0);
+    let (_, n) = support::allocations_during(|| {
+        let d = Decorators::new()
+            .with_retry(&c.retry)
+            .with_circuit_breaker(&c.cb)
+            .with_rate_limiter(&c.rl)
+            .with_time_limiter(&c.tl)
+            .with_bulkhead(&c.bh);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        for _ in 0..100 {
+            let fut = std::pin::pin!(d.call_async(|| async { Ok::<u32, ()>(1) }));
+            assert!(fut.poll(&mut cx).is_ready());
+        }
+    });
+    assert_eq!(n, 0, "a ready async call through all five layers");
+}
