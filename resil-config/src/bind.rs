@@ -38,10 +38,12 @@ use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
 };
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
+use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 use resil_core::retry::{Retry, RetryConfig, RetryConfigBuilder};
 use resil_core::thread_pool_bulkhead::{
     ThreadPoolBulkhead, ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder,
 };
+use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterConfigBuilder};
 
 use crate::declared::Aspect;
 use crate::duration;
@@ -809,6 +811,100 @@ impl Binder for Retry {
             ("retry-errors", owned(c.retry_errors())),
             ("ignore-errors", owned(c.ignore_errors())),
         ]
+    }
+}
+
+impl Binder for RateLimiter {
+    type Builder = RateLimiterConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        RateLimiterConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.count(t, "limit-for-period") {
+            s.map(|b| b.limit_for_period(v));
+        }
+        if let Some(v) = s.duration(t, "limit-refresh-period") {
+            s.map(|b| b.limit_refresh_period(v));
+        }
+        if let Some(v) = s.duration(t, "timeout-duration") {
+            s.map(|b| b.timeout_duration(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<RateLimiterConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &RateLimiterConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("limit-for-period", c.limit_for_period().to_string()),
+            (
+                "limit-refresh-period",
+                duration::format(c.limit_refresh_period()),
+            ),
+            ("timeout-duration", duration::format(c.timeout_duration())),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &RateLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+impl Binder for TimeLimiter {
+    type Builder = TimeLimiterConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        TimeLimiterConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.duration(t, "timeout-duration") {
+            s.map(|b| b.timeout_duration(v));
+        }
+        if let Some(v) = s.boolean(t, "cancel-running-future") {
+            s.map(|b| b.cancel_running_future(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<TimeLimiterConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &TimeLimiterConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("timeout-duration", duration::format(c.timeout_duration())),
+            (
+                "cancel-running-future",
+                c.cancel_running_future().to_string(),
+            ),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &TimeLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
     }
 }
 

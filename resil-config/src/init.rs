@@ -272,9 +272,8 @@ impl ResilienceBuilder {
         let bulkheads = parts.aspect::<resil_core::bulkhead::Bulkhead>();
         let thread_pool_bulkheads =
             parts.aspect::<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>();
-        for aspect in [Aspect::RateLimiter, Aspect::TimeLimiter] {
-            parts.inheritance_only(aspect);
-        }
+        let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
+        let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let mut d = parts.d;
         d.errors.sort();
         d.warnings.sort();
@@ -290,8 +289,8 @@ impl ResilienceBuilder {
             retries,
             bulkheads,
             thread_pool_bulkheads,
-            Registry::of_defaults(),
-            Registry::of_defaults(),
+            rate_limiters,
+            time_limiters,
         );
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
@@ -547,14 +546,6 @@ struct Parts<'a> {
 }
 
 impl Parts<'_> {
-    /// Checks only the inheritance of an aspect whose primitive has no builder yet.
-    fn inheritance_only(&mut self, aspect: Aspect) {
-        let module = self.doc.module(aspect);
-        for t in module.configs.values().chain(module.instances.values()) {
-            inherit::chain(aspect, module, t, &mut self.d);
-        }
-    }
-
     fn aspect<P: Binder>(&mut self) -> Registry<P> {
         let aspect = P::ASPECT;
         let module = self.doc.module(aspect);

@@ -294,7 +294,7 @@ fn the_report_prints_every_call_site_with_its_effective_config() {
 #[test]
 fn explicit_declarations_replace_the_linked_ones() {
     static ONE: [Declaration; 1] = [Declaration {
-        aspect: Aspect::Retry,
+        aspect: Aspect::TimeLimiter,
         name: "slow",
         module: "m",
         function: "f",
@@ -311,7 +311,7 @@ fn explicit_declarations_replace_the_linked_ones() {
         .load()
         .unwrap();
     assert_eq!(loaded.report().declarations().len(), 1);
-    assert!(loaded.registries().retries().find("slow").is_some());
+    assert!(loaded.registries().time_limiters().find("slow").is_some());
     assert!(
         loaded
             .registries()
