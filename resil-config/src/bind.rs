@@ -1,0 +1,914 @@
+//! From resolved tables to resil-core configurations, through their builders.
+//!
+//! Each table of an inheritance chain is applied in turn, deepest base
+//! first, onto one builder, the way Resilience4j applies a table onto
+//! `Config.from(base)`: a key the table sets calls the builder's setter, so
+//! the table nearest the instance wins key by key, and for the waits the
+//! last setter wins (decisions Q10 and Q14). The builder's `build()` then
+//! checks every value against Resilience4j's builder rules (decision Q19:
+//! one rule set, the builders', which accept a superset of what Spring's
+//! properties accept) and each of its problems is mapped back to the key
+//! that set the offending value, wherever in the chain that was.
+//!
+//! How the waits are chosen from the keys follows Resilience4j 2.2's Spring
+//! binding:
+//!
+//! * circuit breaker: a table that sets `wait-duration-in-open-state` sets
+//!   the open-state wait; with `enable-exponential-backoff` (of the same
+//!   table) it grows by `exponential-backoff-multiplier` (default 1.5) up to
+//!   `exponential-max-wait-duration-in-open-state`; with
+//!   `enable-randomized-wait` it is randomized by `randomized-wait-factor`
+//!   (default 0.5). Both at once is an error. Those keys in a table without
+//!   `wait-duration-in-open-state` have no effect (a warning says so).
+//! * retry: likewise from `wait-duration`, except that the two `enable-*`
+//!   flags, the multiplier and `exponential-max-wait-duration` are inherited
+//!   from the nearest table of the chain that sets them, and both flags
+//!   together give an exponential random backoff.
+//!
+//! Where Resilience4j picks an overload by which optional keys are present
+//! and so silently drops an exponential maximum given without a multiplier,
+//! resil applies the maximum with the default multiplier.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use resil_core::ConfigError;
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder};
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
+};
+use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
+use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
+use resil_core::retry::{Retry, RetryConfig, RetryConfigBuilder};
+use resil_core::thread_pool_bulkhead::{
+    ThreadPoolBulkhead, ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder,
+};
+use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterConfigBuilder};
+
+use crate::declared::Aspect;
+use crate::duration;
+use crate::error::{ConfigProblem, Diagnostics};
+use crate::file::{self, Setting, Table, Val};
+use crate::global::GlobalPrimitive;
+
+/// A configuration built from a chain of tables, with where its values came from.
+#[derive(Debug, Clone)]
+pub(crate) struct Bound<C> {
+    pub(crate) config: C,
+    /// The tables, the instance (or config) first: `instances.a`, `configs.base`, ...
+    pub(crate) chain: Vec<String>,
+    /// The setting each key got its value from.
+    pub(crate) provenance: BTreeMap<&'static str, Setting>,
+    /// How to print values the configuration cannot print itself (interval functions).
+    pub(crate) notes: BTreeMap<&'static str, String>,
+    pub(crate) extras: Extras,
+}
+
+/// Keys that resil-core's configurations do not hold, kept for the actuator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// `register-health-indicator` (circuit breaker, rate limiter).
+    pub register_health_indicator: Option<bool>,
+    /// `allow-health-indicator-to-fail` (circuit breaker, rate limiter).
+    pub allow_health_indicator_to_fail: Option<bool>,
+    /// `subscribe-for-events` (rate limiter).
+    pub subscribe_for_events: Option<bool>,
+}
+
+/// How one aspect's tables become its configuration.
+pub(crate) trait Binder: GlobalPrimitive {
+    /// The configuration's builder.
+    type Builder;
+    /// A builder with the library defaults.
+    fn builder() -> Self::Builder;
+    /// Applies one table onto the state; `last` for the table the chain ends at.
+    fn apply<'a>(state: &mut State<'a, Self>, table: &'a Table, last: bool);
+    /// Checks and builds.
+    fn build(builder: Self::Builder) -> Result<Self::Config, ConfigError>;
+    /// The settings of a configuration as resilience.toml writes them.
+    fn describe(
+        config: &Self::Config,
+        notes: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)>;
+    /// The error-kind lists of a configuration, by key.
+    fn kinds(config: &Self::Config) -> Vec<(&'static str, Vec<String>)>;
+}
+
+/// The builder and what has been applied so far.
+pub(crate) struct State<'a, P: Binder> {
+    builder: P::Builder,
+    provenance: BTreeMap<&'static str, &'a Setting>,
+    notes: BTreeMap<&'static str, String>,
+    problems: Vec<ConfigProblem>,
+    warnings: Vec<ConfigProblem>,
+    /// Values a chain passes down (retry's interval flags), the nearest table's.
+    inherited: BTreeMap<&'static str, &'a Setting>,
+}
+
+impl<'a, P: Binder> State<'a, P> {
+    fn map(&mut self, f: impl FnOnce(P::Builder) -> P::Builder) {
+        let b = std::mem::replace(&mut self.builder, P::builder());
+        self.builder = f(b);
+    }
+
+    fn get(&mut self, t: &'a Table, key: &'static str) -> Option<&'a Val> {
+        let s = t.get(key)?;
+        self.provenance.insert(key, s);
+        Some(&s.val)
+    }
+
+    fn float(&mut self, t: &'a Table, key: &'static str) -> Option<f64> {
+        match self.get(t, key)? {
+            Val::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    fn count(&mut self, t: &'a Table, key: &'static str) -> Option<u32> {
+        match self.get(t, key)? {
+            Val::Count(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn duration(&mut self, t: &'a Table, key: &'static str) -> Option<Duration> {
+        match self.get(t, key)? {
+            Val::Duration(d) => Some(*d),
+            _ => None,
+        }
+    }
+
+    fn boolean(&mut self, t: &'a Table, key: &'static str) -> Option<bool> {
+        match self.get(t, key)? {
+            Val::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    fn kinds(&mut self, t: &'a Table, key: &'static str) -> Option<Vec<String>> {
+        match self.get(t, key)? {
+            Val::Kinds(k) => Some(k.clone()),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` nearest to this table in the chain (this table's own
+    /// first), for the keys Resilience4j merges into a table before building it.
+    fn inherited(&mut self, t: &'a Table, key: &'static str) -> Option<&'a Setting> {
+        if let Some(s) = t.get(key) {
+            self.inherited.insert(key, s);
+        }
+        self.inherited.get(key).copied()
+    }
+
+    fn warn(&mut self, s: &Setting, message: impl Into<String>) {
+        self.warnings.push(s.problem(message));
+    }
+
+    /// Sets the wait `w` asks for through `set_constant` or `set_function`,
+    /// mapping the interval function's problems onto the keys that fed it.
+    fn wait(
+        &mut self,
+        w: &Wait<'a>,
+        random_exponential: bool,
+        set_constant: impl FnOnce(P::Builder, Duration) -> P::Builder,
+        set_function: impl FnOnce(P::Builder, IntervalFunction) -> P::Builder,
+    ) {
+        let used = [
+            (ENABLE_EXPONENTIAL, w.exponential),
+            (ENABLE_RANDOMIZED, w.randomized),
+            (MULTIPLIER, w.multiplier.map(|m| m.1)),
+            (w.max_key, w.max.map(|m| m.1)),
+            (FACTOR, w.factor.map(|f| f.1)),
+        ];
+        for (key, setting) in used {
+            if let Some(setting) = setting {
+                self.provenance.insert(key, setting);
+            }
+        }
+        if w.exponential.is_none() && w.randomized.is_none() {
+            self.notes.remove(w.key);
+            let base = w.base.0;
+            self.map(|b| set_constant(b, base));
+            return;
+        }
+        let (f, note) = w.build(random_exponential);
+        match f {
+            Ok(f) => {
+                self.notes.insert(w.key, note);
+                self.map(|b| set_function(b, f));
+            }
+            Err(e) => {
+                for p in e.problems() {
+                    let setting = match p.field() {
+                        "multiplier" => w.multiplier.map(|m| m.1),
+                        "max_interval" => w.max.map(|m| m.1),
+                        "randomization_factor" => w.factor.map(|f| f.1),
+                        _ => None,
+                    }
+                    .unwrap_or(w.base.1);
+                    self.problems.push(setting.problem(p.rule().to_owned()));
+                }
+            }
+        }
+    }
+}
+
+/// Applies `layers` (deepest base first) onto `P`'s builder and builds.
+pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<Bound<P::Config>> {
+    let mut state = State::<P> {
+        builder: P::builder(),
+        provenance: BTreeMap::new(),
+        notes: BTreeMap::new(),
+        problems: Vec::new(),
+        warnings: Vec::new(),
+        inherited: BTreeMap::new(),
+    };
+    let mut extras = Extras::default();
+    for (i, t) in layers.iter().enumerate() {
+        P::apply(&mut state, t, i + 1 == layers.len());
+        let flag = |key| match t.get(key).map(|s| &s.val) {
+            Some(Val::Bool(b)) => Some(*b),
+            _ => None,
+        };
+        extras.register_health_indicator =
+            flag("register-health-indicator").or(extras.register_health_indicator);
+        extras.allow_health_indicator_to_fail =
+            flag("allow-health-indicator-to-fail").or(extras.allow_health_indicator_to_fail);
+        extras.subscribe_for_events = flag("subscribe-for-events").or(extras.subscribe_for_events);
+    }
+    for w in state.warnings.drain(..) {
+        d.warn(w);
+    }
+    if !state.problems.is_empty() {
+        for p in state.problems.drain(..) {
+            d.error(p);
+        }
+        return None;
+    }
+    let provenance: BTreeMap<&'static str, Setting> = state
+        .provenance
+        .iter()
+        .map(|(k, s)| (*k, (*s).clone()))
+        .collect();
+    match P::build(state.builder) {
+        Ok(config) => Some(Bound {
+            config,
+            chain: layers.iter().rev().map(|t| t.label()).collect(),
+            provenance,
+            notes: state.notes,
+            extras,
+        }),
+        Err(e) => {
+            for p in e.problems() {
+                d.error(builder_problem::<P>(p, &provenance, layers.last().copied()));
+            }
+            None
+        }
+    }
+}
+
+/// A problem of `build()`, at the key whose value broke the rule.
+fn builder_problem<P: Binder>(
+    p: &resil_core::error::Problem,
+    provenance: &BTreeMap<&'static str, Setting>,
+    entity: Option<&Table>,
+) -> ConfigProblem {
+    let key = p.field().replace('_', "-");
+    let mut rule = p.rule().to_owned();
+    // name the other keys a rule mentions as the file does, with their values
+    for def in file::keys(P::ASPECT) {
+        let snake = def.name.replace('-', "_");
+        if def.name != key && rule.contains(&snake) {
+            rule = rule.replace(&snake, def.name);
+            let value = match provenance.get(def.name) {
+                Some(s) => format!("{} at {}", s.raw, s.path),
+                None => describe_default::<P>(def.name),
+            };
+            rule.push_str(&format!(" ({} is {value})", def.name));
+        }
+    }
+    match (provenance.get(key.as_str()), entity) {
+        (Some(s), _) => s.problem(rule),
+        (None, Some(t)) => ConfigProblem::new(
+            t.source.clone(),
+            format!("{}.{key}", t.path),
+            Some(p.value().to_owned()),
+            format!("{rule} (this key is not set, so the library default applies)"),
+        ),
+        (None, None) => ConfigProblem::new("resil", key, Some(p.value().to_owned()), rule),
+    }
+}
+
+fn describe_default<P: Binder>(key: &str) -> String {
+    P::describe(&P::Config::default(), &BTreeMap::new())
+        .into_iter()
+        .find(|(k, _)| *k == key)
+        .map_or_else(
+            || "unset".to_owned(),
+            |(_, v)| format!("{v}, the library default"),
+        )
+}
+
+fn list(kinds: &[Box<str>]) -> String {
+    let items: Vec<String> = kinds.iter().map(|k| format!("{:?}", &**k)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn owned(kinds: &[Box<str>]) -> Vec<String> {
+    kinds.iter().map(|k| k.to_string()).collect()
+}
+
+fn describe_interval(
+    f: &IntervalFunction,
+    notes: &BTreeMap<&'static str, String>,
+    key: &'static str,
+) -> String {
+    match f.as_constant() {
+        Some(d) => duration::format(d),
+        None => notes.get(key).cloned().unwrap_or_else(|| format!("{f:?}")),
+    }
+}
+
+/// A wait a table asks for, Resilience4j's way: a base duration, optionally
+/// exponential and/or randomized.
+pub(crate) struct Wait<'a> {
+    /// The key of the base wait (`wait-duration`, `wait-duration-in-open-state`).
+    key: &'static str,
+    /// The key of the exponential maximum.
+    max_key: &'static str,
+    base: (Duration, &'a Setting),
+    exponential: Option<&'a Setting>,
+    randomized: Option<&'a Setting>,
+    multiplier: Option<(f64, &'a Setting)>,
+    max: Option<(Duration, &'a Setting)>,
+    factor: Option<(f64, &'a Setting)>,
+}
+
+impl Wait<'_> {
+    /// The function and how to print it.
+    fn build(&self, random_exponential: bool) -> (Result<IntervalFunction, ConfigError>, String) {
+        let base = self.base.0;
+        let multiplier = self.multiplier.map_or(DEFAULT_MULTIPLIER, |m| m.0);
+        let factor = self.factor.map_or(DEFAULT_RANDOMIZATION_FACTOR, |f| f.0);
+        let from = duration::format(base);
+        let cap = self
+            .max
+            .map(|(m, _)| format!(", at most {}", duration::format(m)))
+            .unwrap_or_default();
+        match (self.exponential.is_some(), self.randomized.is_some()) {
+            (true, true) if random_exponential => (
+                match self.max {
+                    Some((max, _)) => IntervalFunction::of_exponential_random_backoff_with_max(
+                        base, multiplier, factor, max,
+                    ),
+                    None => {
+                        IntervalFunction::of_exponential_random_backoff(base, multiplier, factor)
+                    }
+                },
+                format!("exponential from {from} × {multiplier}, randomized ± {factor}{cap}"),
+            ),
+            (true, _) => (
+                match self.max {
+                    Some((max, _)) => {
+                        IntervalFunction::of_exponential_backoff_with_max(base, multiplier, max)
+                    }
+                    None => IntervalFunction::of_exponential_backoff(base, multiplier),
+                },
+                format!("exponential from {from} × {multiplier}{cap}"),
+            ),
+            (false, true) => (
+                IntervalFunction::of_randomized(base, factor),
+                format!("{from} randomized ± {factor}"),
+            ),
+            (false, false) => (IntervalFunction::of(base), from),
+        }
+    }
+}
+
+fn on(s: Option<&Setting>) -> Option<&Setting> {
+    s.filter(|s| s.val == Val::Bool(true))
+}
+
+fn float_of(s: Option<&Setting>) -> Option<(f64, &Setting)> {
+    match s {
+        Some(
+            s @ Setting {
+                val: Val::Float(f), ..
+            },
+        ) => Some((*f, s)),
+        _ => None,
+    }
+}
+
+fn duration_of(s: Option<&Setting>) -> Option<(Duration, &Setting)> {
+    match s {
+        Some(
+            s @ Setting {
+                val: Val::Duration(d),
+                ..
+            },
+        ) => Some((*d, s)),
+        _ => None,
+    }
+}
+
+const ENABLE_EXPONENTIAL: &str = "enable-exponential-backoff";
+const ENABLE_RANDOMIZED: &str = "enable-randomized-wait";
+const MULTIPLIER: &str = "exponential-backoff-multiplier";
+const FACTOR: &str = "randomized-wait-factor";
+const CB_WAIT: &str = "wait-duration-in-open-state";
+const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
+
+impl Binder for CircuitBreaker {
+    type Builder = CircuitBreakerConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        CircuitBreakerConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.float(t, "failure-rate-threshold") {
+            // thresholds are f32 in Resilience4j too
+            s.map(|b| b.failure_rate_threshold(v as f32));
+        }
+        if let Some(v) = s.float(t, "slow-call-rate-threshold") {
+            s.map(|b| b.slow_call_rate_threshold(v as f32));
+        }
+        if let Some(v) = s.duration(t, "slow-call-duration-threshold") {
+            s.map(|b| b.slow_call_duration_threshold(v));
+        }
+        if let Some(v) = s.duration(t, "max-wait-duration-in-half-open-state") {
+            s.map(|b| b.max_wait_duration_in_half_open_state(v));
+        }
+        if let Some(v) = s.count(t, "sliding-window-size") {
+            s.map(|b| b.sliding_window_size(v));
+        }
+        if let Some(v) = s.count(t, "minimum-number-of-calls") {
+            s.map(|b| b.minimum_number_of_calls(v));
+        }
+        if let Some(Val::WindowType(v)) = s.get(t, "sliding-window-type") {
+            let v = *v;
+            s.map(|b| b.sliding_window_type(v));
+        }
+        if let Some(v) = s.count(t, "permitted-number-of-calls-in-half-open-state") {
+            s.map(|b| b.permitted_number_of_calls_in_half_open_state(v));
+        }
+        if let Some(v) = s.boolean(t, "automatic-transition-from-open-to-half-open-enabled") {
+            s.map(|b| b.automatic_transition_from_open_to_half_open_enabled(v));
+        }
+        if let Some(v) = s.kinds(t, "record-errors") {
+            s.map(|b| b.record_errors(v));
+        }
+        if let Some(v) = s.kinds(t, "ignore-errors") {
+            s.map(|b| b.ignore_errors(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+        // The open-state wait: only this table's own keys count (Resilience4j
+        // merges none of them from the base).
+        let exponential = on(t.get(ENABLE_EXPONENTIAL));
+        let randomized = on(t.get(ENABLE_RANDOMIZED));
+        if let (Some(_), Some(r)) = (exponential, randomized) {
+            s.problems.push(r.problem(format!(
+                "cannot be true together with `{ENABLE_EXPONENTIAL} = true`: a circuit breaker's open-state wait is exponential or randomized, not both"
+            )));
+            return;
+        }
+        let Some(base) = t.get(CB_WAIT) else {
+            for key in [
+                ENABLE_EXPONENTIAL,
+                ENABLE_RANDOMIZED,
+                MULTIPLIER,
+                CB_MAX,
+                FACTOR,
+            ] {
+                if let Some(setting) = t.get(key) {
+                    s.warn(
+                        setting,
+                        format!("has no effect: only a table that sets `{CB_WAIT}` chooses how the open-state wait grows"),
+                    );
+                }
+            }
+            return;
+        };
+        let Some((base_wait, _)) = duration_of(Some(base)) else {
+            return;
+        };
+        s.provenance.insert(CB_WAIT, base);
+        warn_unused(s, t, exponential, randomized, CB_MAX);
+        let wait = Wait {
+            key: CB_WAIT,
+            max_key: CB_MAX,
+            base: (base_wait, base),
+            exponential,
+            randomized,
+            multiplier: float_of(t.get(MULTIPLIER)),
+            max: duration_of(t.get(CB_MAX)),
+            factor: float_of(t.get(FACTOR)),
+        };
+        s.wait(
+            &wait,
+            false,
+            |b, d| b.wait_duration_in_open_state(d),
+            |b, f| b.wait_interval_function_in_open_state(f),
+        );
+    }
+
+    fn build(b: Self::Builder) -> Result<CircuitBreakerConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &CircuitBreakerConfig,
+        notes: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "failure-rate-threshold",
+                c.failure_rate_threshold().to_string(),
+            ),
+            (
+                "slow-call-rate-threshold",
+                c.slow_call_rate_threshold().to_string(),
+            ),
+            (
+                "slow-call-duration-threshold",
+                duration::format(c.slow_call_duration_threshold()),
+            ),
+            ("sliding-window-type", c.sliding_window_type().to_string()),
+            ("sliding-window-size", c.sliding_window_size().to_string()),
+            (
+                "minimum-number-of-calls",
+                c.minimum_number_of_calls().to_string(),
+            ),
+            (
+                "permitted-number-of-calls-in-half-open-state",
+                c.permitted_number_of_calls_in_half_open_state().to_string(),
+            ),
+            (
+                CB_WAIT,
+                describe_interval(c.wait_interval_function_in_open_state(), notes, CB_WAIT),
+            ),
+            (
+                "max-wait-duration-in-half-open-state",
+                duration::format(c.max_wait_duration_in_half_open_state()),
+            ),
+            (
+                "automatic-transition-from-open-to-half-open-enabled",
+                c.automatic_transition_from_open_to_half_open_enabled()
+                    .to_string(),
+            ),
+            ("record-errors", list(c.record_errors())),
+            ("ignore-errors", list(c.ignore_errors())),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(c: &CircuitBreakerConfig) -> Vec<(&'static str, Vec<String>)> {
+        vec![
+            ("record-errors", owned(c.record_errors())),
+            ("ignore-errors", owned(c.ignore_errors())),
+        ]
+    }
+}
+
+/// Warns about a multiplier, maximum or factor whose flag is off.
+fn warn_unused<P: Binder>(
+    s: &mut State<'_, P>,
+    t: &Table,
+    exponential: Option<&Setting>,
+    randomized: Option<&Setting>,
+    max_key: &'static str,
+) {
+    for (key, needs, flag) in [
+        (MULTIPLIER, ENABLE_EXPONENTIAL, exponential),
+        (max_key, ENABLE_EXPONENTIAL, exponential),
+        (FACTOR, ENABLE_RANDOMIZED, randomized),
+    ] {
+        if let (Some(setting), None) = (t.get(key), flag) {
+            s.warn(setting, format!("has no effect without `{needs} = true`"));
+        }
+    }
+}
+
+impl Binder for ThreadPoolBulkhead {
+    type Builder = ThreadPoolBulkheadConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        ThreadPoolBulkheadConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.count(t, "max-thread-pool-size") {
+            s.map(|b| b.max_thread_pool_size(v));
+        }
+        if let Some(v) = s.count(t, "core-thread-pool-size") {
+            s.map(|b| b.core_thread_pool_size(v));
+        }
+        if let Some(v) = s.count(t, "queue-capacity") {
+            s.map(|b| b.queue_capacity(v));
+        }
+        if let Some(v) = s.duration(t, "keep-alive-duration") {
+            s.map(|b| b.keep_alive_duration(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<ThreadPoolBulkheadConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &ThreadPoolBulkheadConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("max-thread-pool-size", c.max_thread_pool_size().to_string()),
+            (
+                "core-thread-pool-size",
+                c.core_thread_pool_size().to_string(),
+            ),
+            ("queue-capacity", c.queue_capacity().to_string()),
+            (
+                "keep-alive-duration",
+                duration::format(c.keep_alive_duration()),
+            ),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &ThreadPoolBulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+impl Binder for Bulkhead {
+    type Builder = BulkheadConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        BulkheadConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.count(t, "max-concurrent-calls") {
+            s.map(|b| b.max_concurrent_calls(v));
+        }
+        if let Some(v) = s.duration(t, "max-wait-duration") {
+            s.map(|b| b.max_wait_duration(v));
+        }
+        if let Some(v) = s.boolean(t, "fair-call-handling-enabled") {
+            s.map(|b| b.fair_call_handling_enabled(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<BulkheadConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &BulkheadConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("max-concurrent-calls", c.max_concurrent_calls().to_string()),
+            ("max-wait-duration", duration::format(c.max_wait_duration())),
+            (
+                "fair-call-handling-enabled",
+                c.fair_call_handling_enabled().to_string(),
+            ),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+const RETRY_WAIT: &str = "wait-duration";
+const RETRY_MAX: &str = "exponential-max-wait-duration";
+
+impl Binder for Retry {
+    type Builder = RetryConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        RetryConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
+        if let Some(v) = s.count(t, "max-attempts") {
+            s.map(|b| b.max_attempts(v));
+        }
+        if let Some(v) = s.boolean(t, "fail-after-max-attempts") {
+            s.map(|b| b.fail_after_max_attempts(v));
+        }
+        if let Some(v) = s.kinds(t, "retry-errors") {
+            s.map(|b| b.retry_errors(v));
+        }
+        if let Some(v) = s.kinds(t, "ignore-errors") {
+            s.map(|b| b.ignore_errors(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+        // Resilience4j merges these four from the nearest table that sets
+        // them before choosing the wait; the randomization factor it does not
+        let exponential = on(s.inherited(t, ENABLE_EXPONENTIAL));
+        let randomized = on(s.inherited(t, ENABLE_RANDOMIZED));
+        let multiplier = float_of(s.inherited(t, MULTIPLIER));
+        let max = duration_of(s.inherited(t, RETRY_MAX));
+        let Some(base) = t.get(RETRY_WAIT) else {
+            if last && t.section == "instances" {
+                for key in [
+                    ENABLE_EXPONENTIAL,
+                    ENABLE_RANDOMIZED,
+                    MULTIPLIER,
+                    RETRY_MAX,
+                    FACTOR,
+                ] {
+                    if let Some(setting) = t.get(key) {
+                        s.warn(
+                            setting,
+                            format!("has no effect: only a table that sets `{RETRY_WAIT}` chooses how the wait grows"),
+                        );
+                    }
+                }
+            }
+            return;
+        };
+        let Some((base_wait, _)) = duration_of(Some(base)) else {
+            return;
+        };
+        s.provenance.insert(RETRY_WAIT, base);
+        warn_unused(s, t, exponential, randomized, RETRY_MAX);
+        let wait = Wait {
+            key: RETRY_WAIT,
+            max_key: RETRY_MAX,
+            base: (base_wait, base),
+            exponential,
+            randomized,
+            multiplier,
+            max,
+            factor: float_of(t.get(FACTOR)),
+        };
+        s.wait(
+            &wait,
+            true,
+            |b, d| b.wait_duration(d),
+            |b, f| b.interval_function(f),
+        );
+    }
+
+    fn build(b: Self::Builder) -> Result<RetryConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &RetryConfig,
+        notes: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        let wait = match c.interval_bi_function().as_constant() {
+            Some(d) => duration::format(d),
+            None => notes
+                .get(RETRY_WAIT)
+                .cloned()
+                .unwrap_or_else(|| format!("{:?}", c.interval_bi_function())),
+        };
+        vec![
+            ("max-attempts", c.max_attempts().to_string()),
+            (RETRY_WAIT, wait),
+            (
+                "fail-after-max-attempts",
+                c.fail_after_max_attempts().to_string(),
+            ),
+            ("retry-errors", list(c.retry_errors())),
+            ("ignore-errors", list(c.ignore_errors())),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(c: &RetryConfig) -> Vec<(&'static str, Vec<String>)> {
+        vec![
+            ("retry-errors", owned(c.retry_errors())),
+            ("ignore-errors", owned(c.ignore_errors())),
+        ]
+    }
+}
+
+impl Binder for RateLimiter {
+    type Builder = RateLimiterConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        RateLimiterConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.count(t, "limit-for-period") {
+            s.map(|b| b.limit_for_period(v));
+        }
+        if let Some(v) = s.duration(t, "limit-refresh-period") {
+            s.map(|b| b.limit_refresh_period(v));
+        }
+        if let Some(v) = s.duration(t, "timeout-duration") {
+            s.map(|b| b.timeout_duration(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<RateLimiterConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &RateLimiterConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("limit-for-period", c.limit_for_period().to_string()),
+            (
+                "limit-refresh-period",
+                duration::format(c.limit_refresh_period()),
+            ),
+            ("timeout-duration", duration::format(c.timeout_duration())),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &RateLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+impl Binder for TimeLimiter {
+    type Builder = TimeLimiterConfigBuilder;
+
+    fn builder() -> Self::Builder {
+        TimeLimiterConfig::builder()
+    }
+
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+        if let Some(v) = s.duration(t, "timeout-duration") {
+            s.map(|b| b.timeout_duration(v));
+        }
+        if let Some(v) = s.boolean(t, "cancel-running-future") {
+            s.map(|b| b.cancel_running_future(v));
+        }
+        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
+            s.map(|b| b.event_consumer_buffer_size(v));
+        }
+    }
+
+    fn build(b: Self::Builder) -> Result<TimeLimiterConfig, ConfigError> {
+        b.build()
+    }
+
+    fn describe(
+        c: &TimeLimiterConfig,
+        _: &BTreeMap<&'static str, String>,
+    ) -> Vec<(&'static str, String)> {
+        vec![
+            ("timeout-duration", duration::format(c.timeout_duration())),
+            (
+                "cancel-running-future",
+                c.cancel_running_future().to_string(),
+            ),
+            (
+                file::EVENT_CONSUMER_BUFFER_SIZE,
+                c.event_consumer_buffer_size().to_string(),
+            ),
+        ]
+    }
+
+    fn kinds(_: &TimeLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+/// The aspects whose tables name error kinds (checked against the declarations).
+pub(crate) fn has_kinds(aspect: Aspect) -> bool {
+    matches!(aspect, Aspect::CircuitBreaker | Aspect::Retry)
+}

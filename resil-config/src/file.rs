@@ -1,0 +1,1006 @@
+//! The schema of resilience.toml and the first pass over a parsed file: every
+//! key known, every value typed, every mistake collected (none stops the pass).
+//!
+//! The input is the tree the `config` crate merged from the file and the
+//! environment ([`Node`]s, which remember whether a value came from the file
+//! or from an environment variable). The output is a [`Document`]: per aspect,
+//! its `configs`, `instances` and `tags`, each table a map from canonical
+//! (kebab-case) key to a typed [`Setting`] that knows its full key path and
+//! the value as written, for messages.
+//!
+//! Keys match as Spring's relaxed binding matches them: case, `-` and `_` do
+//! not matter (`failure-rate-threshold`, `failureRateThreshold` and
+//! `failure_rate_threshold` are one key). Names of configs, instances and
+//! tags are kept exactly as written.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use config::{Value, ValueKind};
+use resil_core::circuit_breaker::SlidingWindowType;
+
+use crate::declared::Aspect;
+use crate::duration;
+use crate::error::{ConfigProblem, Diagnostics};
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Origin {
+    File,
+    Env(Arc<str>),
+}
+
+/// How the environment source marks the origin of its values.
+pub(crate) const ENV_ORIGIN: &str = "env ";
+
+/// A parsed value with its origin.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) kind: Kind,
+    pub(crate) origin: Origin,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    Nil,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Array(Vec<Node>),
+    Table(BTreeMap<String, Node>),
+}
+
+impl Node {
+    pub(crate) fn from_value(v: Value) -> Node {
+        let origin = match v.origin() {
+            Some(o) if o.starts_with(ENV_ORIGIN) => Origin::Env(Arc::from(&o[ENV_ORIGIN.len()..])),
+            _ => Origin::File,
+        };
+        let kind = match v.kind {
+            ValueKind::Nil => Kind::Nil,
+            ValueKind::Boolean(b) => Kind::Bool(b),
+            ValueKind::I64(i) => Kind::Int(i128::from(i)),
+            ValueKind::I128(i) => Kind::Int(i),
+            ValueKind::U64(u) => Kind::Int(i128::from(u)),
+            ValueKind::U128(u) => match i128::try_from(u) {
+                Ok(i) => Kind::Int(i),
+                Err(_) => Kind::Str(u.to_string()),
+            },
+            ValueKind::Float(f) => Kind::Float(f),
+            ValueKind::String(s) => Kind::Str(s),
+            ValueKind::Array(a) => Kind::Array(a.into_iter().map(Node::from_value).collect()),
+            ValueKind::Table(t) => Kind::Table(
+                t.into_iter()
+                    .map(|(k, v)| (k, Node::from_value(v)))
+                    .collect(),
+            ),
+        };
+        // `config` keeps the origin of values, not of the tables it creates
+        // while merging: a table whose every value came from one environment
+        // source was created by it
+        let origin = match &kind {
+            Kind::Table(t) => {
+                let mut origins = t.values().map(|n| &n.origin);
+                match origins.next() {
+                    Some(first @ Origin::Env(_))
+                        if origins.all(|o| matches!(o, Origin::Env(_))) =>
+                    {
+                        first.clone()
+                    }
+                    _ => origin,
+                }
+            }
+            _ => origin,
+        };
+        Node { kind, origin }
+    }
+
+    /// The value as a TOML reader would recognize it, cut at about 80 characters.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        render(self, &mut out, 0);
+        if out.chars().count() > 80 {
+            let cut: String = out.chars().take(77).collect();
+            out = format!("{cut}...");
+        }
+        out
+    }
+}
+
+fn render(node: &Node, out: &mut String, depth: usize) {
+    if out.len() > 100 || depth > 8 {
+        out.push_str("...");
+        return;
+    }
+    match &node.kind {
+        Kind::Nil => out.push_str("null"),
+        Kind::Bool(b) => {
+            let _ = write!(out, "{b}");
+        }
+        Kind::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Kind::Float(f) => {
+            // `1.0`, not `1`: as written in TOML
+            let _ = write!(out, "{f:?}");
+        }
+        Kind::Str(s) => {
+            let _ = write!(out, "{s:?}");
+        }
+        Kind::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                render(item, out, depth + 1);
+                if out.len() > 100 {
+                    break;
+                }
+            }
+            out.push(']');
+        }
+        Kind::Table(t) => {
+            out.push('{');
+            for (i, (k, v)) in t.iter().enumerate() {
+                out.push_str(if i > 0 { ", " } else { " " });
+                let _ = write!(out, "{} = ", segment(k));
+                render(v, out, depth + 1);
+                if out.len() > 100 {
+                    break;
+                }
+            }
+            out.push_str(if t.is_empty() { "}" } else { " }" });
+        }
+    }
+}
+
+/// A key as it appears in a dotted path: bare when TOML allows, else quoted.
+pub(crate) fn segment(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        key.to_owned()
+    } else {
+        format!("{key:?}")
+    }
+}
+
+/// Spring's relaxed form of a property name: lowercase, without `-` and `_`.
+pub(crate) fn relaxed(key: &str) -> String {
+    key.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The closest candidate, if one is close enough to be a likely typo.
+pub(crate) fn did_you_mean<'a>(
+    input: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let input = relaxed(input);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&input, &relaxed(c)), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+fn suggestion<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    match did_you_mean(input, candidates) {
+        Some(c) => format!("; did you mean `{c}`?"),
+        None => String::new(),
+    }
+}
+
+/// The type of a key's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ty {
+    /// A percentage (`f32` in the builders).
+    Percent,
+    /// Any number (`f64`).
+    Float,
+    /// A whole number from 0 to `u32::MAX`.
+    Count,
+    Duration,
+    Bool,
+    WindowType,
+    /// A list of error kind names (Java class names reduced to their simple name).
+    Kinds,
+    BaseConfig,
+    /// A Java class name standing for code: refused with this advice.
+    Code(&'static str),
+    /// A list of Java class names; only the empty list is accepted.
+    ClassList(&'static str),
+    /// Accepted for compatibility (a bool) and without effect in Rust.
+    NoEffect,
+}
+
+/// A key of a config or instance table.
+#[derive(Debug)]
+pub(crate) struct KeyDef {
+    pub(crate) name: &'static str,
+    pub(crate) alias: Option<&'static str>,
+    pub(crate) ty: Ty,
+}
+
+const fn key(name: &'static str, ty: Ty) -> KeyDef {
+    KeyDef {
+        name,
+        alias: None,
+        ty,
+    }
+}
+
+const fn aliased(name: &'static str, alias: &'static str, ty: Ty) -> KeyDef {
+    KeyDef {
+        name,
+        alias: Some(alias),
+        ty,
+    }
+}
+
+pub(crate) const BASE_CONFIG: &str = "base-config";
+pub(crate) const EVENT_CONSUMER_BUFFER_SIZE: &str = "event-consumer-buffer-size";
+
+const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
+    key("failure-rate-threshold", Ty::Percent),
+    key("slow-call-rate-threshold", Ty::Percent),
+    key("slow-call-duration-threshold", Ty::Duration),
+    key("wait-duration-in-open-state", Ty::Duration),
+    key("max-wait-duration-in-half-open-state", Ty::Duration),
+    key("sliding-window-type", Ty::WindowType),
+    key("sliding-window-size", Ty::Count),
+    key("minimum-number-of-calls", Ty::Count),
+    key("permitted-number-of-calls-in-half-open-state", Ty::Count),
+    key(
+        "automatic-transition-from-open-to-half-open-enabled",
+        Ty::Bool,
+    ),
+    key("writable-stack-trace-enabled", Ty::NoEffect),
+    aliased("record-errors", "record-exceptions", Ty::Kinds),
+    aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
+    key(
+        "record-failure-predicate",
+        Ty::Code("write the predicate in Rust: `#[circuit_breaker(record = path)]`"),
+    ),
+    key(
+        "ignore-exception-predicate",
+        Ty::Code("write the predicate in Rust: `#[circuit_breaker(ignore = path)]`"),
+    ),
+    key(
+        "record-result-predicate",
+        Ty::Code("write the predicate in Rust: `#[circuit_breaker(record_result = path)]`"),
+    ),
+    key("enable-exponential-backoff", Ty::Bool),
+    key("exponential-backoff-multiplier", Ty::Float),
+    key("exponential-max-wait-duration-in-open-state", Ty::Duration),
+    key("enable-randomized-wait", Ty::Bool),
+    key("randomized-wait-factor", Ty::Float),
+    key("register-health-indicator", Ty::Bool),
+    key("allow-health-indicator-to-fail", Ty::Bool),
+    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(BASE_CONFIG, Ty::BaseConfig),
+];
+
+const RETRY_KEYS: &[KeyDef] = &[
+    key("max-attempts", Ty::Count),
+    key("wait-duration", Ty::Duration),
+    key(
+        "interval-bi-function",
+        Ty::Code("write it in Rust: `RetryConfig::builder().interval_bi_function(..)`"),
+    ),
+    aliased("retry-errors", "retry-exceptions", Ty::Kinds),
+    aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
+    key(
+        "retry-exception-predicate",
+        Ty::Code("write the predicate in Rust: `#[retry(retry_on = path)]`"),
+    ),
+    key(
+        "result-predicate",
+        Ty::Code("write the predicate in Rust: `#[retry(retry_on_result = path)]`"),
+    ),
+    key(
+        "consume-result-before-retry-attempt",
+        Ty::Code("resil has no such hook; subscribe to the retry's events instead"),
+    ),
+    key("fail-after-max-attempts", Ty::Bool),
+    key("enable-exponential-backoff", Ty::Bool),
+    key("exponential-backoff-multiplier", Ty::Float),
+    key("exponential-max-wait-duration", Ty::Duration),
+    key("enable-randomized-wait", Ty::Bool),
+    key("randomized-wait-factor", Ty::Float),
+    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(BASE_CONFIG, Ty::BaseConfig),
+];
+
+const BULKHEAD_KEYS: &[KeyDef] = &[
+    key("max-concurrent-calls", Ty::Count),
+    key("max-wait-duration", Ty::Duration),
+    key("fair-call-handling-enabled", Ty::Bool),
+    key("writable-stack-trace-enabled", Ty::NoEffect),
+    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(BASE_CONFIG, Ty::BaseConfig),
+];
+
+const THREAD_POOL_BULKHEAD_KEYS: &[KeyDef] = &[
+    key("max-thread-pool-size", Ty::Count),
+    key("core-thread-pool-size", Ty::Count),
+    key("queue-capacity", Ty::Count),
+    key("keep-alive-duration", Ty::Duration),
+    key("writable-stack-trace-enabled", Ty::NoEffect),
+    key(
+        "context-propagators",
+        Ty::ClassList(
+            "register propagators in Rust: `ThreadPoolBulkheadConfig::builder().context_propagator(..)`",
+        ),
+    ),
+    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(BASE_CONFIG, Ty::BaseConfig),
+];
+
+const RATE_LIMITER_KEYS: &[KeyDef] = &[
+    key("limit-for-period", Ty::Count),
+    key("limit-refresh-period", Ty::Duration),
+    key("timeout-duration", Ty::Duration),
+    key("writable-stack-trace-enabled", Ty::NoEffect),
+    key("subscribe-for-events", Ty::Bool),
+    key("register-health-indicator", Ty::Bool),
+    key("allow-health-indicator-to-fail", Ty::Bool),
+    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(BASE_CONFIG, Ty::BaseConfig),
+];
+
+const TIME_LIMITER_KEYS: &[KeyDef] = &[
+    key("timeout-duration", Ty::Duration),
+    key("cancel-running-future", Ty::Bool),
+    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(BASE_CONFIG, Ty::BaseConfig),
+];
+
+/// The keys of a config or instance table of `aspect`.
+pub(crate) fn keys(aspect: Aspect) -> &'static [KeyDef] {
+    match aspect {
+        Aspect::CircuitBreaker => CIRCUIT_BREAKER_KEYS,
+        Aspect::Retry => RETRY_KEYS,
+        Aspect::Bulkhead => BULKHEAD_KEYS,
+        Aspect::ThreadPoolBulkhead => THREAD_POOL_BULKHEAD_KEYS,
+        Aspect::RateLimiter => RATE_LIMITER_KEYS,
+        Aspect::TimeLimiter => TIME_LIMITER_KEYS,
+    }
+}
+
+/// The key definition `name` (canonical, alias or any relaxed spelling) stands for.
+pub(crate) fn find_key(aspect: Aspect, name: &str) -> Option<&'static KeyDef> {
+    let r = relaxed(name);
+    keys(aspect)
+        .iter()
+        .find(|k| relaxed(k.name) == r || k.alias.is_some_and(|a| relaxed(a) == r))
+}
+
+/// Resilience4j's other names for `instances`.
+pub(crate) fn instance_aliases(aspect: Aspect) -> &'static [&'static str] {
+    match aspect {
+        Aspect::CircuitBreaker | Aspect::Retry | Aspect::Bulkhead | Aspect::ThreadPoolBulkhead => {
+            &["backends"]
+        }
+        Aspect::RateLimiter => &["limiters"],
+        Aspect::TimeLimiter => &[],
+    }
+}
+
+/// Spring's aspect-order property of the module, if it has one.
+pub(crate) fn aspect_order_key(aspect: Aspect) -> Option<&'static str> {
+    match aspect {
+        Aspect::CircuitBreaker => Some("circuit-breaker-aspect-order"),
+        Aspect::Retry => Some("retry-aspect-order"),
+        Aspect::RateLimiter => Some("rate-limiter-aspect-order"),
+        Aspect::TimeLimiter => Some("time-limiter-aspect-order"),
+        Aspect::Bulkhead | Aspect::ThreadPoolBulkhead => None,
+    }
+}
+
+/// The aspect whose module table `key` names (relaxed).
+pub(crate) fn find_aspect(key: &str) -> Option<Aspect> {
+    let r = relaxed(key);
+    Aspect::ALL.into_iter().find(|a| relaxed(a.as_str()) == r)
+}
+
+/// What a key of a module table is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Section {
+    Configs,
+    /// `instances`, or one of its aliases.
+    Instances,
+    Tags,
+    AspectOrder,
+}
+
+pub(crate) fn find_section(aspect: Aspect, key: &str) -> Option<Section> {
+    let r = relaxed(key);
+    if r == "configs" {
+        Some(Section::Configs)
+    } else if r == "instances" || instance_aliases(aspect).iter().any(|a| relaxed(a) == r) {
+        Some(Section::Instances)
+    } else if r == "tags" {
+        Some(Section::Tags)
+    } else if aspect_order_key(aspect).is_some_and(|k| relaxed(k) == r) {
+        Some(Section::AspectOrder)
+    } else {
+        None
+    }
+}
+
+fn section_names(aspect: Aspect) -> Vec<&'static str> {
+    let mut names = vec!["configs", "instances"];
+    names.extend(instance_aliases(aspect));
+    names.push("tags");
+    names.extend(aspect_order_key(aspect));
+    names
+}
+
+/// A typed value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Float(f64),
+    Count(u32),
+    Duration(Duration),
+    Bool(bool),
+    WindowType(SlidingWindowType),
+    Kinds(Vec<String>),
+    /// `base-config`; `None` for the empty string, which Resilience4j reads as unset.
+    Name(Option<String>),
+    /// A key accepted without effect.
+    Nothing,
+}
+
+/// One key of one table, typed, with where it was written.
+#[derive(Debug, Clone)]
+pub(crate) struct Setting {
+    pub(crate) val: Val,
+    /// The file's name or `env NAME`.
+    pub(crate) source: String,
+    /// The full key path as written.
+    pub(crate) path: String,
+    /// The value as written.
+    pub(crate) raw: String,
+}
+
+impl Setting {
+    /// A problem with this setting's value.
+    pub(crate) fn problem(&self, message: impl Into<String>) -> ConfigProblem {
+        ConfigProblem::new(
+            self.source.clone(),
+            self.path.clone(),
+            Some(self.raw.clone()),
+            message,
+        )
+    }
+}
+
+/// A config or instance table.
+#[derive(Debug, Clone)]
+pub(crate) struct Table {
+    /// Its name under `configs` or `instances`.
+    pub(crate) name: String,
+    /// `configs` or `instances`, for labels like `configs.inventory-base`.
+    pub(crate) section: &'static str,
+    pub(crate) path: String,
+    pub(crate) source: String,
+    pub(crate) settings: BTreeMap<&'static str, Setting>,
+}
+
+impl Table {
+    pub(crate) fn get(&self, key: &str) -> Option<&Setting> {
+        self.settings.get(key)
+    }
+
+    /// `configs.inventory-base` or `instances.inventory-query`.
+    pub(crate) fn label(&self) -> String {
+        format!("{}.{}", self.section, segment(&self.name))
+    }
+
+    /// The `base-config` this table names, if any.
+    pub(crate) fn base_config(&self) -> Option<(&str, &Setting)> {
+        let s = self.get(BASE_CONFIG)?;
+        match &s.val {
+            Val::Name(Some(n)) => Some((n, s)),
+            _ => None,
+        }
+    }
+
+    /// A problem with the table itself.
+    pub(crate) fn problem(&self, message: impl Into<String>) -> ConfigProblem {
+        ConfigProblem::new(self.source.clone(), self.path.clone(), None, message)
+    }
+}
+
+/// One aspect's part of the file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Module {
+    pub(crate) configs: BTreeMap<String, Table>,
+    pub(crate) instances: BTreeMap<String, Table>,
+    pub(crate) tags: BTreeMap<String, String>,
+}
+
+/// The whole file, typed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Document {
+    pub(crate) modules: [Module; 6],
+}
+
+impl Document {
+    pub(crate) fn module(&self, aspect: Aspect) -> &Module {
+        &self.modules[aspect.index()]
+    }
+}
+
+/// How sources and paths are named in messages.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    /// The file's name as given.
+    pub(crate) file: String,
+    /// `resilience4j` when the file's tree sits under that key (Spring's `application.yml`).
+    pub(crate) prefix: Option<&'static str>,
+}
+
+impl Ctx {
+    pub(crate) fn source(&self, origin: &Origin) -> String {
+        match origin {
+            Origin::File => self.file.clone(),
+            Origin::Env(var) => format!("{ENV_ORIGIN}{var}"),
+        }
+    }
+
+    pub(crate) fn path(&self, origin: &Origin, segments: &[&str]) -> String {
+        let mut out = String::new();
+        if let (Origin::File, Some(p)) = (origin, self.prefix) {
+            out.push_str(p);
+        }
+        for s in segments {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment(s));
+        }
+        out
+    }
+
+    fn problem(&self, node: &Node, segments: &[&str], message: impl Into<String>) -> ConfigProblem {
+        ConfigProblem::new(
+            self.source(&node.origin),
+            self.path(&node.origin, segments),
+            Some(node.render()),
+            message,
+        )
+    }
+}
+
+/// Why a top-level table of Resilience4j's Spring Boot properties that is not
+/// a module has no effect here, if `key` is one.
+fn spring_only(key: &str) -> Option<&'static str> {
+    match relaxed(key).as_str() {
+        "scheduled" => {
+            Some("retries and time limits wait on resil's clock, not on a scheduled executor")
+        }
+        "micrometer" => Some("resil has no `@Timer` aspect"),
+        _ => None,
+    }
+}
+
+/// Reads the merged tree into a [`Document`], reporting every mistake in `d`.
+pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics) -> Document {
+    let mut doc = Document::default();
+    let mut seen: [Option<&str>; 6] = [None; 6];
+    for (key, node) in root {
+        if let Some(why) = spring_only(key) {
+            d.warn(ctx.problem(node, &[key], format!("has no effect in resil: {why}")));
+            continue;
+        }
+        let Some(aspect) = find_aspect(key) else {
+            let modules = Aspect::ALL.map(Aspect::as_str);
+            d.error(ctx.problem(
+                node,
+                &[key],
+                format!(
+                    "unknown table{}",
+                    match did_you_mean(key, modules) {
+                        Some(m) => format!("; did you mean `{m}`?"),
+                        None => format!("; expected one of {}", list(&modules)),
+                    }
+                ),
+            ));
+            continue;
+        };
+        if let Some(other) = seen[aspect.index()].replace(key) {
+            d.error(ctx.problem(
+                node,
+                &[key],
+                format!("`{aspect}` is given twice (also as `{other}`)"),
+            ));
+            continue;
+        }
+        let Kind::Table(t) = &node.kind else {
+            d.error(ctx.problem(
+                node,
+                &[key],
+                "expected a table of `configs`, `instances` and `tags`",
+            ));
+            continue;
+        };
+        read_module(aspect, key, t, ctx, d, &mut doc.modules[aspect.index()]);
+    }
+    doc
+}
+
+fn read_module(
+    aspect: Aspect,
+    module_key: &str,
+    table: &BTreeMap<String, Node>,
+    ctx: &Ctx,
+    d: &mut Diagnostics,
+    out: &mut Module,
+) {
+    for (key, node) in table {
+        let here = [module_key, key.as_str()];
+        if relaxed(key) == "metrics" {
+            d.warn(ctx.problem(
+                node,
+                &here,
+                "has no effect in resil: metrics are published through the `metrics` cargo feature, not switched per module",
+            ));
+            continue;
+        }
+        let Some(section) = find_section(aspect, key) else {
+            let names = section_names(aspect);
+            d.error(ctx.problem(
+                node,
+                &here,
+                format!(
+                    "unknown key{}",
+                    match did_you_mean(key, names.iter().copied()) {
+                        Some(m) => format!("; did you mean `{m}`?"),
+                        None => format!("; expected one of {}", list(&names)),
+                    }
+                ),
+            ));
+            continue;
+        };
+        match section {
+            Section::AspectOrder => match &node.kind {
+                Kind::Int(_) => d.warn(ctx.problem(
+                    node,
+                    &here,
+                    "has no effect: resil applies the aspects in one fixed order, Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))",
+                )),
+                _ => d.error(ctx.problem(node, &here, "expected a whole number")),
+            },
+            Section::Tags => {
+                let Kind::Table(tags) = &node.kind else {
+                    d.error(ctx.problem(node, &here, "expected a table of tag names and values"));
+                    continue;
+                };
+                for (tag, v) in tags {
+                    let value = match &v.kind {
+                        Kind::Str(s) => s.clone(),
+                        Kind::Int(i) => i.to_string(),
+                        Kind::Float(f) => f.to_string(),
+                        Kind::Bool(b) => b.to_string(),
+                        _ => {
+                            d.error(ctx.problem(
+                                v,
+                                &[module_key, key, tag],
+                                "a tag's value must be a string",
+                            ));
+                            continue;
+                        }
+                    };
+                    out.tags.insert(tag.clone(), value);
+                }
+            }
+            Section::Configs | Section::Instances => {
+                let Kind::Table(entries) = &node.kind else {
+                    d.error(ctx.problem(node, &here, "expected a table of named tables"));
+                    continue;
+                };
+                let (map, section_name) = match section {
+                    Section::Configs => (&mut out.configs, "configs"),
+                    _ => (&mut out.instances, "instances"),
+                };
+                for (name, entry) in entries {
+                    let segments = [module_key, key.as_str(), name.as_str()];
+                    let Kind::Table(settings) = &entry.kind else {
+                        d.error(ctx.problem(
+                            entry,
+                            &segments,
+                            format!("expected a table of {} settings", aspect.attribute()),
+                        ));
+                        continue;
+                    };
+                    if let Some(previous) = map.get(name) {
+                        d.error(ctx.problem(
+                            entry,
+                            &segments,
+                            format!("is given twice (also as {})", previous.path),
+                        ));
+                        continue;
+                    }
+                    let table = Table {
+                        name: name.clone(),
+                        section: section_name,
+                        path: ctx.path(&entry.origin, &segments),
+                        source: ctx.source(&entry.origin),
+                        settings: read_settings(aspect, &segments, settings, ctx, d),
+                    };
+                    map.insert(name.clone(), table);
+                }
+            }
+        }
+    }
+}
+
+fn read_settings(
+    aspect: Aspect,
+    at: &[&str],
+    table: &BTreeMap<String, Node>,
+    ctx: &Ctx,
+    d: &mut Diagnostics,
+) -> BTreeMap<&'static str, Setting> {
+    let mut out = BTreeMap::new();
+    let mut spelled: BTreeMap<&'static str, &str> = BTreeMap::new();
+    for (key, node) in table {
+        let mut segments = at.to_vec();
+        segments.push(key);
+        let Some(def) = find_key(aspect, key) else {
+            let names = keys(aspect).iter().map(|k| k.name);
+            d.error(ctx.problem(
+                node,
+                &segments,
+                format!(
+                    "unknown {} setting{}",
+                    aspect.attribute(),
+                    suggestion(key, names)
+                ),
+            ));
+            continue;
+        };
+        if let Some(other) = spelled.insert(def.name, key) {
+            d.error(ctx.problem(
+                node,
+                &segments,
+                format!("is the same key as `{other}` in this table; give it once"),
+            ));
+            continue;
+        }
+        match typed(def.ty, node) {
+            Ok(val) => {
+                out.insert(
+                    def.name,
+                    Setting {
+                        val,
+                        source: ctx.source(&node.origin),
+                        path: ctx.path(&node.origin, &segments),
+                        raw: node.render(),
+                    },
+                );
+            }
+            Err(message) => d.error(ctx.problem(node, &segments, message)),
+        }
+    }
+    out
+}
+
+/// Types one value; the error is the message for the problem.
+fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
+    if let Kind::Nil = node.kind {
+        return Err("has no value".to_owned());
+    }
+    match ty {
+        Ty::Percent | Ty::Float => number(node).map(Val::Float),
+        Ty::Count => count(node).map(Val::Count),
+        Ty::Duration => match &node.kind {
+            Kind::Int(ms) => duration::from_millis(*ms)
+                .map(Val::Duration)
+                .map_err(|e| e.to_string()),
+            Kind::Str(s) => duration::parse(s)
+                .map(Val::Duration)
+                .map_err(|e| e.to_string()),
+            _ => Err(duration::EXPECTED.to_owned()),
+        },
+        Ty::Bool | Ty::NoEffect => {
+            let b = boolean(node)?;
+            Ok(if ty == Ty::Bool {
+                Val::Bool(b)
+            } else {
+                Val::Nothing
+            })
+        }
+        Ty::WindowType => match &node.kind {
+            Kind::Str(s) => match relaxed(s).as_str() {
+                "countbased" => Ok(Val::WindowType(SlidingWindowType::CountBased)),
+                "timebased" => Ok(Val::WindowType(SlidingWindowType::TimeBased)),
+                _ => Err("expected \"COUNT_BASED\" or \"TIME_BASED\"".to_owned()),
+            },
+            _ => Err("expected \"COUNT_BASED\" or \"TIME_BASED\"".to_owned()),
+        },
+        Ty::Kinds => kinds(node).map(Val::Kinds),
+        Ty::BaseConfig => match &node.kind {
+            Kind::Str(s) if s.is_empty() => Ok(Val::Name(None)),
+            Kind::Str(s) => Ok(Val::Name(Some(s.clone()))),
+            _ => Err("expected the name of a table under `configs`".to_owned()),
+        },
+        Ty::Code(advice) => Err(format!(
+            "names Java code, which resil cannot load; {advice}"
+        )),
+        Ty::ClassList(advice) => match strings(node) {
+            Ok(list) if list.is_empty() => Ok(Val::Nothing),
+            _ => Err(format!(
+                "names Java classes, which resil cannot load; {advice}"
+            )),
+        },
+    }
+}
+
+fn number(node: &Node) -> Result<f64, String> {
+    const EXPECTED: &str = "expected a number";
+    match &node.kind {
+        // precision loss above 2^53 is irrelevant for thresholds and factors
+        Kind::Int(i) => Ok(*i as f64),
+        Kind::Float(f) => Ok(*f),
+        Kind::Str(s) => s.trim().parse::<f64>().map_err(|_| EXPECTED.to_owned()),
+        _ => Err(EXPECTED.to_owned()),
+    }
+}
+
+fn count(node: &Node) -> Result<u32, String> {
+    let expected = || format!("expected a whole number from 0 to {}", u32::MAX);
+    let n = match &node.kind {
+        Kind::Int(i) => *i,
+        Kind::Str(s) => s.trim().parse::<i128>().map_err(|_| expected())?,
+        _ => return Err(expected()),
+    };
+    u32::try_from(n).map_err(|_| expected())
+}
+
+fn boolean(node: &Node) -> Result<bool, String> {
+    const EXPECTED: &str = "expected true or false";
+    match &node.kind {
+        Kind::Bool(b) => Ok(*b),
+        Kind::Str(s) if s.trim().eq_ignore_ascii_case("true") => Ok(true),
+        Kind::Str(s) if s.trim().eq_ignore_ascii_case("false") => Ok(false),
+        _ => Err(EXPECTED.to_owned()),
+    }
+}
+
+/// A list of strings: an array, or one comma-separated string (as Spring
+/// reads lists from properties and environment variables).
+fn strings(node: &Node) -> Result<Vec<String>, String> {
+    match &node.kind {
+        Kind::Str(s) => Ok(s
+            .split(',')
+            .map(|p| p.trim().to_owned())
+            .filter(|p| !p.is_empty())
+            .collect()),
+        Kind::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match &item.kind {
+                Kind::Str(s) => Ok(s.trim().to_owned()),
+                _ => Err(format!("item {} is not a string", i + 1)),
+            })
+            .collect(),
+        _ => Err("expected a list of names".to_owned()),
+    }
+}
+
+/// Error kind names. A Java class name (`com.example.InventoryException`,
+/// `Outer$Inner`) stands for its simple name, which is what
+/// `#[derive(Classify)]` would call the variant.
+fn kinds(node: &Node) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for name in strings(node)? {
+        let simple = name.rsplit('.').next().unwrap_or(&name);
+        let simple = simple.rsplit('$').next().unwrap_or(simple);
+        if simple.is_empty() || simple.chars().any(char::is_whitespace) {
+            return Err(format!(
+                "`{name}` is not an error kind name (a variant name like `ConnectionRefused`)"
+            ));
+        }
+        if !out.iter().any(|k| k == simple) {
+            out.push(simple.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(kind: Kind) -> Node {
+        Node {
+            kind,
+            origin: Origin::File,
+        }
+    }
+
+    #[test]
+    fn relaxed_names_match_spring() {
+        assert_eq!(
+            relaxed("failureRateThreshold"),
+            relaxed("failure-rate-threshold")
+        );
+        assert_eq!(relaxed("FAILURE_RATE_THRESHOLD"), "failureratethreshold");
+        let k = find_key(Aspect::CircuitBreaker, "recordExceptions").unwrap();
+        assert_eq!(k.name, "record-errors");
+        assert_eq!(
+            find_aspect("thread_pool_bulkhead"),
+            Some(Aspect::ThreadPoolBulkhead)
+        );
+        assert_eq!(find_aspect("circuit-breaker"), Some(Aspect::CircuitBreaker));
+        assert_eq!(
+            find_section(Aspect::RateLimiter, "limiters"),
+            Some(Section::Instances)
+        );
+        assert_eq!(find_section(Aspect::TimeLimiter, "backends"), None);
+    }
+
+    #[test]
+    fn suggestions_find_typos_only() {
+        let names = keys(Aspect::CircuitBreaker).iter().map(|k| k.name);
+        assert_eq!(
+            did_you_mean("slidng-window-size", names.clone()),
+            Some("sliding-window-size")
+        );
+        assert_eq!(did_you_mean("zzz", names), None);
+        assert_eq!(
+            did_you_mean("max-attemps", ["max-attempts", "wait-duration"]),
+            Some("max-attempts")
+        );
+    }
+
+    #[test]
+    fn kinds_take_simple_names_of_java_classes() {
+        let n = node(Kind::Array(vec![
+            node(Kind::Str(
+                "com.example.order.InventoryConnectionException".into(),
+            )),
+            node(Kind::Str("Outer$Inner".into())),
+            node(Kind::Str("Timeout".into())),
+        ]));
+        assert_eq!(
+            kinds(&n).unwrap(),
+            ["InventoryConnectionException", "Inner", "Timeout"]
+        );
+        let n = node(Kind::Str("A, B,,C".into()));
+        assert_eq!(kinds(&n).unwrap(), ["A", "B", "C"]);
+        assert!(kinds(&node(Kind::Str("com.example.".into()))).is_err());
+    }
+
+    #[test]
+    fn values_render_like_toml() {
+        assert_eq!(node(Kind::Int(150)).render(), "150");
+        assert_eq!(node(Kind::Float(0.5)).render(), "0.5");
+        assert_eq!(node(Kind::Str("10s".into())).render(), "\"10s\"");
+        let long = node(Kind::Str("x".repeat(500)));
+        assert!(long.render().len() <= 83);
+        assert_eq!(segment("inventory-query"), "inventory-query");
+        assert_eq!(segment("a b"), "\"a b\"");
+    }
+}

@@ -1,0 +1,280 @@
+//! The process-wide registries that generated code uses.
+//!
+//! There is one set of six registries per process. [`init`](crate::init)
+//! builds it from resilience.toml; if a protected function runs first, it is
+//! built on the library defaults instead, and resil says so once through
+//! `tracing` (a `WARN` event of target `resil`). Either way it is built once:
+//! `init` after that is an error ([`InitError::AfterFirstCall`]), never a
+//! silent reconfiguration, so the instance each [`CallSite`](crate::CallSite)
+//! cached stays the one in the registry.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use resil_core::bulkhead::Bulkhead;
+use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::rate_limiter::RateLimiter;
+use resil_core::registry::{
+    BulkheadRegistry, CircuitBreakerRegistry, Primitive, RateLimiterRegistry, Registry,
+    RegistryEvent, RegistryEventType, RetryRegistry, ThreadPoolBulkheadRegistry,
+    TimeLimiterRegistry,
+};
+use resil_core::retry::Retry;
+use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+use resil_core::time_limiter::TimeLimiter;
+
+use crate::declared::Aspect;
+use crate::error::InitError;
+
+/// The six registries, one per aspect.
+///
+/// # Examples
+///
+/// ```
+/// use resil_config::Registries;
+///
+/// let registries = Registries::of_defaults();
+/// let cb = registries.circuit_breakers().circuit_breaker("inventory-query");
+/// assert_eq!(cb.name(), "inventory-query");
+/// ```
+pub struct Registries {
+    circuit_breakers: CircuitBreakerRegistry,
+    retries: RetryRegistry,
+    bulkheads: BulkheadRegistry,
+    thread_pool_bulkheads: ThreadPoolBulkheadRegistry,
+    rate_limiters: RateLimiterRegistry,
+    time_limiters: TimeLimiterRegistry,
+}
+
+impl Registries {
+    /// Six registries on the library defaults and the system clock.
+    pub fn of_defaults() -> Self {
+        Registries {
+            circuit_breakers: Registry::of_defaults(),
+            retries: Registry::of_defaults(),
+            bulkheads: Registry::of_defaults(),
+            thread_pool_bulkheads: Registry::of_defaults(),
+            rate_limiters: Registry::of_defaults(),
+            time_limiters: Registry::of_defaults(),
+        }
+    }
+
+    pub(crate) fn from_parts(
+        circuit_breakers: CircuitBreakerRegistry,
+        retries: RetryRegistry,
+        bulkheads: BulkheadRegistry,
+        thread_pool_bulkheads: ThreadPoolBulkheadRegistry,
+        rate_limiters: RateLimiterRegistry,
+        time_limiters: TimeLimiterRegistry,
+    ) -> Self {
+        Registries {
+            circuit_breakers,
+            retries,
+            bulkheads,
+            thread_pool_bulkheads,
+            rate_limiters,
+            time_limiters,
+        }
+    }
+
+    /// The circuit breakers.
+    pub fn circuit_breakers(&self) -> &CircuitBreakerRegistry {
+        &self.circuit_breakers
+    }
+    /// The retries.
+    pub fn retries(&self) -> &RetryRegistry {
+        &self.retries
+    }
+    /// The semaphore bulkheads.
+    pub fn bulkheads(&self) -> &BulkheadRegistry {
+        &self.bulkheads
+    }
+    /// The thread-pool bulkheads.
+    pub fn thread_pool_bulkheads(&self) -> &ThreadPoolBulkheadRegistry {
+        &self.thread_pool_bulkheads
+    }
+    /// The rate limiters.
+    pub fn rate_limiters(&self) -> &RateLimiterRegistry {
+        &self.rate_limiters
+    }
+    /// The time limiters.
+    pub fn time_limiters(&self) -> &TimeLimiterRegistry {
+        &self.time_limiters
+    }
+
+    /// The registry of `P`'s aspect.
+    pub fn of<P: GlobalPrimitive>(&self) -> &Registry<P> {
+        P::registry(self)
+    }
+
+    /// Warns through `tracing` when an instance that call sites may have
+    /// cached is removed or replaced.
+    fn watch(&self) {
+        watch(&self.circuit_breakers, Aspect::CircuitBreaker);
+        watch(&self.retries, Aspect::Retry);
+        watch(&self.bulkheads, Aspect::Bulkhead);
+        watch(&self.thread_pool_bulkheads, Aspect::ThreadPoolBulkhead);
+        watch(&self.rate_limiters, Aspect::RateLimiter);
+        watch(&self.time_limiters, Aspect::TimeLimiter);
+    }
+}
+
+fn watch<P: Primitive>(registry: &Registry<P>, aspect: Aspect) {
+    for kind in [RegistryEventType::Removed, RegistryEventType::Replaced] {
+        registry.event_publisher().on(kind, move |event| {
+            let (what, p) = match event.kind() {
+                RegistryEvent::Removed(p) => ("removed", p),
+                RegistryEvent::Replaced { new, .. } => ("replaced", new),
+                _ => return,
+            };
+            tracing::warn!(
+                target: "resil",
+                "{aspect} `{}` was {what} in the global registry; protected functions that already ran keep the instance they cached",
+                p.instance_name()
+            );
+        });
+    }
+}
+
+impl Default for Registries {
+    fn default() -> Self {
+        Self::of_defaults()
+    }
+}
+
+impl fmt::Debug for Registries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registries")
+            .field("circuit_breakers", &self.circuit_breakers)
+            .field("retries", &self.retries)
+            .field("bulkheads", &self.bulkheads)
+            .field("thread_pool_bulkheads", &self.thread_pool_bulkheads)
+            .field("rate_limiters", &self.rate_limiters)
+            .field("time_limiters", &self.time_limiters)
+            .finish()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A primitive that has a registry among the global [`Registries`]: the six of resil-core.
+pub trait GlobalPrimitive: Primitive + sealed::Sealed {
+    /// Its aspect.
+    const ASPECT: Aspect;
+
+    /// Its registry among `registries`.
+    fn registry(registries: &Registries) -> &Registry<Self>;
+}
+
+macro_rules! global_primitive {
+    ($ty:ty, $aspect:ident, $field:ident) => {
+        impl sealed::Sealed for $ty {}
+        impl GlobalPrimitive for $ty {
+            const ASPECT: Aspect = Aspect::$aspect;
+            fn registry(registries: &Registries) -> &Registry<Self> {
+                &registries.$field
+            }
+        }
+    };
+}
+
+global_primitive!(CircuitBreaker, CircuitBreaker, circuit_breakers);
+global_primitive!(Retry, Retry, retries);
+global_primitive!(Bulkhead, Bulkhead, bulkheads);
+global_primitive!(
+    ThreadPoolBulkhead,
+    ThreadPoolBulkhead,
+    thread_pool_bulkheads
+);
+global_primitive!(RateLimiter, RateLimiter, rate_limiters);
+global_primitive!(TimeLimiter, TimeLimiter, time_limiters);
+
+enum Origin {
+    Init,
+    Defaults { first: String },
+}
+
+struct Global {
+    registries: Registries,
+    origin: Origin,
+}
+
+static GLOBAL: OnceLock<Global> = OnceLock::new();
+
+/// The global registries: those [`init`](crate::init) built, or, if it was
+/// not called, registries on the library defaults (built now, with a
+/// one-time `tracing` warning).
+///
+/// # Examples
+///
+/// ```
+/// let cb = resil_config::registries().circuit_breakers().circuit_breaker("inventory-query");
+/// assert_eq!(cb.name(), "inventory-query");
+/// ```
+pub fn registries() -> &'static Registries {
+    global(|| "resil_config::registries()".to_owned())
+}
+
+/// Whether [`init`](crate::init) built the global registries (`false` before,
+/// and when they run on the defaults because a protected call came first).
+pub fn is_initialized() -> bool {
+    matches!(
+        GLOBAL.get(),
+        Some(Global {
+            origin: Origin::Init,
+            ..
+        })
+    )
+}
+
+fn global(first: impl FnOnce() -> String) -> &'static Registries {
+    &GLOBAL
+        .get_or_init(|| {
+            let first = first();
+            tracing::warn!(
+                target: "resil",
+                "resil::init() was not called before the first protected call ({first}); every instance runs on the library defaults"
+            );
+            let registries = Registries::of_defaults();
+            registries.watch();
+            Global {
+                registries,
+                origin: Origin::Defaults { first },
+            }
+        })
+        .registries
+}
+
+/// Installs `registries` as the global ones.
+pub(crate) fn install(registries: Registries) -> Result<&'static Registries, InitError> {
+    let mut fresh = Some(registries);
+    let global = GLOBAL.get_or_init(|| {
+        let registries = fresh.take().unwrap_or_default();
+        registries.watch();
+        Global {
+            registries,
+            origin: Origin::Init,
+        }
+    });
+    match (&global.origin, fresh) {
+        // ours was installed
+        (_, None) => Ok(&global.registries),
+        (Origin::Init, Some(_)) => Err(InitError::AlreadyInitialized),
+        (Origin::Defaults { first }, Some(_)) => Err(InitError::AfterFirstCall {
+            first: first.clone(),
+        }),
+    }
+}
+
+/// The instance of `name` for a call site, kept alive for the rest of the process.
+pub(crate) fn pin<P: GlobalPrimitive>(name: &'static str) -> &'static P {
+    let registries = global(|| format!("{} `{name}`", P::ASPECT));
+    let registry = P::registry(registries);
+    let instance: Arc<P> = registry.get_or_create(name, || registry.default_config());
+    // One small allocation per call site and process, so that the hot path
+    // holds a plain reference (no reference count to touch per call).
+    let leaked: &'static Arc<P> = Box::leak(Box::new(instance));
+    leaked
+}

@@ -1,0 +1,873 @@
+//! Start-up: load, override, validate, build the registries, check the declarations.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use config::{FileFormat, Format as _, Map, Source, Value, ValueKind};
+use resil_core::clock::{Clock, SharedClock};
+use resil_core::registry::{Registry, Tags};
+
+use crate::bind::{self, Binder, Bound, Extras};
+use crate::declared::{self, Aspect, Declaration};
+use crate::env::{self, EnvSource};
+use crate::error::{ConfigProblem, Diagnostics, InitError};
+use crate::file::{self, Ctx, Document, Node, did_you_mean};
+use crate::global::{self, Registries};
+use crate::inherit;
+
+/// The file [`init`](crate::init) reads when neither the builder nor
+/// `RESIL_CONFIG` names one.
+pub const DEFAULT_FILE: &str = "resilience.toml";
+
+/// The default prefix of environment overrides.
+pub const DEFAULT_ENV_PREFIX: &str = "RESIL";
+
+/// The largest file resil reads (a resilience configuration is a few kilobytes).
+const MAX_FILE_SIZE: usize = 1 << 20;
+
+/// The kinds of the rejections, which every error-kind list may name.
+pub const REJECTION_KINDS: [&str; 5] = [
+    "CallNotPermitted",
+    "BulkheadFull",
+    "RequestNotPermitted",
+    "Timeout",
+    "MaxRetriesExceeded",
+];
+
+/// Loads the configuration and builds the global registries: [`Resilience::builder()`]`.init()`.
+///
+/// Reads `./resilience.toml` (or the file `RESIL_CONFIG` names; a missing
+/// named file is an error, a missing `./resilience.toml` means defaults),
+/// applies `RESIL_*` environment overrides, validates everything, builds the
+/// six registries with every configured and every declared instance, and
+/// checks the configuration against the declarations of protected functions.
+/// Call it once, at the start of `main`, before any protected call; inside or
+/// outside a tokio runtime.
+///
+/// # Errors
+///
+/// [`InitError::Invalid`] with every problem found; [`InitError::AlreadyInitialized`]
+/// on a second call; [`InitError::AfterFirstCall`] when a protected call
+/// already built the registries on the defaults.
+///
+/// # Examples
+///
+/// ```no_run
+/// fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let report = resil_config::init()?;
+///     println!("{report}");
+///     Ok(())
+/// }
+/// ```
+pub fn init() -> Result<Report, InitError> {
+    Resilience::builder().init()
+}
+
+/// The loaded configuration: the registries and the [`Report`].
+///
+/// [`ResilienceBuilder::load`] makes one without touching the global
+/// registries (for tests and tools); [`ResilienceBuilder::init`] installs its
+/// registries as the global ones.
+///
+/// # Examples
+///
+/// ```
+/// use resil_config::Resilience;
+///
+/// let toml = r#"
+/// [circuitbreaker.configs.default]
+/// sliding-window-size = 50
+///
+/// [circuitbreaker.instances.inventory-query]
+/// failure-rate-threshold = 60
+/// "#;
+/// let loaded = Resilience::builder()
+///     .file_contents("resilience.toml", toml)
+///     .env_vars([("RESIL_CIRCUITBREAKER__INSTANCES__INVENTORY_QUERY__MINIMUM_NUMBER_OF_CALLS", "10")])
+///     .load()?;
+/// let cb = loaded.registries().circuit_breakers().circuit_breaker("inventory-query");
+/// assert_eq!(cb.config().sliding_window_size(), 50);
+/// assert_eq!(cb.config().failure_rate_threshold(), 60.0);
+/// assert_eq!(cb.config().minimum_number_of_calls(), 10);
+/// # Ok::<(), resil_config::InitError>(())
+/// ```
+#[derive(Debug)]
+pub struct Resilience {
+    registries: Registries,
+    report: Report,
+}
+
+impl Resilience {
+    /// A builder: which file, which environment, strict or not, which clock.
+    pub fn builder() -> ResilienceBuilder {
+        ResilienceBuilder {
+            file: None,
+            contents: None,
+            env_prefix: DEFAULT_ENV_PREFIX.to_owned(),
+            env: None,
+            strict: false,
+            clock: None,
+            declarations: None,
+        }
+    }
+
+    /// The registries, with every configured and declared instance.
+    pub fn registries(&self) -> &Registries {
+        &self.registries
+    }
+
+    /// What was loaded and found.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The registries and the report.
+    pub fn into_parts(self) -> (Registries, Report) {
+        (self.registries, self.report)
+    }
+}
+
+/// Chooses the file, the environment, strictness and the clock; see [`Resilience`].
+#[derive(Debug)]
+pub struct ResilienceBuilder {
+    file: Option<PathBuf>,
+    contents: Option<(String, String)>,
+    env_prefix: String,
+    env: Option<Vec<(String, String)>>,
+    strict: bool,
+    clock: Option<SharedClock>,
+    declarations: Option<Vec<&'static Declaration>>,
+}
+
+impl ResilienceBuilder {
+    /// Reads this file (`.yml`/`.yaml`: YAML, anything else: TOML); a missing
+    /// file is an error. Takes precedence over `RESIL_CONFIG`.
+    pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.file = Some(path.into());
+        self.contents = None;
+        self
+    }
+
+    /// Uses `text` as the file named `name` (its extension picks the format,
+    /// and messages name it), without reading the disk.
+    pub fn file_contents(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.contents = Some((name.into(), text.into()));
+        self.file = None;
+        self
+    }
+
+    /// The prefix of environment overrides and of the variable naming the
+    /// file (`<PREFIX>_CONFIG`); `RESIL` by default.
+    pub fn env_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.env_prefix = prefix.into();
+        self
+    }
+
+    /// Reads overrides (and `<PREFIX>_CONFIG`) from these variables instead of
+    /// the process environment; an empty list turns overrides off.
+    pub fn env_vars<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.env = Some(
+            vars.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        );
+        self
+    }
+
+    /// In strict mode, the warnings of the report are errors too: instances
+    /// configured but not declared, settings without effect.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// The clock the instances use (a `ManualClock` in tests).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Some(SharedClock::new(clock));
+        self
+    }
+
+    /// Checks against these declarations instead of those linked into the binary.
+    pub fn declarations<I>(mut self, declarations: I) -> Self
+    where
+        I: IntoIterator<Item = &'static Declaration>,
+    {
+        let mut all: Vec<_> = declarations.into_iter().collect();
+        all.sort();
+        self.declarations = Some(all);
+        self
+    }
+
+    /// Loads, validates and builds the registries, and installs them as the
+    /// global registries that protected functions use.
+    ///
+    /// # Errors
+    ///
+    /// As [`init`](crate::init).
+    pub fn init(self) -> Result<Report, InitError> {
+        let (registries, report) = self.load()?.into_parts();
+        global::install(registries)?;
+        tracing::info!(target: "resil", "{}", report.summary());
+        for w in &report.warnings {
+            tracing::warn!(target: "resil", "{w}");
+        }
+        Ok(report)
+    }
+
+    /// Loads, validates and builds the registries without installing them.
+    ///
+    /// # Errors
+    ///
+    /// [`InitError::Invalid`] with every problem found.
+    pub fn load(self) -> Result<Resilience, InitError> {
+        let declarations = self.declarations.unwrap_or_else(declared::declarations);
+        let vars = match self.env {
+            Some(vars) => vars,
+            None => std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+        };
+        let mut d = Diagnostics::default();
+        let config_var = format!("{}_{}", self.env_prefix, env::CONFIG_VAR);
+        let input = match (self.contents, self.file) {
+            (Some((name, text)), _) => Some((name, text)),
+            (None, Some(path)) => read(&path, true, &mut d),
+            (None, None) => match vars.iter().find(|(k, _)| *k == config_var) {
+                Some((_, path)) => read(Path::new(path), true, &mut d),
+                None => read(Path::new(DEFAULT_FILE), false, &mut d),
+            },
+        };
+        let file_name = input
+            .as_ref()
+            .map_or_else(|| DEFAULT_FILE.to_owned(), |(name, _)| name.clone());
+        let (tree, prefix) = match &input {
+            Some((name, text)) => parse(name, text, &mut d),
+            None => (Map::new(), None),
+        };
+        let declared: Vec<(Aspect, &str)> =
+            declarations.iter().map(|x| (x.aspect, x.name)).collect();
+        let overrides = env::map(&self.env_prefix, &vars, &tree, &declared, &mut d);
+        let root = layer(tree, overrides.clone(), &file_name, &mut d);
+        let ctx = Ctx {
+            file: file_name,
+            prefix,
+        };
+        let doc = file::read(&root, &ctx, &mut d);
+        let clock = self.clock.unwrap_or_default();
+        let mut parts = Parts {
+            doc: &doc,
+            declarations: &declarations,
+            clock,
+            d,
+            instances: Vec::new(),
+        };
+        let circuit_breakers = parts.aspect::<resil_core::circuit_breaker::CircuitBreaker>();
+        let retries = parts.aspect::<resil_core::retry::Retry>();
+        let bulkheads = parts.aspect::<resil_core::bulkhead::Bulkhead>();
+        let thread_pool_bulkheads =
+            parts.aspect::<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>();
+        let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
+        let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
+        let mut d = parts.d;
+        d.errors.sort();
+        d.warnings.sort();
+        if !d.errors.is_empty() || (self.strict && !d.warnings.is_empty()) {
+            let mut all = d.errors;
+            if self.strict {
+                all.extend(d.warnings);
+            }
+            return Err(InitError::Invalid(all));
+        }
+        let registries = Registries::from_parts(
+            circuit_breakers,
+            retries,
+            bulkheads,
+            thread_pool_bulkheads,
+            rate_limiters,
+            time_limiters,
+        );
+        let mut instances = parts.instances;
+        instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
+        let report = Report {
+            file: input.map(|(name, _)| name),
+            env_overrides: overrides.applied().to_vec(),
+            declarations,
+            instances,
+            warnings: d.warnings,
+        };
+        Ok(Resilience { registries, report })
+    }
+}
+
+/// Reads a file; `None` when it is absent and not `required`, or unreadable (reported).
+fn read(path: &Path, required: bool, d: &mut Diagnostics) -> Option<(String, String)> {
+    let name = path.display().to_string();
+    let problem = |message: String| ConfigProblem::new(name.clone(), "", None, message);
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return None,
+        Ok(m) if m.len() > MAX_FILE_SIZE as u64 => {
+            d.error(problem(format!(
+                "is {} bytes; resil reads at most {MAX_FILE_SIZE} bytes",
+                m.len()
+            )));
+            return None;
+        }
+        _ => {}
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Some((name, text)),
+            Err(e) => {
+                d.error(problem(format!(
+                    "cannot read the file: it is not UTF-8 text (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                )));
+                None
+            }
+        },
+        Err(e) => {
+            d.error(problem(format!("cannot read the file: {e}")));
+            None
+        }
+    }
+}
+
+/// Parses the file; the tree is the part under `resilience4j` when there is one.
+fn parse(
+    name: &str,
+    text: &str,
+    d: &mut Diagnostics,
+) -> (Map<String, Value>, Option<&'static str>) {
+    let problem = |message: String| ConfigProblem::new(name.to_owned(), "", None, message);
+    if text.len() > MAX_FILE_SIZE {
+        d.error(problem(format!(
+            "is {} bytes; resil reads at most {MAX_FILE_SIZE} bytes",
+            text.len()
+        )));
+        return (Map::new(), None);
+    }
+    let yaml = Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yml") || e.eq_ignore_ascii_case("yaml"));
+    let parsed = if yaml {
+        if let Some(why) = yaml_too_big(text) {
+            d.error(problem(format!("refused: the YAML {why}")));
+            return (Map::new(), None);
+        }
+        FileFormat::Yaml.parse(None, text)
+    } else {
+        // toml first, for the line and column of a syntax error
+        if let Err(e) = toml::de::DeTable::parse(text) {
+            let mut p = problem(format!("invalid TOML: {}", e.message().trim_end()));
+            p.line_col = e.span().map(|s| line_col(text, s.start));
+            d.error(p);
+            return (Map::new(), None);
+        }
+        FileFormat::Toml.parse(None, text)
+    };
+    let tree = match parsed {
+        Ok(tree) => tree,
+        Err(e) => {
+            let kind = if yaml { "YAML" } else { "TOML" };
+            let message = e.to_string();
+            let mut p = problem(format!("invalid {kind}: {message}"));
+            p.line_col = yaml_line_col(&message);
+            d.error(p);
+            return (Map::new(), None);
+        }
+    };
+    match tree.get("resilience4j") {
+        Some(Value {
+            kind: ValueKind::Table(t),
+            ..
+        }) => (t.clone(), Some("resilience4j")),
+        Some(other) => {
+            d.error(ConfigProblem::new(
+                name.to_owned(),
+                "resilience4j",
+                Some(Node::from_value(other.clone()).render()),
+                "expected the table of Resilience4j's modules",
+            ));
+            (Map::new(), None)
+        }
+        None => (tree, None),
+    }
+}
+
+/// How deep a YAML document may nest (resilience4j's tree needs 6 levels).
+const MAX_YAML_DEPTH: usize = 64;
+/// How many values a YAML document may expand to, aliases included.
+const MAX_YAML_NODES: usize = 100_000;
+
+/// Why a YAML text is refused before parsing it into a tree, if it is.
+///
+/// The YAML parser and the conversion into `config` values recurse once per
+/// level of nesting, and each alias copies the node it names, so a short
+/// text can nest deep enough to overflow the stack or expand ("a billion
+/// laughs") until memory runs out. This pass reads the parser's events one by
+/// one, without building anything, and measures both.
+fn yaml_too_big(text: &str) -> Option<String> {
+    use yaml_rust2::parser::{Event, Parser};
+    struct Open {
+        anchor: usize,
+        start: usize,
+        height: usize,
+    }
+    let mut parser = Parser::new_from_str(text);
+    let mut open: Vec<Open> = Vec::new();
+    // per anchor: values in the node and its height
+    let mut anchors: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    let mut total = 0usize;
+    let mut depth = 0usize;
+    loop {
+        // a syntax error is reported by the real parse, with its position
+        let Ok((event, _)) = parser.next_token() else {
+            return None;
+        };
+        match event {
+            Event::StreamEnd => return None,
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
+                total += 1;
+                open.push(Open {
+                    anchor,
+                    start: total,
+                    height: 1,
+                });
+                depth = depth.max(open.len());
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some(done) = open.pop() {
+                    if let Some(parent) = open.last_mut() {
+                        parent.height = parent.height.max(done.height + 1);
+                    }
+                    if done.anchor > 0 {
+                        anchors.insert(done.anchor, (total - done.start + 1, done.height));
+                    }
+                }
+            }
+            Event::Scalar(_, _, anchor, _) => {
+                total += 1;
+                if anchor > 0 {
+                    anchors.insert(anchor, (1, 0));
+                }
+            }
+            Event::Alias(id) => {
+                let (values, height) = anchors.get(&id).copied().unwrap_or((1, 0));
+                total = total.saturating_add(values);
+                depth = depth.max(open.len() + height);
+                if let Some(parent) = open.last_mut() {
+                    parent.height = parent.height.max(height + 1);
+                }
+            }
+            _ => {}
+        }
+        if depth > MAX_YAML_DEPTH {
+            return Some(format!("nests deeper than {MAX_YAML_DEPTH} levels"));
+        }
+        if total > MAX_YAML_NODES {
+            return Some(format!(
+                "expands to more than {MAX_YAML_NODES} values (aliases copy what they name)"
+            ));
+        }
+    }
+}
+
+/// The position in a YAML parser's message (`... at byte 105 line 8 column 1`).
+fn yaml_line_col(message: &str) -> Option<(usize, usize)> {
+    let (_, rest) = message.rsplit_once(" line ")?;
+    let (line, rest) = rest.split_once(" column ")?;
+    let col: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((line.trim().parse().ok()?, col.parse().ok()?))
+}
+
+/// Line and column (from 1, in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut before = &text[..offset.min(text.len())];
+    while !text.is_char_boundary(before.len()) {
+        before = &before[..before.len() - 1];
+    }
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
+}
+
+/// The file's tree as a `config` source.
+#[derive(Debug, Clone)]
+struct FileSource(Map<String, Value>);
+
+impl Source for FileSource {
+    fn clone_into_box(&self) -> Box<dyn Source + Send + Sync> {
+        Box::new(self.clone())
+    }
+
+    fn collect(&self) -> Result<Map<String, Value>, config::ConfigError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// The file with the overrides on top, merged by the `config` crate.
+fn layer(
+    tree: Map<String, Value>,
+    overrides: EnvSource,
+    file: &str,
+    d: &mut Diagnostics,
+) -> BTreeMap<String, Node> {
+    let merged = config::Config::builder()
+        .add_source(FileSource(tree))
+        .add_source(overrides)
+        .build()
+        .and_then(|c| c.collect());
+    match merged {
+        Ok(m) => m
+            .into_iter()
+            .map(|(k, v)| (k, Node::from_value(v)))
+            .collect(),
+        Err(e) => {
+            d.error(ConfigProblem::new(file.to_owned(), "", None, e.to_string()));
+            BTreeMap::new()
+        }
+    }
+}
+
+/// Builds the registries aspect by aspect, collecting problems and the report.
+struct Parts<'a> {
+    doc: &'a Document,
+    declarations: &'a [&'static Declaration],
+    clock: SharedClock,
+    d: Diagnostics,
+    instances: Vec<InstanceReport>,
+}
+
+impl Parts<'_> {
+    fn aspect<P: Binder>(&mut self) -> Registry<P> {
+        let aspect = P::ASPECT;
+        let module = self.doc.module(aspect);
+        let d = &mut self.d;
+        let mut bound = |table| {
+            let chain = inherit::chain(aspect, module, table, d)?;
+            bind::bind::<P>(&chain, d)
+        };
+        let configs: BTreeMap<&str, Bound<P::Config>> = module
+            .configs
+            .iter()
+            .filter_map(|(name, t)| Some((name.as_str(), bound(t)?)))
+            .collect();
+        let instances: BTreeMap<&str, Bound<P::Config>> = module
+            .instances
+            .iter()
+            .filter_map(|(name, t)| Some((name.as_str(), bound(t)?)))
+            .collect();
+        let mut declared: BTreeMap<&str, Vec<&'static Declaration>> = BTreeMap::new();
+        for x in self.declarations.iter().filter(|x| x.aspect == aspect) {
+            declared.entry(x.name).or_default().push(x);
+        }
+        let default = configs.get(inherit::DEFAULT);
+        // configured but not declared: likely a typo
+        for (name, table) in &module.instances {
+            if declared.contains_key(name.as_str()) {
+                continue;
+            }
+            let close = did_you_mean(name, declared.keys().copied())
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            self.d.warn(table.problem(format!(
+                "no protected function in this binary declares {aspect} `{name}`{close} (a crate that the binary never names is not linked: add `use that_crate as _;`)"
+            )));
+        }
+        // error kinds named in the file must exist in the declared error types
+        if bind::has_kinds(aspect) {
+            for (name, sites) in &declared {
+                let Some(effective) = instances.get(name).or(default) else {
+                    continue;
+                };
+                check_kinds::<P>(aspect, name, sites, effective, &mut self.d);
+            }
+        }
+        // the registry, with every configured and declared instance
+        let mut builder = Registry::<P>::builder().clock(self.clock.clone()).tags(
+            module
+                .tags
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Tags>(),
+        );
+        for (name, b) in &configs {
+            builder = builder.configuration(*name, b.config.clone());
+        }
+        let registry = builder.build();
+        if !self.d.errors.is_empty() {
+            return registry;
+        }
+        let names: BTreeSet<&str> = instances.keys().chain(declared.keys()).copied().collect();
+        for name in names {
+            let (config, chain, settings, extras) = match (instances.get(name), default) {
+                (Some(b), _) | (None, Some(b)) => (
+                    b.config.clone(),
+                    b.chain.clone(),
+                    P::describe(&b.config, &b.notes),
+                    b.extras,
+                ),
+                (None, None) => {
+                    let c = P::Config::default();
+                    let settings = P::describe(&c, &BTreeMap::new());
+                    (c, Vec::new(), settings, Extras::default())
+                }
+            };
+            registry.get_or_create(name, || config);
+            self.instances.push(InstanceReport {
+                aspect,
+                name: name.to_owned(),
+                configured: instances.contains_key(name),
+                chain,
+                settings,
+                declared_at: declared.get(name).cloned().unwrap_or_default(),
+                extras,
+            });
+        }
+        registry
+    }
+}
+
+fn check_kinds<P: Binder>(
+    aspect: Aspect,
+    name: &str,
+    sites: &[&'static Declaration],
+    effective: &Bound<P::Config>,
+    d: &mut Diagnostics,
+) {
+    let known: BTreeSet<&str> = sites
+        .iter()
+        .flat_map(|x| x.error_kinds.iter().copied())
+        .collect();
+    let types: Vec<&str> = sites
+        .iter()
+        .map(|x| x.error_type)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let first = sites[0];
+    for (key, kinds) in P::kinds(&effective.config) {
+        let Some(setting) = effective.provenance.get(key) else {
+            continue;
+        };
+        for kind in kinds {
+            if known.contains(kind.as_str()) || REJECTION_KINDS.contains(&kind.as_str()) {
+                continue;
+            }
+            let used = format!(
+                "{} (the error type of {aspect} `{name}` at {}:{})",
+                file::list(&types),
+                first.file,
+                first.line
+            );
+            let message = if known.is_empty() {
+                format!(
+                    "`{kind}` is not an error kind: {used} has no kinds; derive `resil::Classify` for it, or name only rejections ({})",
+                    file::list(&REJECTION_KINDS)
+                )
+            } else {
+                let all: Vec<&str> = known.iter().copied().chain(REJECTION_KINDS).collect();
+                let hint = match did_you_mean(&kind, all.iter().copied()) {
+                    Some(k) => format!("did you mean `{k}`?"),
+                    None => format!(
+                        "its kinds are {}",
+                        file::list(&known.iter().copied().collect::<Vec<_>>())
+                    ),
+                };
+                format!("`{kind}` is not an error kind of {used}; {hint}")
+            };
+            d.error(setting.problem(message));
+        }
+    }
+}
+
+/// One instance as built: its aspect, name, effective settings and the
+/// protected functions that use it.
+#[derive(Debug, Clone)]
+pub struct InstanceReport {
+    aspect: Aspect,
+    name: String,
+    configured: bool,
+    chain: Vec<String>,
+    settings: Vec<(&'static str, String)>,
+    declared_at: Vec<&'static Declaration>,
+    extras: Extras,
+}
+
+impl InstanceReport {
+    /// The aspect.
+    pub fn aspect(&self) -> Aspect {
+        self.aspect
+    }
+    /// The instance name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Whether resilience.toml (or the environment) has a table for it under `instances`.
+    pub fn configured(&self) -> bool {
+        self.configured
+    }
+    /// Where its configuration came from, nearest first: `instances.inventory-query`,
+    /// `configs.inventory-base`, ...; empty for the library defaults.
+    pub fn chain(&self) -> &[String] {
+        &self.chain
+    }
+    /// The effective settings, by key, as resilience.toml writes them.
+    pub fn settings(&self) -> &[(&'static str, String)] {
+        &self.settings
+    }
+    /// The effective value of one key.
+    pub fn setting(&self, key: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
+    }
+    /// The protected functions that declare it (none: configured only).
+    pub fn declared_at(&self) -> &[&'static Declaration] {
+        &self.declared_at
+    }
+    /// The keys kept for health indicators and event subscription.
+    pub fn extras(&self) -> Extras {
+        self.extras
+    }
+}
+
+/// What [`init`](crate::init) loaded and found; `Display` prints it for a
+/// start-up log.
+///
+/// It names the file and the environment overrides, counts the declarations
+/// linked into the binary (see the linking rule in [`declared`](crate::declared)),
+/// lists every instance with its effective settings and the protected
+/// functions that use it, and ends with the warnings.
+#[derive(Debug, Clone)]
+pub struct Report {
+    file: Option<String>,
+    env_overrides: Vec<String>,
+    declarations: Vec<&'static Declaration>,
+    instances: Vec<InstanceReport>,
+    warnings: Vec<ConfigProblem>,
+}
+
+impl Report {
+    /// The file read, if any.
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+    /// The environment variables that overrode keys.
+    pub fn env_overrides(&self) -> &[String] {
+        &self.env_overrides
+    }
+    /// The declarations found, sorted.
+    pub fn declarations(&self) -> &[&'static Declaration] {
+        &self.declarations
+    }
+    /// Every instance built, by aspect and name.
+    pub fn instances(&self) -> &[InstanceReport] {
+        &self.instances
+    }
+    /// The instance `name` of `aspect`.
+    pub fn instance(&self, aspect: Aspect, name: &str) -> Option<&InstanceReport> {
+        self.instances
+            .iter()
+            .find(|i| i.aspect == aspect && i.name == name)
+    }
+    /// Warnings: instances configured but not declared, settings without effect.
+    pub fn warnings(&self) -> &[ConfigProblem] {
+        &self.warnings
+    }
+
+    fn summary(&self) -> String {
+        let source = match &self.file {
+            Some(f) => format!("configuration from {f}"),
+            None => format!("no {DEFAULT_FILE}: library defaults"),
+        };
+        let overrides = match self.env_overrides.len() {
+            0 => String::new(),
+            n => format!(
+                ", {n} environment override{}",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        let n = self.declarations.len();
+        format!(
+            "resil: {source}{overrides}; {n} protected function declaration{} linked into this binary, {} instance{}",
+            if n == 1 { "" } else { "s" },
+            self.instances.len(),
+            if self.instances.len() == 1 { "" } else { "s" },
+        )
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.summary())?;
+        if !self.env_overrides.is_empty() {
+            writeln!(f, "  overrides: {}", self.env_overrides.join(", "))?;
+        }
+        if self.declarations.is_empty() {
+            writeln!(
+                f,
+                "  (a crate whose protected functions the binary never names is not linked, so its declarations are not counted; name it with `use that_crate as _;`)"
+            )?;
+        }
+        for i in &self.instances {
+            let from = match (i.chain.as_slice(), i.configured) {
+                ([], _) => "library defaults".to_owned(),
+                (chain, true) => chain.join(" <- "),
+                (chain, false) => format!("not configured, runs on {}", chain.join(" <- ")),
+            };
+            writeln!(f, "{} `{}` ({from})", i.aspect, i.name)?;
+            // settings wrapped at about 100 columns
+            let mut line = String::from("   ");
+            for (n, (k, v)) in i.settings.iter().enumerate() {
+                let comma = if n + 1 < i.settings.len() { "," } else { "" };
+                let item = format!(" {k} = {v}{comma}");
+                if line.len() + item.len() > 100 && line.len() > 3 {
+                    writeln!(f, "{line}")?;
+                    line = String::from("   ");
+                }
+                line.push_str(&item);
+            }
+            writeln!(f, "{line}")?;
+            if i.declared_at.is_empty() {
+                writeln!(f, "    not used by any protected function in this binary")?;
+            }
+            for x in &i.declared_at {
+                write!(f, "    used by {} at {}:{}", x.path(), x.file, x.line)?;
+                if let Some(fallback) = x.fallback {
+                    write!(f, ", fallback {fallback}")?;
+                }
+                writeln!(f)?;
+            }
+        }
+        if !self.warnings.is_empty() {
+            writeln!(f, "warnings:")?;
+            for w in &self.warnings {
+                writeln!(f, "  {w}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let text = "a = 1\nbé = [\n";
+        assert_eq!(line_col(text, 0), (1, 1));
+        assert_eq!(line_col(text, 6), (2, 1));
+        assert_eq!(line_col(text, 10), (2, 4));
+        assert_eq!(line_col(text, 999), (3, 1));
+    }
+}

@@ -1,0 +1,322 @@
+//! The link-time registry: a test binary that declares protected functions
+//! by hand, as the attribute macros' expansions do, and start-up checking the
+//! configuration against them.
+
+use resil_config::{Aspect, Declaration, InitError, Resilience, declarations};
+use resil_core::Classify;
+
+#[derive(Debug)]
+#[allow(dead_code)]
+enum InventoryError {
+    ConnectionRefused,
+    OutOfStock,
+}
+
+impl Classify for InventoryError {
+    const KINDS: &'static [&'static str] = &["ConnectionRefused", "OutOfStock"];
+    fn kind(&self) -> &'static str {
+        match self {
+            InventoryError::ConnectionRefused => "ConnectionRefused",
+            InventoryError::OutOfStock => "OutOfStock",
+        }
+    }
+}
+
+/// An error type without kinds.
+#[derive(Debug)]
+struct PaymentError;
+
+/// What one attribute's expansion submits, from inside the function body.
+macro_rules! declare {
+    ($aspect:ident, $name:literal, $function:literal, $error:ty, $fallback:expr) => {
+        const _: () = {
+            resil_config::inventory::submit! {
+                resil_config::Declaration {
+                    aspect: resil_config::Aspect::$aspect,
+                    name: $name,
+                    module: module_path!(),
+                    function: $function,
+                    file: file!(),
+                    line: line!(),
+                    fallback: $fallback,
+                    error_type: stringify!($error),
+                    error_kinds: {
+                        #[allow(unused_imports)]
+                        use resil_config::declared::NoKinds as _;
+                        resil_config::declared::KindsOf::<$error>::KINDS
+                    },
+                }
+            }
+        };
+    };
+}
+
+mod inventory {
+    use super::InventoryError;
+
+    pub(crate) struct Inventory;
+
+    impl Inventory {
+        #[allow(dead_code)]
+        pub(crate) fn query(&self) -> Result<u32, InventoryError> {
+            declare!(Retry, "inventory-query", "query", InventoryError, None);
+            declare!(
+                CircuitBreaker,
+                "inventory-query",
+                "query",
+                InventoryError,
+                Some("Self::unknown_inventory")
+            );
+            declare!(Bulkhead, "inventory-query", "query", InventoryError, None);
+            Ok(1)
+        }
+    }
+
+    /// Never called, generic: declared all the same.
+    #[allow(dead_code)]
+    pub(crate) fn reserve<T>(_: T) -> Result<(), InventoryError> {
+        declare!(
+            CircuitBreaker,
+            "inventory-command",
+            "reserve",
+            InventoryError,
+            None
+        );
+        Ok(())
+    }
+}
+
+#[allow(dead_code)]
+fn charge() -> Result<(), PaymentError> {
+    declare!(CircuitBreaker, "payment", "charge", PaymentError, None);
+    Ok(())
+}
+
+fn load(toml: &str, strict: bool) -> Result<Resilience, InitError> {
+    Resilience::builder()
+        .file_contents("resilience.toml", toml)
+        .env_vars(Vec::<(String, String)>::new())
+        .strict(strict)
+        .load()
+}
+
+#[test]
+fn every_declaration_is_found_sorted() {
+    let found: Vec<(Aspect, &str, &str)> = declarations()
+        .iter()
+        .map(|d| (d.aspect(), d.name(), d.function()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Aspect::CircuitBreaker, "inventory-command", "reserve"),
+            (Aspect::CircuitBreaker, "inventory-query", "query"),
+            (Aspect::CircuitBreaker, "payment", "charge"),
+            (Aspect::Retry, "inventory-query", "query"),
+            (Aspect::Bulkhead, "inventory-query", "query"),
+        ]
+    );
+    let cb = declarations()[1];
+    assert_eq!(cb.module(), "declarations::inventory");
+    assert_eq!(cb.path(), "declarations::inventory::query");
+    assert_eq!(cb.file(), "resil-config/tests/declarations.rs");
+    assert_eq!(cb.fallback(), Some("Self::unknown_inventory"));
+    assert_eq!(cb.error_type(), "InventoryError");
+    assert_eq!(cb.error_kinds(), ["ConnectionRefused", "OutOfStock"]);
+    assert!(cb.line() > 0);
+    assert!(cb.to_string().starts_with("circuitbreaker `inventory-query` at declarations::inventory::query (resil-config/tests/declarations.rs:"));
+    let payment = declarations()[2];
+    assert!(
+        payment.error_kinds().is_empty(),
+        "PaymentError has no kinds"
+    );
+}
+
+#[test]
+fn declared_names_get_instances_and_configured_ones_are_checked() {
+    let loaded = load(
+        r#"
+[circuitbreaker.configs.default]
+sliding-window-size = 40
+
+[circuitbreaker.instances.inventory-query]
+record-errors = ["ConnectionRefused", "CallNotPermitted"]
+ignore-errors = ["OutOfStock"]
+
+[circuitbreaker.instances.inventory-qurey]
+sliding-window-size = 10
+"#,
+        false,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let report = loaded.report();
+    // declared without configuration: runs on configs.default
+    let payment = report.instance(Aspect::CircuitBreaker, "payment").unwrap();
+    assert!(!payment.configured());
+    assert_eq!(payment.setting("sliding-window-size"), Some("40"));
+    assert_eq!(
+        loaded
+            .registries()
+            .circuit_breakers()
+            .find("payment")
+            .unwrap()
+            .config()
+            .sliding_window_size(),
+        40
+    );
+    // configured without declaration: a likely typo
+    assert_eq!(report.warnings().len(), 1, "{:?}", report.warnings());
+    let w = &report.warnings()[0];
+    assert_eq!(w.key(), "circuitbreaker.instances.inventory-qurey");
+    assert!(w.message().contains("no protected function in this binary declares circuitbreaker `inventory-qurey`; did you mean `inventory-query`?"), "{w}");
+    // every declared and configured instance exists, eagerly
+    let names: Vec<String> = loaded
+        .registries()
+        .circuit_breakers()
+        .all()
+        .iter()
+        .map(|cb| cb.name().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "inventory-command",
+            "inventory-query",
+            "inventory-qurey",
+            "payment"
+        ]
+    );
+    assert!(
+        loaded
+            .registries()
+            .retries()
+            .find("inventory-query")
+            .is_some()
+    );
+    assert!(
+        loaded
+            .registries()
+            .bulkheads()
+            .find("inventory-query")
+            .is_some()
+    );
+
+    // strict: the warning is an error
+    let err = load(
+        "[circuitbreaker.instances.inventory-qurey]\nsliding-window-size = 10\n",
+        true,
+    )
+    .unwrap_err();
+    assert_eq!(err.problems().len(), 1, "{err}");
+}
+
+#[test]
+fn an_error_kind_the_declared_type_does_not_have_is_an_error() {
+    let err = load(
+        r#"
+[circuitbreaker.instances.inventory-query]
+record-exceptions = ["com.example.ConectionRefused"]
+
+[circuitbreaker.instances.payment]
+ignore-errors = ["Declined", "Timeout"]
+"#,
+        false,
+    )
+    .unwrap_err();
+    let shown: Vec<String> = err.problems().iter().map(ToString::to_string).collect();
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert!(shown[0].starts_with(
+        "resilience.toml: circuitbreaker.instances.inventory-query.record-exceptions = [\"com.example.ConectionRefused\"]: `ConectionRefused` is not an error kind of `InventoryError` (the error type of circuitbreaker `inventory-query` at resil-config/tests/declarations.rs:"
+    ), "{}", shown[0]);
+    assert!(
+        shown[0].ends_with("did you mean `ConnectionRefused`?"),
+        "{}",
+        shown[0]
+    );
+    assert!(shown[1].contains("ignore-errors = [\"Declined\", \"Timeout\"]: `Declined` is not an error kind: `PaymentError`"), "{}", shown[1]);
+    assert!(
+        shown[1].contains("derive `resil::Classify`"),
+        "{}",
+        shown[1]
+    );
+}
+
+#[test]
+fn kinds_in_configs_default_are_checked_against_the_names_that_use_it() {
+    let err = load(
+        "[circuitbreaker.configs.default]\nrecord-errors = [\"OutOfStock\"]\n",
+        false,
+    )
+    .unwrap_err();
+    // inventory-query and inventory-command have the kind; payment has none
+    assert_eq!(err.problems().len(), 1, "{err}");
+    assert!(
+        err.problems()[0].message().contains("`PaymentError`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_report_prints_every_call_site_with_its_effective_config() {
+    let loaded = load(
+        "[circuitbreaker.instances.inventory-query]\nfailure-rate-threshold = 25\n",
+        false,
+    )
+    .unwrap();
+    let shown = loaded.report().to_string();
+    assert!(shown.starts_with("resil: configuration from resilience.toml; 5 protected function declarations linked into this binary, 5 instances\n"), "{shown}");
+    assert!(shown.contains("\ncircuitbreaker `inventory-query` (instances.inventory-query)\n    failure-rate-threshold = 25, slow-call-rate-threshold = 100,"), "{shown}");
+    // settings wrap
+    assert!(
+        shown
+            .lines()
+            .filter(|l| l.contains(" = "))
+            .all(|l| l.chars().count() <= 100),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(
+            "    used by declarations::inventory::query at resil-config/tests/declarations.rs:"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(", fallback Self::unknown_inventory\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("circuitbreaker `payment` (library defaults)"),
+        "{shown}"
+    );
+    assert!(shown.contains("bulkhead `inventory-query` (library defaults)\n    max-concurrent-calls = 25, max-wait-duration = 0ms, fair-call-handling-enabled = true,\n    event-consumer-buffer-size = 100\n"), "{shown}");
+}
+
+#[test]
+fn explicit_declarations_replace_the_linked_ones() {
+    static ONE: [Declaration; 1] = [Declaration {
+        aspect: Aspect::TimeLimiter,
+        name: "slow",
+        module: "m",
+        function: "f",
+        file: "f.rs",
+        line: 1,
+        fallback: None,
+        error_type: "E",
+        error_kinds: &[],
+    }];
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", "")
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations(ONE.iter())
+        .load()
+        .unwrap();
+    assert_eq!(loaded.report().declarations().len(), 1);
+    assert!(loaded.registries().time_limiters().find("slow").is_some());
+    assert!(
+        loaded
+            .registries()
+            .circuit_breakers()
+            .find("payment")
+            .is_none()
+    );
+}
