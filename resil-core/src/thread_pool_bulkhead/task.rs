@@ -1,0 +1,350 @@
+//! A submitted task: the call, the contexts it carries and the slot its
+//! outcome comes back through, in one allocation shared by the queued
+//! [`Job`] and the caller's [`Submission`].
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::thread::{self, Thread};
+
+use super::context::{CapturedContext, Entered};
+use super::event::ThreadPoolBulkheadEvent;
+use crate::bulkhead::BulkheadFull;
+use crate::event::EventPublisher;
+
+/// The type-erased side of a task that the worker sees.
+pub(super) trait Runnable: Send + Sync {
+    /// Runs the call (once) and keeps its outcome staged.
+    fn run(&self, events: &EventPublisher<ThreadPoolBulkheadEvent>);
+    /// Hands the staged outcome to the caller and wakes it.
+    fn deliver(&self);
+    /// The task will never run: the caller gets `BulkheadFull`.
+    fn abandon(&self);
+}
+
+/// The side of a task that the caller's [`Submission`] sees.
+trait Outcome<T>: Send + Sync {
+    fn slot(&self) -> &Mutex<Slot<T>>;
+}
+
+struct Task<F, T> {
+    work: Mutex<Option<Work<F>>>,
+    slot: Mutex<Slot<T>>,
+}
+
+struct Work<F> {
+    f: F,
+    contexts: Vec<CapturedContext>,
+}
+
+enum Slot<T> {
+    /// Not delivered yet. The outcome is staged by the worker first and
+    /// delivered only after the worker's own bookkeeping, so a caller that
+    /// sees its result also sees the thread back in the pool.
+    Pending {
+        waiter: Waiter,
+        staged: Option<thread::Result<T>>,
+    },
+    Done(thread::Result<T>),
+    Abandoned,
+    Taken,
+}
+
+#[derive(Default)]
+enum Waiter {
+    #[default]
+    Nobody,
+    Task(Waker),
+    Thread(Thread),
+}
+
+impl Waiter {
+    fn wake(self) {
+        match self {
+            Waiter::Nobody => {}
+            Waiter::Task(waker) => waker.wake(),
+            Waiter::Thread(thread) => thread.unpark(),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Creates a task: the job for the pool and the submission for the caller.
+pub(super) fn new<F, T>(
+    f: F,
+    contexts: Vec<CapturedContext>,
+    full: BulkheadFull,
+) -> (Job, Submission<T>)
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let task = Arc::new(Task {
+        work: Mutex::new(Some(Work { f, contexts })),
+        slot: Mutex::new(Slot::Pending {
+            waiter: Waiter::Nobody,
+            staged: None,
+        }),
+    });
+    let job = Job(Some(task.clone()));
+    let submission = Submission {
+        state: State::Pending {
+            outcome: task,
+            full,
+        },
+    };
+    (job, submission)
+}
+
+impl<F, T> Runnable for Task<F, T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    fn run(&self, events: &EventPublisher<ThreadPoolBulkheadEvent>) {
+        let Some(Work { f, contexts }) = lock(&self.work).take() else {
+            return;
+        };
+        // The contexts are entered and left inside the unwind boundary, so a
+        // propagator that panics is reported to the caller like the task's
+        // own panic, and never takes the worker down.
+        let outcome = panic::catch_unwind(AssertUnwindSafe(move || {
+            let _entered = Entered::enter(contexts);
+            events.publish(|| ThreadPoolBulkheadEvent::CallPermitted);
+            f()
+        }));
+        events.publish(|| ThreadPoolBulkheadEvent::CallFinished);
+        if let Slot::Pending { staged, .. } = &mut *lock(&self.slot) {
+            *staged = Some(outcome);
+        }
+    }
+
+    fn deliver(&self) {
+        let mut slot = lock(&self.slot);
+        if let Slot::Pending { waiter, staged } = &mut *slot
+            && let Some(outcome) = staged.take()
+        {
+            let waiter = std::mem::take(waiter);
+            *slot = Slot::Done(outcome);
+            drop(slot);
+            waiter.wake();
+        }
+    }
+
+    fn abandon(&self) {
+        let work = lock(&self.work).take();
+        let mut slot = lock(&self.slot);
+        if let Slot::Pending { waiter, .. } = &mut *slot {
+            let waiter = std::mem::take(waiter);
+            *slot = Slot::Abandoned;
+            drop(slot);
+            waiter.wake();
+        }
+        // The caller's closure is dropped here, outside both locks.
+        drop(work);
+    }
+}
+
+impl<F, T> Outcome<T> for Task<F, T>
+where
+    F: Send,
+    T: Send,
+{
+    fn slot(&self) -> &Mutex<Slot<T>> {
+        &self.slot
+    }
+}
+
+/// A task in the queue. Dropped without running (a failed thread start, a
+/// shutdown that gave up waiting), it resolves its submission with
+/// `BulkheadFull`.
+pub(super) struct Job(Option<Arc<dyn Runnable>>);
+
+impl Job {
+    /// Runs the task on this thread; the outcome reaches the caller when the
+    /// returned [`Ran`] is delivered (or dropped).
+    pub(super) fn run(mut self, events: &EventPublisher<ThreadPoolBulkheadEvent>) -> Ran {
+        let task = self.0.take().expect("a job runs once");
+        task.run(events);
+        Ran(task)
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abandon();
+        }
+    }
+}
+
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Job")
+    }
+}
+
+/// A task that has run and whose outcome is staged.
+pub(super) struct Ran(Arc<dyn Runnable>);
+
+impl Ran {
+    /// Hands the outcome to the caller.
+    pub(super) fn deliver(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Ran {
+    fn drop(&mut self) {
+        self.0.deliver();
+    }
+}
+
+/// The result of a task submitted to a [`ThreadPoolBulkhead`](super::ThreadPoolBulkhead):
+/// a future, or [`Submission::wait`] for a blocking caller.
+///
+/// Admission was decided when the task was submitted; a refused submission
+/// resolves at once with [`BulkheadFull`]. An admitted one resolves with the
+/// task's value once it has run, and resumes the task's panic, if it
+/// panicked, in the caller.
+///
+/// Dropping a submission does not cancel its task: the task still runs and
+/// its value is dropped (Resilience4j cannot interrupt its threads either).
+/// It is `Send` and `Sync` whatever `T` is, since it only holds a shared slot.
+#[must_use = "the task runs anyway; its result and its panic are lost unless awaited"]
+pub struct Submission<T> {
+    state: State<T>,
+}
+
+enum State<T> {
+    Rejected(BulkheadFull),
+    Pending {
+        outcome: Arc<dyn Outcome<T>>,
+        full: BulkheadFull,
+    },
+    Finished,
+}
+
+impl<T> Submission<T> {
+    pub(super) fn rejected(full: BulkheadFull) -> Self {
+        Submission {
+            state: State::Rejected(full),
+        }
+    }
+
+    /// Returns `true` when the submission was refused (it resolves at once
+    /// with `BulkheadFull`).
+    pub fn is_rejected(&self) -> bool {
+        matches!(self.state, State::Rejected(_))
+    }
+
+    /// Blocks the current thread until the task has run, and returns its value.
+    ///
+    /// Do not call it on an async runtime's thread (await the submission
+    /// instead), nor from a task of the same pool when every other thread may
+    /// be waiting too.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] when the submission was refused, or when the pool was
+    /// shut down before the task could start.
+    ///
+    /// # Panics
+    ///
+    /// Resumes the task's panic; panics if the submission already completed
+    /// as a future.
+    pub fn wait(mut self) -> Result<T, BulkheadFull> {
+        let (outcome, full) = match std::mem::replace(&mut self.state, State::Finished) {
+            State::Rejected(full) => return Err(full),
+            State::Pending { outcome, full } => (outcome, full),
+            State::Finished => panic!("`Submission::wait` after the submission completed"),
+        };
+        let mut slot = lock(outcome.slot());
+        loop {
+            match &mut *slot {
+                Slot::Pending { waiter, .. } => {
+                    *waiter = Waiter::Thread(thread::current());
+                    drop(slot);
+                    thread::park();
+                    slot = lock(outcome.slot());
+                }
+                Slot::Done(_) => {
+                    let outcome = take(&mut slot);
+                    drop(slot);
+                    return value_or_resume(outcome);
+                }
+                Slot::Abandoned => return Err(full),
+                Slot::Taken => unreachable!("only the submission takes the outcome"),
+            }
+        }
+    }
+}
+
+/// Takes the outcome of a done slot.
+fn take<T>(slot: &mut Slot<T>) -> thread::Result<T> {
+    match std::mem::replace(slot, Slot::Taken) {
+        Slot::Done(outcome) => outcome,
+        _ => unreachable!("take is called on a done slot"),
+    }
+}
+
+/// The task's value, or its panic resumed here (called with no lock held).
+fn value_or_resume<T>(outcome: thread::Result<T>) -> Result<T, BulkheadFull> {
+    match outcome {
+        Ok(value) => Ok(value),
+        Err(panic) => panic::resume_unwind(panic),
+    }
+}
+
+impl<T> Future for Submission<T> {
+    type Output = Result<T, BulkheadFull>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (outcome, full) = match std::mem::replace(&mut self.state, State::Finished) {
+            State::Rejected(full) => return Poll::Ready(Err(full)),
+            State::Pending { outcome, full } => (outcome, full),
+            State::Finished => panic!("`Submission` polled after completion"),
+        };
+        let mut slot = lock(outcome.slot());
+        match &mut *slot {
+            Slot::Pending { waiter, .. } => {
+                match waiter {
+                    Waiter::Task(w) if w.will_wake(cx.waker()) => {}
+                    _ => *waiter = Waiter::Task(cx.waker().clone()),
+                }
+                drop(slot);
+                self.state = State::Pending { outcome, full };
+                Poll::Pending
+            }
+            Slot::Done(_) => {
+                let outcome = take(&mut slot);
+                drop(slot);
+                Poll::Ready(value_or_resume(outcome))
+            }
+            Slot::Abandoned => Poll::Ready(Err(full)),
+            Slot::Taken => unreachable!("only the submission takes the outcome"),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Submission<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Rejected(_) => "rejected",
+            State::Pending { outcome, .. } => match &*lock(outcome.slot()) {
+                Slot::Pending { .. } => "pending",
+                Slot::Done(_) => "done",
+                Slot::Abandoned => "abandoned",
+                Slot::Taken => "taken",
+            },
+            State::Finished => "finished",
+        };
+        f.debug_struct("Submission").field("state", &state).finish()
+    }
+}
