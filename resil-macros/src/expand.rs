@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
 use crate::ctxt::Ctxt;
-use crate::parse::{self, Aspect, AspectArgs, Func, Passing};
+use crate::parse::{self, Aspect, AspectArgs, Func, Passing, tokens_text};
 use crate::validate;
 
 /// Expands `#[aspect(args)]` on `item`, with every sibling resil attribute.
@@ -236,26 +236,23 @@ impl<'a> Chain<'a> {
             Some(e) => e.to_token_stream(),
             None => self.err.clone(),
         });
+        // `KindsOf::<E>::KINDS` is `E`'s kinds when it implements `Classify`,
+        // else `NoKinds`' empty list.
         let kinds = if self.error_is_nameable_in_items() {
             let err = &self.err;
-            quote! {
-                ::core::option::Option::Some({
-                    fn __resil_error_kinds() -> ::core::option::Option<&'static [&'static str]> {
-                        #[allow(unused_imports)]
-                        use #p::{KindsOfAny as _, KindsOfClassify as _};
-                        (&&#p::Kinds::<#err>::new()).kinds()
-                    }
-                    __resil_error_kinds
-                })
-            }
+            quote! {{
+                #[allow(unused_imports)]
+                use #p::NoKinds as _;
+                #p::KindsOf::<#err>::KINDS
+            }}
         } else {
-            quote!(::core::option::Option::None)
+            quote!(&[])
         };
         quote! {
             const _: () = {
                 #p::inventory::submit! {
                     #p::Declaration {
-                        aspect: #p::AspectKind::#kind,
+                        aspect: #p::Aspect::#kind,
                         name: #name,
                         module: ::core::module_path!(),
                         function: #function,
@@ -700,7 +697,7 @@ impl<'a> Chain<'a> {
     }
 }
 
-/// The variant of `AspectKind` and the primitive's type name.
+/// The variant of `Aspect` and the primitive's type name.
 fn aspect_variant(aspect: Aspect) -> &'static str {
     match aspect {
         Aspect::Retry => "Retry",
@@ -763,68 +760,6 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             tt
         })
         .collect()
-}
-
-/// Tokens as a person writes them: `Result<Item, DbError>`, `&Self`, `Self::degraded`.
-pub(crate) fn tokens_text(tokens: TokenStream) -> String {
-    let mut out = String::new();
-    write_tokens(&mut out, tokens);
-    out
-}
-
-fn write_tokens(out: &mut String, tokens: TokenStream) {
-    let mut prev_word = false;
-    for tt in tokens {
-        match tt {
-            TokenTree::Ident(i) => {
-                if prev_word {
-                    out.push(' ');
-                }
-                out.push_str(&i.to_string());
-                prev_word = true;
-            }
-            TokenTree::Literal(l) => {
-                if prev_word {
-                    out.push(' ');
-                }
-                out.push_str(&l.to_string());
-                prev_word = true;
-            }
-            TokenTree::Punct(p) => {
-                let c = p.as_char();
-                match c {
-                    ',' => out.push_str(", "),
-                    '=' if p.spacing() == proc_macro2::Spacing::Alone => out.push_str(" = "),
-                    '+' => out.push_str(" + "),
-                    '>' if out.ends_with('-') => {
-                        out.pop();
-                        out.push_str(" -> ");
-                    }
-                    _ => out.push(c),
-                }
-                // `'a Self`: a lifetime is a word.
-                prev_word = false;
-                if c == '\'' {
-                    prev_word = false;
-                }
-            }
-            TokenTree::Group(g) => {
-                let (open, close) = match g.delimiter() {
-                    proc_macro2::Delimiter::Parenthesis => ("(", ")"),
-                    proc_macro2::Delimiter::Bracket => ("[", "]"),
-                    proc_macro2::Delimiter::Brace => ("{ ", " }"),
-                    proc_macro2::Delimiter::None => ("", ""),
-                };
-                if prev_word && g.delimiter() == proc_macro2::Delimiter::Brace {
-                    out.push(' ');
-                }
-                out.push_str(open);
-                write_tokens(out, g.stream());
-                out.push_str(close);
-                prev_word = true;
-            }
-        }
-    }
 }
 
 /// `{` and `}` are placeholders in `on_unimplemented` strings.

@@ -80,6 +80,12 @@ pub(crate) struct AspectArgs {
     pub(crate) retry_on: Option<ExprPath>,
     pub(crate) retry_on_result: Option<ExprPath>,
     pub(crate) krate: Option<Path>,
+    /// `name` was written (maybe wrongly) or an unknown key was reported as
+    /// a misspelling of it: a missing `name` is then the same mistake,
+    /// reported once.
+    pub(crate) name_attempted: bool,
+    /// The whole sibling attribute, for errors about it.
+    pub(crate) tokens: Option<TokenStream>,
 }
 
 /// Parses the arguments of `#[aspect(...)]`, pushing every mistake into `cx`.
@@ -93,16 +99,20 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
     let mut retry_on = Attr::none(cx, owner, symbol::RETRY_ON);
     let mut retry_on_result = Attr::none(cx, owner, symbol::RETRY_ON_RESULT);
     let mut krate = Attr::none(cx, owner, symbol::CRATE);
+    let mut name_attempted = false;
 
     let parser = syn::meta::parser(|meta| {
         let key = &meta.path;
         let accepted = aspect.keys().iter().any(|k| key == *k);
         if !accepted {
-            unknown_key(cx, aspect, &meta)?;
+            if unknown_key(cx, aspect, &meta) == Some("name") {
+                name_attempted = true;
+            }
             return skip_value(&meta);
         }
         if key == symbol::NAME {
             // name = "inventory-query"
+            name_attempted = true;
             let (tokens, value) = string_value(&meta, "name = \"inventory-query\"")?;
             match value {
                 Some(lit) => name.set(&meta.path, lit),
@@ -160,6 +170,8 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
         retry_on: retry_on.get(),
         retry_on_result: retry_on_result.get(),
         krate: krate.get(),
+        name_attempted,
+        tokens: None,
     }
 }
 
@@ -180,15 +192,28 @@ pub(crate) fn sibling_args(cx: &Ctxt, aspect: Aspect, attr: &Attribute) -> Aspec
             TokenStream::new()
         }
     };
-    aspect_args(cx, aspect, attr.span(), tokens)
+    let mut args = aspect_args(cx, aspect, attr.span(), tokens);
+    args.tokens = Some(attr.to_token_stream());
+    args
 }
 
-fn unknown_key(cx: &Ctxt, aspect: Aspect, meta: &ParseNestedMeta) -> syn::Result<()> {
+impl AspectArgs {
+    /// An error about the attribute as a whole.
+    pub(crate) fn error(&self, msg: impl std::fmt::Display) -> syn::Error {
+        match &self.tokens {
+            Some(tokens) => syn::Error::new_spanned(tokens, msg),
+            None => syn::Error::new(self.span, msg),
+        }
+    }
+}
+
+/// Reports an unknown key; returns the key it suggests instead, if any.
+fn unknown_key(cx: &Ctxt, aspect: Aspect, meta: &ParseNestedMeta) -> Option<&'static str> {
     let owner = aspect.attr_name();
     let key = meta.path.to_token_stream().to_string().replace(' ', "");
     // A key of another attribute: say where it belongs.
     if let Some(other) = symbol::ALL.iter().find(|k| meta.path == **k) {
-        let home: Vec<&str> = super::parse::ORDER
+        let home: Vec<&str> = ORDER
             .iter()
             .filter(|a| a.keys().contains(other))
             .map(|a| a.attr_name())
@@ -201,9 +226,10 @@ fn unknown_key(cx: &Ctxt, aspect: Aspect, meta: &ParseNestedMeta) -> syn::Result
                 expected_list(aspect)
             ),
         );
-        return Ok(());
+        return None;
     }
-    let msg = match did_you_mean(&key, aspect.keys()) {
+    let suggestion = did_you_mean(&key, aspect.keys());
+    let msg = match suggestion {
         Some(s) => format!("unknown `{owner}` argument `{key}`; did you mean `{s}`?"),
         None => format!(
             "unknown `{owner}` argument `{key}`; expected {}",
@@ -211,7 +237,7 @@ fn unknown_key(cx: &Ctxt, aspect: Aspect, meta: &ParseNestedMeta) -> syn::Result
         ),
     };
     cx.error_spanned_by(&meta.path, msg);
-    Ok(())
+    suggestion
 }
 
 fn expected_list(aspect: Aspect) -> String {
@@ -600,3 +626,66 @@ fn output(sig: &syn::Signature) -> Result<Output, syn::Error> {
         err,
     })
 }
+
+/// Tokens as a person writes them: `Result<Item, DbError>`, `&Self`, `Self::degraded`.
+pub(crate) fn tokens_text(tokens: TokenStream) -> String {
+    let mut out = String::new();
+    write_tokens(&mut out, tokens);
+    out
+}
+
+fn write_tokens(out: &mut String, tokens: TokenStream) {
+    let mut prev_word = false;
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                if prev_word {
+                    out.push(' ');
+                }
+                out.push_str(&i.to_string());
+                prev_word = true;
+            }
+            proc_macro2::TokenTree::Literal(l) => {
+                if prev_word {
+                    out.push(' ');
+                }
+                out.push_str(&l.to_string());
+                prev_word = true;
+            }
+            proc_macro2::TokenTree::Punct(p) => {
+                let c = p.as_char();
+                match c {
+                    ',' => out.push_str(", "),
+                    '=' if p.spacing() == proc_macro2::Spacing::Alone => out.push_str(" = "),
+                    '+' => out.push_str(" + "),
+                    '>' if out.ends_with('-') => {
+                        out.pop();
+                        out.push_str(" -> ");
+                    }
+                    _ => out.push(c),
+                }
+                // `'a Self`: a lifetime is a word.
+                prev_word = false;
+                if c == '\'' {
+                    prev_word = false;
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                    proc_macro2::Delimiter::Bracket => ("[", "]"),
+                    proc_macro2::Delimiter::Brace => ("{ ", " }"),
+                    proc_macro2::Delimiter::None => ("", ""),
+                };
+                if prev_word && g.delimiter() == proc_macro2::Delimiter::Brace {
+                    out.push(' ');
+                }
+                out.push_str(open);
+                write_tokens(out, g.stream());
+                out.push_str(close);
+                prev_word = true;
+            }
+        }
+    }
+}
+

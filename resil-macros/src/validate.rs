@@ -5,7 +5,7 @@ use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 
 use crate::ctxt::Ctxt;
-use crate::parse::{Aspect, AspectArgs, Func, Passing};
+use crate::parse::{Aspect, AspectArgs, Func, Passing, tokens_text};
 
 /// Checks every rule; the errors end up in `cx`.
 pub(crate) fn chain(cx: &Ctxt, func: &Func, layers: &[AspectArgs]) {
@@ -34,10 +34,12 @@ pub(crate) fn chain(cx: &Ctxt, func: &Func, layers: &[AspectArgs]) {
 fn name(cx: &Ctxt, args: &AspectArgs) {
     let owner = args.aspect.attr_name();
     let Some(lit) = &args.name else {
-        cx.syn_error(syn::Error::new(
-            args.span,
-            format!("missing `name` in `#[{owner}]`; expected `#[{owner}(name = \"inventory-query\")]`"),
-        ));
+        if args.name_attempted {
+            return;
+        }
+        cx.syn_error(args.error(format!(
+            "missing `name` in `#[{owner}]`; expected `#[{owner}(name = \"inventory-query\")]`"
+        )));
         return;
     };
     let value = lit.value();
@@ -63,8 +65,7 @@ fn one_bulkhead(cx: &Ctxt, layers: &[AspectArgs]) {
     if let Some(pool) = layers.iter().find(|l| l.aspect == Aspect::ThreadPoolBulkhead)
         && semaphore
     {
-        cx.syn_error(syn::Error::new(
-            pool.span,
+        cx.syn_error(pool.error(
             "`#[bulkhead]` and `#[thread_pool_bulkhead]` take the same place in the chain; use one of them",
         ));
     }
@@ -120,7 +121,7 @@ fn pool_arguments_are_owned(cx: &Ctxt, func: &Func, _pool: &AspectArgs) {
                 p.span,
                 format!(
                     "`#[thread_pool_bulkhead]` runs the body on another thread, which cannot borrow `{}`; take an owned `Send + 'static` value",
-                    p.ty.to_token_stream()
+                    tokens_text(p.ty.to_token_stream())
                 ),
             ));
         }
@@ -191,7 +192,7 @@ fn async_retry_has_no_unique_borrows(cx: &Ctxt, func: &Func) {
                 p.span,
                 format!(
                     "`#[retry]` on an `async fn` cannot lend `{}` to one attempt after another; take a shared reference or an owned `Clone` value",
-                    p.ty.to_token_stream()
+                    tokens_text(p.ty.to_token_stream())
                 ),
             ));
         }

@@ -2,14 +2,12 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
     const _: () = {
         ::resil::__private::inventory::submit! {
             ::resil::__private::Declaration { aspect :
-            ::resil::__private::AspectKind::CircuitBreaker, name : "inventory-query",
-            module : ::core::module_path!(), function : "query", file : ::core::file!(),
-            line : ::core::line!(), fallback : ::core::option::Option::Some("degraded"),
-            error_type : "DbError", error_kinds : ::core::option::Option::Some({ fn
-            __resil_error_kinds() -> ::core::option::Option < & 'static [& 'static str] >
-            { #[allow(unused_imports)] use ::resil::__private:: { KindsOfAny as _,
-            KindsOfClassify as _ }; (&& ::resil::__private::Kinds:: < DbError > ::new())
-            .kinds() } __resil_error_kinds }), }
+            ::resil::__private::Aspect::CircuitBreaker, name : "inventory-query", module
+            : ::core::module_path!(), function : "query", file : ::core::file!(), line :
+            ::core::line!(), fallback : ::core::option::Option::Some("degraded"),
+            error_type : "DbError", error_kinds : { #[allow(unused_imports)] use
+            ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: < DbError >
+            ::KINDS }, }
         }
     };
     static __RESIL_CIRCUIT_BREAKER: ::resil::__private::CallSite<
