@@ -1,47 +1,85 @@
-//! PLACEHOLDER: filled in by the issue "Retry, bulkheads, rate limiter, time limiter".
-#![allow(missing_docs, unreachable_pub, dead_code)]
+//! The semaphore bulkhead: limit how many calls run at once, so that one slow
+//! dependency cannot take every thread or task of the service with it.
+//!
+//! A bulkhead holds `max_concurrent_calls` permits. A call takes one before it
+//! starts and gives it back when it ends, however it ends: the permit is an
+//! RAII guard, released exactly once when dropped, so a call that fails,
+//! panics or whose future is dropped mid-way gives it back too. When no permit
+//! is free, a call either fails at once with [`BulkheadFull`]
+//! (`max_wait_duration` of zero, the default) or waits up to
+//! `max_wait_duration` for one. Waiting callers are served in arrival order
+//! when `fair_call_handling_enabled` is set (the default): a caller that
+//! arrives while others wait never overtakes them. Unfair handling lets a
+//! caller that finds a permit free take it even while others wait, which
+//! trades order for throughput.
+//!
+//! This is Resilience4j 2.2's `SemaphoreBulkhead` with its defaults, events
+//! and metrics, and these differences:
+//!
+//! * [`Bulkhead::try_acquire_permission`] never waits; waiting is
+//!   [`Bulkhead::acquire_permission`] (async, on the clock's timer) or
+//!   [`Bulkhead::acquire_permission_blocking`] (the current thread), and the
+//!   decorators wait as Resilience4j's do.
+//! * A permit cannot be released twice (Resilience4j's `onComplete` can
+//!   over-release, decision Q15).
+//! * [`Bulkhead::change_config`] never blocks: a lower limit takes effect as
+//!   calls in flight finish (Resilience4j blocks the caller until they do), and
+//!   a changed `fair_call_handling_enabled` applies too (Resilience4j keeps the
+//!   fairness its semaphore was created with).
+//!
+//! Taking and giving back a permit when nobody waits is one compare-and-swap
+//! and one `fetch_add` on an atomic word, with no lock and no allocation;
+//! waiters queue behind a mutex.
+//!
+//! # Examples
+//!
+//! ```
+//! use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+//! use resil_core::Error;
+//!
+//! let config = BulkheadConfig::builder().max_concurrent_calls(1).build()?;
+//! let bulkhead = Bulkhead::new("inventory-query", config);
+//!
+//! let held = bulkhead.try_acquire_permission()?; // a call in flight
+//! let refused = bulkhead.call(|| Ok::<_, std::io::Error>(42));
+//! assert!(matches!(refused, Err(Error::BulkheadFull(_))));
+//!
+//! drop(held);
+//! assert_eq!(bulkhead.call(|| Ok::<_, std::io::Error>(42)).unwrap(), 42);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+mod config;
 mod error;
-pub use self::error::BulkheadFull;
+mod event;
+mod metrics;
+mod semaphore;
 
+#[cfg(all(test, resil_loom))]
+mod loom;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 
-use crate::clock::SharedClock;
-use crate::event::{EventKind, EventPublisher};
+pub use self::config::{BulkheadConfig, BulkheadConfigBuilder, MAX_CONCURRENT_CALLS};
+pub use self::error::BulkheadFull;
+pub use self::event::{BulkheadEvent, BulkheadEventType};
+pub use self::metrics::BulkheadMetrics;
+
+use self::semaphore::Semaphore;
+use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
+use crate::error::Error;
+use crate::event::EventPublisher;
+use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
-#[derive(Debug, Clone)]
-pub struct BulkheadConfig {
-    event_consumer_buffer_size: u32,
-}
-
-impl Default for BulkheadConfig {
-    fn default() -> Self {
-        BulkheadConfig {
-            event_consumer_buffer_size: 100,
-        }
-    }
-}
-
-impl BulkheadConfig {
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum BulkheadEvent {}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BulkheadEventType {}
-
-impl EventKind for BulkheadEvent {
-    type Type = BulkheadEventType;
-    fn event_type(&self) -> BulkheadEventType {
-        match *self {}
-    }
-}
-
+/// A semaphore bulkhead. Cheap to clone: clones share one bulkhead.
+///
+/// See the [module documentation](self).
 #[derive(Clone)]
 pub struct Bulkhead {
     inner: Arc<Inner>,
@@ -49,45 +87,560 @@ pub struct Bulkhead {
 
 struct Inner {
     name: Name,
-    config: BulkheadConfig,
     tags: Tags,
+    clock: SharedClock,
+    sem: Semaphore,
+    /// The current limit, for rejections and metrics.
+    max_calls: AtomicU32,
+    /// The current wait, in whole milliseconds.
+    max_wait_millis: AtomicU64,
+    /// The current configuration; its lock also serializes `change_config`.
+    config: Mutex<BulkheadConfig>,
     events: EventPublisher<BulkheadEvent>,
 }
 
-impl std::fmt::Debug for Bulkhead {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bulkhead")
-            .field("name", &self.inner.name)
-            .finish()
-    }
-}
-
 impl Bulkhead {
+    /// A bulkhead with Resilience4j's defaults on the system clock.
+    pub fn of_defaults(name: impl Into<Name>) -> Self {
+        Self::new(name, BulkheadConfig::default())
+    }
+
+    /// A bulkhead on the system clock.
+    pub fn new(name: impl Into<Name>, config: BulkheadConfig) -> Self {
+        Self::with_clock(name, config, SystemClock::new())
+    }
+
+    /// A bulkhead on `clock`, which times the waits for a permit
+    /// ([`TokioClock`](crate::clock::TokioClock) under paused tokio time,
+    /// [`ManualClock`](crate::clock::ManualClock) in tests).
+    pub fn with_clock(name: impl Into<Name>, config: BulkheadConfig, clock: impl Clock) -> Self {
+        Self::with_parts(name.into(), config, clock.into_shared(), Tags::default())
+    }
+
     pub(crate) fn with_parts(
         name: Name,
         config: BulkheadConfig,
         clock: SharedClock,
         tags: Tags,
     ) -> Self {
+        let events = EventPublisher::new(name.clone(), clock.clone());
         Bulkhead {
             inner: Arc::new(Inner {
-                events: EventPublisher::new(name.clone(), clock),
+                sem: Semaphore::new(
+                    config.max_concurrent_calls,
+                    config.fair_call_handling_enabled,
+                ),
+                max_calls: AtomicU32::new(config.max_concurrent_calls),
+                max_wait_millis: AtomicU64::new(config.effective_wait_millis()),
+                config: Mutex::new(config),
                 name,
-                config,
                 tags,
+                clock,
+                events,
             }),
         }
     }
+
+    /// The bulkhead's name.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
-    pub fn config(&self) -> &BulkheadConfig {
-        &self.inner.config
+
+    /// The bulkhead's current configuration (the last one given to
+    /// [`Bulkhead::change_config`], if any).
+    pub fn config(&self) -> BulkheadConfig {
+        lock(&self.inner.config).clone()
     }
+
+    /// The bulkhead's tags (registry tags overlaid by instance tags).
     pub fn tags(&self) -> &Tags {
         &self.inner.tags
     }
+
+    /// The clock that times the waits.
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
+    }
+
+    /// Subscriptions and the recent-events buffer.
     pub fn event_publisher(&self) -> &EventPublisher<BulkheadEvent> {
         &self.inner.events
+    }
+
+    /// A snapshot of the permits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::Bulkhead;
+    ///
+    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
+    /// let _permit = bulkhead.try_acquire_permission()?;
+    /// let metrics = bulkhead.metrics();
+    /// assert_eq!(metrics.available_concurrent_calls(), 24);
+    /// assert_eq!(metrics.max_allowed_concurrent_calls(), 25);
+    /// # Ok::<(), resil_core::bulkhead::BulkheadFull>(())
+    /// ```
+    pub fn metrics(&self) -> BulkheadMetrics {
+        BulkheadMetrics {
+            available: u32::try_from(self.inner.sem.available().max(0)).unwrap_or(u32::MAX),
+            max_allowed: self.inner.max_calls.load(Ordering::Relaxed),
+            waiting: self.inner.sem.waiting(),
+        }
+    }
+
+    /// Takes a permit if one is free now; never waits.
+    ///
+    /// In fair mode a permit is not taken while other callers wait for one.
+    /// Publishes `CallPermitted` or `CallRejected`; the permit publishes
+    /// `CallFinished` when dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] when no permit is free (or, in fair mode, others wait).
+    #[inline]
+    pub fn try_acquire_permission(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        if self.inner.sem.try_acquire() {
+            Ok(self.inner.permitted())
+        } else {
+            Err(self.inner.reject())
+        }
+    }
+
+    /// Takes a permit, waiting up to `max_wait_duration` on the bulkhead's
+    /// clock (`Clock::sleep_async`) when none is free.
+    ///
+    /// Dropping the future while it waits leaves the queue; a permit granted
+    /// meanwhile goes to the next waiter.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] when no permit came within the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    /// use resil_core::clock::TokioClock;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = BulkheadConfig::builder()
+    ///     .max_concurrent_calls(1)
+    ///     .max_wait_duration(Duration::from_millis(100))
+    ///     .build()?;
+    /// let bulkhead = Bulkhead::with_clock("inventory-query", config, TokioClock::new());
+    /// let held = bulkhead.acquire_permission().await?;
+    /// // Full: the second caller waits 100 ms (of paused time) and gives up.
+    /// assert!(bulkhead.acquire_permission().await.is_err());
+    /// drop(held);
+    /// assert!(bulkhead.acquire_permission().await.is_ok());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn acquire_permission(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        if self.inner.sem.try_acquire() {
+            return Ok(self.inner.permitted());
+        }
+        self.inner.acquire_slow().await
+    }
+
+    /// Takes a permit, blocking the current thread up to `max_wait_duration`
+    /// when none is free.
+    ///
+    /// The deadline is a timer of the bulkhead's clock (`Clock::schedule`), so
+    /// with a [`ManualClock`](crate::clock::ManualClock) the wait ends when
+    /// another thread advances the clock past it or releases a permit. Do not
+    /// call it on an async runtime's thread: use
+    /// [`Bulkhead::acquire_permission`] there.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] when no permit came within the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    /// use std::time::Duration;
+    ///
+    /// let config = BulkheadConfig::builder()
+    ///     .max_concurrent_calls(1)
+    ///     .max_wait_duration(Duration::from_secs(1))
+    ///     .build()?;
+    /// let bulkhead = Bulkhead::new("inventory-query", config);
+    /// let held = bulkhead.try_acquire_permission()?;
+    /// std::thread::scope(|s| {
+    ///     let waiter = s.spawn(|| bulkhead.acquire_permission_blocking().is_ok());
+    ///     while bulkhead.metrics().number_of_waiting_calls() == 0 {
+    ///         std::thread::yield_now();
+    ///     }
+    ///     drop(held); // the waiting thread gets this permit
+    ///     assert!(waiter.join().unwrap());
+    /// });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn acquire_permission_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        if self.inner.sem.try_acquire() {
+            Ok(self.inner.permitted())
+        } else {
+            self.inner.acquire_blocking_slow()
+        }
+    }
+
+    /// Applies a new configuration without blocking.
+    ///
+    /// A larger `max_concurrent_calls` adds permits at once (waiters get them
+    /// first); a smaller one removes free permits at once and retires the
+    /// permits of calls in flight beyond the new limit as they finish. The new
+    /// `max_wait_duration` and fairness apply to callers that arrive later.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    ///
+    /// let bulkhead = Bulkhead::new("inventory-query", BulkheadConfig::builder().max_concurrent_calls(2).build()?);
+    /// let a = bulkhead.try_acquire_permission()?;
+    /// let b = bulkhead.try_acquire_permission()?;
+    /// bulkhead.change_config(BulkheadConfig::builder().max_concurrent_calls(1).build()?);
+    /// drop(a); // retired: one call is still in flight, the limit is one
+    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 0);
+    /// drop(b);
+    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_config(&self, config: BulkheadConfig) {
+        let inner = &*self.inner;
+        let mut current = lock(&inner.config);
+        let old = current.max_concurrent_calls;
+        let new = config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS);
+        inner
+            .max_wait_millis
+            .store(config.effective_wait_millis(), Ordering::Relaxed);
+        inner.max_calls.store(new, Ordering::Relaxed);
+        if config.fair_call_handling_enabled != current.fair_call_handling_enabled {
+            inner.sem.set_fair(config.fair_call_handling_enabled);
+        }
+        if new > old {
+            inner.sem.add_permits(new - old);
+        } else if new < old {
+            inner.sem.forget_permits(old - new);
+        }
+        *current = config;
+    }
+
+    /// Runs `f` with a permit, waiting for one as
+    /// [`Bulkhead::acquire_permission_blocking`] does.
+    ///
+    /// A panic in `f` gives the permit back and is resumed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, [`Error::Inner`] with `f`'s error.
+    #[inline]
+    pub fn call<T, E, F>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, E>,
+    {
+        self.decorate(|| f().map_err(Error::Inner))
+    }
+
+    /// Runs a call that already returns `resil::Error` (an inner layer of a
+    /// decorator chain) with a permit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, else `f`'s error.
+    #[inline]
+    pub fn decorate<T, E, F>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Result<T, Error<E>>,
+    {
+        let _permit = self.acquire_permission_blocking()?;
+        f()
+    }
+
+    /// Runs the future that `f` returns with a permit, waiting for one as
+    /// [`Bulkhead::acquire_permission`] does.
+    ///
+    /// Dropping the returned future at any point gives the permit back.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, [`Error::Inner`] with the future's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::Bulkhead;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
+    /// let stock = bulkhead
+    ///     .call_async(|| async { Ok::<_, std::io::Error>(42) })
+    ///     .await;
+    /// assert_eq!(stock.unwrap(), 42);
+    /// # }
+    /// ```
+    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let _permit = self.acquire_permission().await?;
+        f().await.map_err(Error::Inner)
+    }
+
+    /// The async form of [`Bulkhead::decorate`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, else the future's error.
+    pub async fn decorate_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        let _permit = self.acquire_permission().await?;
+        f().await
+    }
+}
+
+impl fmt::Debug for Bulkhead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bulkhead")
+            .field("name", &self.inner.name)
+            .field("metrics", &self.metrics())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    #[inline]
+    fn permitted(&self) -> BulkheadPermit<'_> {
+        if self.events.is_active() {
+            self.publish(BulkheadEvent::CallPermitted);
+        }
+        BulkheadPermit { inner: self }
+    }
+
+    #[cold]
+    fn reject(&self) -> BulkheadFull {
+        if self.events.is_active() {
+            self.publish(BulkheadEvent::CallRejected);
+        }
+        BulkheadFull::new(self.name.clone(), self.max_calls.load(Ordering::Relaxed))
+    }
+
+    /// Out of line, so that reading the clock does not weigh on the inlined
+    /// fast paths when nobody listens.
+    #[cold]
+    #[inline(never)]
+    fn publish(&self, event: BulkheadEvent) {
+        self.events.publish_at(self.clock.now(), event);
+    }
+
+    fn max_wait(&self) -> Duration {
+        Duration::from_millis(self.max_wait_millis.load(Ordering::Relaxed))
+    }
+
+    async fn acquire_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        let wait = self.max_wait();
+        if wait.is_zero() {
+            return Err(self.reject());
+        }
+        let mut acquire = self.sem.acquire();
+        let mut sleep: Option<Sleep> = None;
+        let granted = std::future::poll_fn(|cx| {
+            if Pin::new(&mut acquire).poll(cx).is_ready() {
+                return Poll::Ready(true);
+            }
+            // Started only once queued, so a wait that ends at once costs no timer.
+            let sleep = sleep.get_or_insert_with(|| self.clock.sleep_async(wait));
+            if Pin::new(sleep).poll(cx).is_ready() {
+                return Poll::Ready(acquire.cancel());
+            }
+            Poll::Pending
+        })
+        .await;
+        if granted {
+            Ok(self.permitted())
+        } else {
+            Err(self.reject())
+        }
+    }
+
+    #[cold]
+    fn acquire_blocking_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        let wait = self.max_wait();
+        if wait.is_zero() {
+            return Err(self.reject());
+        }
+        let parker = Arc::new(Parker {
+            thread: std::thread::current(),
+            timed_out: std::sync::atomic::AtomicBool::new(false),
+        });
+        let waker = Waker::from(parker.clone());
+        let mut cx = Context::from_waker(&waker);
+        // Armed before joining the queue: once a caller is seen waiting, its
+        // deadline is fixed, so a test may advance a manual clock past it.
+        let timer = {
+            let parker = parker.clone();
+            self.clock
+                .schedule(wait, Box::new(move || parker.time_out()))
+        };
+        let mut acquire = self.sem.acquire();
+        let granted = loop {
+            if Pin::new(&mut acquire).poll(&mut cx).is_ready() {
+                break true;
+            }
+            if parker.timed_out.load(std::sync::atomic::Ordering::Acquire) {
+                break acquire.cancel();
+            }
+            std::thread::park();
+        };
+        drop(timer);
+        if granted {
+            Ok(self.permitted())
+        } else {
+            Err(self.reject())
+        }
+    }
+}
+
+/// Wakes a thread blocked in [`Bulkhead::acquire_permission_blocking`].
+struct Parker {
+    thread: std::thread::Thread,
+    timed_out: std::sync::atomic::AtomicBool,
+}
+
+impl Parker {
+    fn time_out(&self) {
+        self.timed_out
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.thread.unpark();
+    }
+}
+
+impl Wake for Parker {
+    fn wake(self: Arc<Self>) {
+        self.thread.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.thread.unpark();
+    }
+}
+
+/// A bulkhead permit: one call in flight. Dropping it gives the permit back
+/// (exactly once) and publishes `CallFinished`.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::bulkhead::Bulkhead;
+///
+/// let bulkhead = Bulkhead::of_defaults("inventory-query");
+/// {
+///     let _permit = bulkhead.try_acquire_permission()?;
+///     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 24);
+/// }
+/// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 25);
+/// # Ok::<(), resil_core::bulkhead::BulkheadFull>(())
+/// ```
+#[must_use = "the permit is given back as soon as it is dropped"]
+pub struct BulkheadPermit<'a> {
+    inner: &'a Inner,
+}
+
+impl BulkheadPermit<'_> {
+    /// The name of the bulkhead that issued the permit.
+    pub fn bulkhead_name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Gives the permit back without publishing `CallFinished`, for a call
+    /// that was not made after all (Resilience4j's `releasePermission`).
+    pub fn release(self) {
+        self.inner.sem.release();
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for BulkheadPermit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.inner.sem.release();
+        if self.inner.events.is_active() {
+            self.inner.publish(BulkheadEvent::CallFinished);
+        }
+    }
+}
+
+impl fmt::Debug for BulkheadPermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadPermit")
+            .field("bulkhead", &self.inner.name)
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(resil_loom)))]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    fn bulkhead(max: u32, wait_ms: u64, fair: bool) -> (Bulkhead, ManualClock) {
+        let clock = ManualClock::new();
+        let config = BulkheadConfig::builder()
+            .max_concurrent_calls(max)
+            .max_wait_duration(Duration::from_millis(wait_ms))
+            .fair_call_handling_enabled(fair)
+            .build()
+            .unwrap();
+        (Bulkhead::with_clock("b", config, clock.clone()), clock)
+    }
+
+    #[test]
+    fn a_released_permit_cannot_publish_twice() {
+        let (b, _) = bulkhead(1, 0, true);
+        let finished = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let seen = finished.clone();
+        b.event_publisher()
+            .on(BulkheadEventType::CallFinished, move |_| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        b.try_acquire_permission().unwrap().release();
+        assert_eq!(finished.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(b.metrics().available_concurrent_calls(), 1);
+        drop(b.try_acquire_permission().unwrap());
+        assert_eq!(finished.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(b.metrics().available_concurrent_calls(), 1);
+    }
+
+    #[test]
+    fn switching_fairness_moves_waiters_on() {
+        let (b, _) = bulkhead(1, 1000, false);
+        let held = b.try_acquire_permission().unwrap();
+        let mut waiter = b.inner.sem.acquire();
+        let noop = &mut Context::from_waker(Waker::noop());
+        assert!(Pin::new(&mut waiter).poll(noop).is_pending());
+        drop(held); // unfair: the permit stays free, the waiter is notified
+        assert_eq!(b.metrics().available_concurrent_calls(), 1);
+        b.change_config(
+            b.config()
+                .to_builder()
+                .fair_call_handling_enabled(true)
+                .build()
+                .unwrap(),
+        );
+        // fair now: the free permit is handed to the waiter
+        assert_eq!(b.metrics().available_concurrent_calls(), 0);
+        assert!(b.try_acquire_permission().is_err());
+        assert!(Pin::new(&mut waiter).poll(noop).is_ready());
     }
 }
