@@ -50,7 +50,11 @@ fn recorder(cb: &CircuitBreaker) -> Arc<Mutex<Vec<CircuitBreakerEvent>>> {
 
 fn types(seen: &Mutex<Vec<CircuitBreakerEvent>>) -> Vec<CircuitBreakerEventType> {
     use resil::event::EventKind;
-    seen.lock().unwrap().iter().map(|e| e.event_type()).collect()
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|e| e.event_type())
+        .collect()
 }
 
 #[resil::circuit_breaker(name = "cb-records")]
@@ -79,12 +83,21 @@ fn the_function_runs_through_its_breaker() {
     use CircuitBreakerEventType::*;
     assert_eq!(
         types(&seen),
-        [Success, Error, FailureRateExceeded, StateTransition, CallNotPermitted]
+        [
+            Success,
+            Error,
+            FailureRateExceeded,
+            StateTransition,
+            CallNotPermitted
+        ]
     );
     // The error kind comes from `#[derive(Classify)]`.
     assert!(matches!(
         seen.lock().unwrap()[1],
-        CircuitBreakerEvent::Error { error_kind: Some("ConnectionRefused"), .. }
+        CircuitBreakerEvent::Error {
+            error_kind: Some("ConnectionRefused"),
+            ..
+        }
     ));
 }
 
@@ -168,7 +181,10 @@ impl Inventory {
     }
 
     fn no_stock(&self, _sku: u32, error: Error<DbError>) -> Result<u32, DbError> {
-        assert!(matches!(error, Error::Inner(_) | Error::CallNotPermitted(_)));
+        assert!(matches!(
+            error,
+            Error::Inner(_) | Error::CallNotPermitted(_)
+        ));
         Ok(0)
     }
 }
@@ -269,7 +285,10 @@ fn assert_send<T: Send>(t: T) -> T {
 #[tokio::test]
 async fn a_send_future_stays_send() {
     assert_eq!(assert_send(send_future("ab".into())).await, Ok(2));
-    assert_eq!(assert_send(Counter { hits: 0 }.bump("x".into())).await, Ok(1));
+    assert_eq!(
+        assert_send(Counter { hits: 0 }.bump("x".into())).await,
+        Ok(1)
+    );
     // Not `Send` when the body is not: nothing is added that would make it so.
     assert_eq!(not_send_future(std::rc::Rc::new("abc".into())).await, Ok(3));
     assert_eq!(
@@ -290,7 +309,10 @@ fn declarations_describe_each_call_site() {
     assert_eq!(d.module(), "macros_circuit_breaker");
     assert_eq!(d.fallback(), Some("answer_from_cache"));
     assert_eq!(d.error_type(), "DbError");
-    assert_eq!(d.error_kinds(), ["ConnectionRefused", "NotFound", "Rejected"]);
+    assert_eq!(
+        d.error_kinds(),
+        ["ConnectionRefused", "NotFound", "Rejected"]
+    );
     assert!(d.file().ends_with("macros_circuit_breaker.rs"));
     let generic = decls.iter().find(|d| d.name() == "cb-self-inner").unwrap();
     assert_eq!(generic.fallback(), Some("Self::no_stock"));

@@ -84,9 +84,18 @@ fn the_breaker_wraps_the_bulkhead_whatever_the_source_order() {
     assert!(matches!(seen[0], CircuitBreakerEvent::Success { .. }));
     assert!(matches!(
         seen[1],
-        CircuitBreakerEvent::Error { error_kind: Some("BulkheadFull"), .. }
+        CircuitBreakerEvent::Error {
+            error_kind: Some("BulkheadFull"),
+            ..
+        }
     ));
-    assert!(matches!(seen[2], CircuitBreakerEvent::Error { error_kind: None, .. }));
+    assert!(matches!(
+        seen[2],
+        CircuitBreakerEvent::Error {
+            error_kind: None,
+            ..
+        }
+    ));
     assert_eq!(seen.len(), 3);
 }
 
@@ -160,19 +169,25 @@ impl Reports {
     #[resil::thread_pool_bulkhead(name = "order-pool", fallback = Self::later)]
     async fn export(self: Arc<Self>, id: u64) -> Result<String, DbError> {
         let thread = std::thread::current();
-        Ok(format!("{}-{id}-{}", self.prefix, thread.name().unwrap_or("?")))
+        Ok(format!(
+            "{}-{id}-{}",
+            self.prefix,
+            thread.name().unwrap_or("?")
+        ))
     }
 
     async fn later(self: Arc<Self>, id: u64, error: Error<DbError>) -> Result<String, DbError> {
-        Ok(format!("{}-{id}-later-{}", self.prefix, error.rejection_kind().unwrap_or("inner")))
+        Ok(format!(
+            "{}-{id}-later-{}",
+            self.prefix,
+            error.rejection_kind().unwrap_or("inner")
+        ))
     }
 }
 
 #[tokio::test]
 async fn the_thread_pool_runs_the_body_on_its_threads() {
-    let reports = Arc::new(Reports {
-        prefix: "r".into(),
-    });
+    let reports = Arc::new(Reports { prefix: "r".into() });
     let out = reports.clone().export(7).await.unwrap();
     assert_eq!(out, "r-7-bulkhead-order-pool-1");
     let cb = breaker("order-pool-cb");

@@ -102,7 +102,10 @@ fn container(cx: &Ctxt, input: &DeriveInput) -> Option<Path> {
                 let lit: LitStr = meta.value()?.parse()?;
                 match lit.parse::<Path>() {
                     Ok(p) => krate.set(&meta.path, p),
-                    Err(_) => cx.error_spanned_by(&lit, "`crate` takes a path as a string, like `crate = \"::resil\"`"),
+                    Err(_) => cx.error_spanned_by(
+                        &lit,
+                        "`crate` takes a path as a string, like `crate = \"::resil\"`",
+                    ),
                 }
                 Ok(())
             } else {
@@ -152,4 +155,3 @@ fn variant_kind(cx: &Ctxt, variant: &syn::Variant) -> LitStr {
     kind.get()
         .unwrap_or_else(|| LitStr::new(&variant.ident.to_string(), variant.ident.span()))
 }
-

@@ -37,7 +37,6 @@ impl Ctxt {
             .push(err);
     }
 
-
     /// Consumes the collected errors, folded into one.
     pub(crate) fn check(self) -> syn::Result<()> {
         let mut errors = self

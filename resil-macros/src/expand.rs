@@ -601,14 +601,18 @@ impl<'a> Chain<'a> {
                 quote!(F: ::core::ops::FnOnce(#(#a,)* #p::Error<E>) -> Fut, Fut: ::core::future::Future<Output = R>),
                 quote!(F: ::core::ops::FnOnce(#(#a),*) -> Fut, Fut: ::core::future::Future<Output = R>),
                 quote!(Fut),
-                quote!(type Output = Fut;),
+                quote!(
+                    type Output = Fut;
+                ),
             )
         } else {
             (
                 quote!(F: ::core::ops::FnOnce(#(#a,)* #p::Error<E>) -> R),
                 quote!(F: ::core::ops::FnOnce(#(#a),*) -> R),
                 quote!(R),
-                quote!(type Output = R;),
+                quote!(
+                    type Output = R;
+                ),
             )
         };
         let fut = is_async.then(|| quote!(Fut,));
@@ -722,7 +726,8 @@ fn rename_self(tokens: TokenStream) -> TokenStream {
                 out.push(tt.clone());
             }
             TokenTree::Ident(id) if id == "self" => {
-                let path_root = matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let path_root =
+                    matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
                 if path_root || in_item {
                     out.push(tt.clone());
                 } else {
@@ -735,8 +740,7 @@ fn rename_self(tokens: TokenStream) -> TokenStream {
                     in_item = g.delimiter() != proc_macro2::Delimiter::Brace;
                     out.push(tt.clone());
                 } else {
-                    let mut group =
-                        proc_macro2::Group::new(g.delimiter(), rename_self(g.stream()));
+                    let mut group = proc_macro2::Group::new(g.delimiter(), rename_self(g.stream()));
                     group.set_span(g.span());
                     out.push(TokenTree::Group(group));
                 }
@@ -773,31 +777,60 @@ mod tests {
 
     #[test]
     fn prints_types_as_written() {
-        assert_eq!(tokens_text(quote!(Result<Item, DbError>)), "Result<Item, DbError>");
+        assert_eq!(
+            tokens_text(quote!(Result<Item, DbError>)),
+            "Result<Item, DbError>"
+        );
         assert_eq!(tokens_text(quote!(&Self)), "&Self");
         assert_eq!(tokens_text(quote!(&'a mut Self)), "&'a mut Self");
         assert_eq!(tokens_text(quote!(Self::degraded)), "Self::degraded");
-        assert_eq!(tokens_text(quote!(Box<dyn Fn(u32) -> u32 + Send>)), "Box<dyn Fn(u32) -> u32 + Send>");
-        assert_eq!(tokens_text(quote!(std::io::Result<u32>)), "std::io::Result<u32>");
+        assert_eq!(
+            tokens_text(quote!(Box<dyn Fn(u32) -> u32 + Send>)),
+            "Box<dyn Fn(u32) -> u32 + Send>"
+        );
+        assert_eq!(
+            tokens_text(quote!(std::io::Result<u32>)),
+            "std::io::Result<u32>"
+        );
     }
 
     #[test]
     fn recognises_resil_attributes() {
         let p = |s: &str| syn::parse_str::<Path>(s).unwrap();
         assert_eq!(resil_attribute(&p("retry"), None), Some(Aspect::Retry));
-        assert_eq!(resil_attribute(&p("resil::retry"), None), Some(Aspect::Retry));
-        assert_eq!(resil_attribute(&p("::resil::bulkhead"), None), Some(Aspect::Bulkhead));
+        assert_eq!(
+            resil_attribute(&p("resil::retry"), None),
+            Some(Aspect::Retry)
+        );
+        assert_eq!(
+            resil_attribute(&p("::resil::bulkhead"), None),
+            Some(Aspect::Bulkhead)
+        );
         assert_eq!(resil_attribute(&p("other::retry"), None), None);
-        assert_eq!(resil_attribute(&p("my::res::retry"), Some(&p("my::res"))), Some(Aspect::Retry));
+        assert_eq!(
+            resil_attribute(&p("my::res::retry"), Some(&p("my::res"))),
+            Some(Aspect::Retry)
+        );
         assert_eq!(resil_attribute(&p("tokio::test"), None), None);
     }
 
     #[test]
     fn renames_the_receiver_but_not_paths_or_nested_items() {
-        let out = rename_self(quote!({ self.x + self::f() + g(|| self.y); fn h(&self) { self.z } }));
+        let out = rename_self(quote!({
+            self.x + self::f() + g(|| self.y);
+            fn h(&self) {
+                self.z
+            }
+        }));
         assert_eq!(
             out.to_string(),
-            quote!({ __resil_self.x + self::f() + g(|| __resil_self.y); fn h(&self) { self.z } }).to_string()
+            quote!({
+                __resil_self.x + self::f() + g(|| __resil_self.y);
+                fn h(&self) {
+                    self.z
+                }
+            })
+            .to_string()
         );
     }
 }

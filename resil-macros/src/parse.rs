@@ -184,10 +184,7 @@ pub(crate) fn sibling_args(cx: &Ctxt, aspect: Aspect, attr: &Attribute) -> Aspec
         syn::Meta::NameValue(nv) => {
             cx.error_spanned_by(
                 nv,
-                format!(
-                    "expected `#[{}(name = \"...\")]`",
-                    aspect.attr_name()
-                ),
+                format!("expected `#[{}(name = \"...\")]`", aspect.attr_name()),
             );
             TokenStream::new()
         }
@@ -589,7 +586,11 @@ fn output(sig: &syn::Signature) -> Result<Output, syn::Error> {
             ty,
             format!(
                 "resil attributes need a function that returns `Result<T, E>`; found `{}`",
-                ty.to_token_stream().to_string().replace(" < ", "<").replace(" >", ">").replace(" ,", ",")
+                ty.to_token_stream()
+                    .to_string()
+                    .replace(" < ", "<")
+                    .replace(" >", ">")
+                    .replace(" ,", ",")
             ),
         )
     };
@@ -688,4 +689,3 @@ fn write_tokens(out: &mut String, tokens: TokenStream) {
         }
     }
 }
-

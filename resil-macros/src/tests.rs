@@ -30,7 +30,8 @@ fn sync_circuit_breaker_with_fallback() {
             }
         },
     );
-    expect_test::expect_file!["../tests/expand/sync_circuit_breaker_with_fallback.rs"].assert_eq(&out);
+    expect_test::expect_file!["../tests/expand/sync_circuit_breaker_with_fallback.rs"]
+        .assert_eq(&out);
 }
 
 #[test]
@@ -96,9 +97,16 @@ fn mistakes_leave_the_item_intact() {
     );
     let text = out.to_string();
     // The item, less its resil attributes, then one error per mistake.
-    assert!(text.starts_with("# [inline] fn query (sku : u64) -> Result < u64 , DbError > { Ok (sku) }"), "{text}");
+    assert!(
+        text.starts_with(
+            "# [inline] fn query (sku : u64) -> Result < u64 , DbError > { Ok (sku) }"
+        ),
+        "{text}"
+    );
     assert_eq!(text.matches("compile_error").count(), 3, "{text}");
-    assert!(text.contains("unknown `circuit_breaker` argument `fallbak`; did you mean `fallback`?"));
+    assert!(
+        text.contains("unknown `circuit_breaker` argument `fallbak`; did you mean `fallback`?")
+    );
     assert!(text.contains("unknown `bulkhead` argument `nmae`; did you mean `name`?"));
     assert!(text.contains("instance name `inventory query` may contain only"));
 }

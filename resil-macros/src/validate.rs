@@ -62,7 +62,9 @@ fn name(cx: &Ctxt, args: &AspectArgs) {
 /// (Resilience4j's single `@Bulkhead(type = ...)`).
 fn one_bulkhead(cx: &Ctxt, layers: &[AspectArgs]) {
     let semaphore = layers.iter().any(|l| l.aspect == Aspect::Bulkhead);
-    if let Some(pool) = layers.iter().find(|l| l.aspect == Aspect::ThreadPoolBulkhead)
+    if let Some(pool) = layers
+        .iter()
+        .find(|l| l.aspect == Aspect::ThreadPoolBulkhead)
         && semaphore
     {
         cx.syn_error(pool.error(
@@ -206,9 +208,32 @@ mod tests {
 
     #[test]
     fn finds_awaits_outside_async_blocks() {
-        assert!(find_await(quote!({ let x = f().await; })).is_some());
-        assert!(find_await(quote!({ if a { g(x.await) } })).is_some());
-        assert!(find_await(quote!({ let f = async move { x.await }; spawn(f); })).is_none());
-        assert!(find_await(quote!({ let await_count = 1; })).is_none());
+        assert!(
+            find_await(quote!({
+                let x = f().await;
+            }))
+            .is_some()
+        );
+        assert!(
+            find_await(quote!({
+                if a {
+                    g(x.await)
+                }
+            }))
+            .is_some()
+        );
+        assert!(
+            find_await(quote!({
+                let f = async move { x.await };
+                spawn(f);
+            }))
+            .is_none()
+        );
+        assert!(
+            find_await(quote!({
+                let await_count = 1;
+            }))
+            .is_none()
+        );
     }
 }
