@@ -574,10 +574,13 @@ impl BulkheadPermit<'_> {
 impl Drop for BulkheadPermit<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.inner.sem.release();
+        // Publish before releasing, so that a call's CALL_FINISHED always comes
+        // before the CALL_PERMITTED of the call that takes its permit
+        // (Resilience4j releases first, and its events can then cross).
         if self.inner.events.is_active() {
             self.inner.publish(BulkheadEvent::CallFinished);
         }
+        self.inner.sem.release();
     }
 }
 

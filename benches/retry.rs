@@ -1,0 +1,103 @@
+//! Retry against the bare call and backon 1.6, in one run.
+//!
+//! - `retry_success`: a call that succeeds at once, the path almost every call
+//!   takes: resil's `Retry::call` (default config: 3 attempts, 500 ms) and
+//!   backon's blocking retry (constant 500 ms, 2 retries).
+//! - `retry_one_failure`: a call that fails once and then succeeds, with the
+//!   sleeps taken off both (resil on a clock whose `sleep` returns at once,
+//!   backon with a no-op sleeper), so that it measures the bookkeeping of one
+//!   retry.
+//!
+//! Run: `cargo bench -p resil-bench --features bench --bench retry -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use backon::{BlockingRetryable, ConstantBuilder};
+use criterion::{Criterion, criterion_group, criterion_main};
+use resil_core::clock::{Clock, ManualClock, Nanos};
+use resil_core::retry::{Retry, RetryConfig};
+
+#[derive(Debug)]
+struct Refused;
+
+#[inline(never)]
+fn query(x: u64) -> Result<u64, Refused> {
+    Ok(black_box(x).wrapping_add(1))
+}
+
+/// A clock that never moves and never sleeps, the counterpart of backon's no-op sleeper.
+#[derive(Debug)]
+struct NoSleep;
+
+impl Clock for NoSleep {
+    fn now(&self) -> Nanos {
+        Nanos::ZERO
+    }
+    fn sleep(&self, _: Duration) {}
+}
+
+fn backoff() -> ConstantBuilder {
+    ConstantBuilder::new()
+        .with_delay(Duration::from_millis(500))
+        .with_max_times(2)
+}
+
+fn success(c: &mut Criterion) {
+    let mut g = c.benchmark_group("retry_success");
+    g.bench_function("bare", |b| b.iter(|| query(black_box(1))));
+
+    let retry = Retry::with_clock("bench", RetryConfig::default(), ManualClock::new());
+    g.bench_function("resil", |b| {
+        b.iter(|| retry.call(|| query(black_box(1))));
+    });
+
+    let builder = backoff();
+    g.bench_function("backon", |b| {
+        b.iter(|| (|| query(black_box(1))).retry(builder).call());
+    });
+    g.finish();
+}
+
+fn one_failure(c: &mut Criterion) {
+    let mut g = c.benchmark_group("retry_one_failure");
+
+    let retry = Retry::with_clock("bench", RetryConfig::default(), NoSleep);
+    g.bench_function("resil", |b| {
+        b.iter(|| {
+            let mut attempt = 0;
+            retry.call(|| {
+                attempt += 1;
+                if attempt == 1 {
+                    Err(Refused)
+                } else {
+                    query(black_box(1))
+                }
+            })
+        });
+    });
+
+    let builder = backoff();
+    g.bench_function("backon", |b| {
+        b.iter(|| {
+            let mut attempt = 0;
+            (|| {
+                attempt += 1;
+                if attempt == 1 {
+                    Err(Refused)
+                } else {
+                    query(black_box(1))
+                }
+            })
+            .retry(builder)
+            .sleep(|d: Duration| {
+                black_box(d);
+            })
+            .call()
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, success, one_failure);
+criterion_main!(benches);
