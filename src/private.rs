@@ -13,7 +13,7 @@ pub use resil_core::Classify;
 pub use resil_core::bulkhead::Bulkhead;
 pub use resil_core::circuit_breaker::{CircuitBreaker, Classifier as CircuitBreakerClassifier};
 pub use resil_core::rate_limiter::RateLimiter;
-pub use resil_core::retry::Retry;
+pub use resil_core::retry::{Retry, RetryClassifier};
 pub use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 pub use resil_core::time_limiter::TimeLimiter;
 pub use resil_core::{Error, Rejection};
@@ -212,6 +212,18 @@ pub fn circuit_breaker_classifier<T, E>(
     classifier: CircuitBreakerClassifier<T, E>,
     kind: Option<fn(&E) -> &'static str>,
 ) -> CircuitBreakerClassifier<T, E> {
+    match kind {
+        Some(kind) => classifier.kind_of(kind),
+        None => classifier,
+    }
+}
+
+/// The retry's classifier, naming errors by their kinds when they have some.
+#[inline(always)]
+pub fn retry_classifier<T, E>(
+    classifier: RetryClassifier<T, E>,
+    kind: Option<fn(&E) -> &'static str>,
+) -> RetryClassifier<T, E> {
     match kind {
         Some(kind) => classifier.kind_of(kind),
         None => classifier,

@@ -139,6 +139,7 @@ fn is_not_found(e: &DbError) -> bool {
     matches!(e, DbError::NotFound)
 }
 
+#[allow(clippy::ptr_arg)] // `record_result` takes `fn(&T) -> bool`, and `T` is `Vec<u32>`
 fn is_empty(v: &Vec<u32>) -> bool {
     v.is_empty()
 }
