@@ -1,1 +1,65 @@
-//! placeholder
+//! The attribute macros of [resil](https://docs.rs/resil); use them through
+//! the `resil` crate (`#[resil::circuit_breaker(...)]`), which re-exports them
+//! with the runtime they expand into.
+//!
+//! The logic lives in `parse.rs` (arguments and the function), `validate.rs`
+//! (rules between them) and `expand.rs` (the generated code), on
+//! `proc_macro2` so that it is unit-tested; this file holds the shims and the
+//! documentation.
+#![doc(test(attr(deny(warnings))))]
+
+mod classify;
+mod ctxt;
+mod expand;
+mod parse;
+mod symbol;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use proc_macro::TokenStream;
+
+use crate::parse::Aspect;
+
+#[doc = include_str!("../docs/circuit_breaker.md")]
+#[proc_macro_attribute]
+pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::CircuitBreaker, args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/retry.md")]
+#[proc_macro_attribute]
+pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::Retry, args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/rate_limiter.md")]
+#[proc_macro_attribute]
+pub fn rate_limiter(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::RateLimiter, args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/time_limiter.md")]
+#[proc_macro_attribute]
+pub fn time_limiter(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::TimeLimiter, args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/bulkhead.md")]
+#[proc_macro_attribute]
+pub fn bulkhead(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::Bulkhead, args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/thread_pool_bulkhead.md")]
+#[proc_macro_attribute]
+pub fn thread_pool_bulkhead(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::ThreadPoolBulkhead, args.into(), item.into()).into()
+}
+
+#[doc = include_str!("../docs/classify.md")]
+#[proc_macro_derive(Classify, attributes(classify))]
+pub fn derive_classify(input: TokenStream) -> TokenStream {
+    classify::derive(input.into()).into()
+}

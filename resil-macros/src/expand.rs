@@ -1,0 +1,836 @@
+//! Expansion: the first resil attribute to expand takes its siblings and
+//! rewrites the function body into the whole chain, in [`ORDER`](crate::parse::ORDER).
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Path};
+
+use crate::ctxt::Ctxt;
+use crate::parse::{self, Aspect, AspectArgs, Func, Passing, tokens_text};
+use crate::validate;
+
+/// Expands `#[aspect(args)]` on `item`, with every sibling resil attribute.
+///
+/// On any mistake the item comes back without its resil attributes and
+/// otherwise unchanged, followed by the errors: the user sees each mistake
+/// once and no cascade of errors from a half-expanded body.
+pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let first = parse::aspect_args(&cx, aspect, Span::call_site(), args);
+    let mut item = match parse::item(item.clone()) {
+        Ok(item) => item,
+        Err(err) => {
+            cx.syn_error(err);
+            let errors = cx.check().unwrap_err().to_compile_error();
+            return quote!(#item #errors);
+        }
+    };
+
+    let krate = first.krate.clone();
+    let mut layers = vec![first];
+    let mut kept = Vec::new();
+    for attr in std::mem::take(&mut item.attrs) {
+        match resil_attribute(attr.path(), krate.as_ref()) {
+            Some(sibling) => {
+                let args = parse::sibling_args(&cx, sibling, &attr);
+                if layers.iter().any(|l| l.aspect == sibling) {
+                    cx.error_spanned_by(
+                        &attr,
+                        format!(
+                            "`#[{}]` is given twice; each attribute applies once per function",
+                            sibling.attr_name()
+                        ),
+                    );
+                } else {
+                    layers.push(args);
+                }
+            }
+            None => kept.push(attr),
+        }
+    }
+    item.attrs = kept;
+    layers.sort_by_key(|l| l.aspect.rank());
+
+    let func = Func::new(item);
+    validate::chain(&cx, &func, &layers);
+    match cx.check() {
+        Ok(()) => {
+            let krate = layers
+                .iter()
+                .find_map(|l| l.krate.clone())
+                .unwrap_or_else(|| syn::parse_quote!(::resil));
+            Chain::new(&func, &layers, krate).expand()
+        }
+        Err(err) => {
+            let item = &func.item;
+            let errors = err.to_compile_error();
+            quote!(#item #errors)
+        }
+    }
+}
+
+/// Which resil attribute `path` names: `retry`, `resil::retry`,
+/// `::resil::retry`, or `<crate>::retry` with a `crate = "..."` override.
+fn resil_attribute(path: &Path, krate: Option<&Path>) -> Option<Aspect> {
+    let last = path.segments.last()?;
+    let aspect = Aspect::from_attr_name(&last.ident.to_string())?;
+    let prefix: Vec<String> = path
+        .segments
+        .iter()
+        .take(path.segments.len() - 1)
+        .map(|s| s.ident.to_string())
+        .collect();
+    let ok = match prefix.as_slice() {
+        [] => path.leading_colon.is_none(),
+        [root] if root == "resil" => true,
+        _ => krate.is_some_and(|k| {
+            let k: Vec<String> = k.segments.iter().map(|s| s.ident.to_string()).collect();
+            k == prefix
+        }),
+    };
+    ok.then_some(aspect)
+}
+
+/// The generated code of one function.
+struct Chain<'a> {
+    func: &'a Func,
+    layers: &'a [AspectArgs],
+    /// `::resil::__private`
+    p: TokenStream,
+    ret: TokenStream,
+    ok: TokenStream,
+    err: TokenStream,
+    /// The receiver is owned and the body needs a copy of its own (a retry
+    /// attempt, or a thread pool while a fallback keeps the original): the
+    /// body's `self` becomes `__resil_self`.
+    rename_self: bool,
+    /// Some fallback below the retry needs the arguments after the body ran.
+    pool_clones: bool,
+    /// Non-identifier patterns are bound to `__resil_argN` in the signature.
+    bind_patterns: bool,
+}
+
+impl<'a> Chain<'a> {
+    fn new(func: &'a Func, layers: &'a [AspectArgs], krate: Path) -> Self {
+        let output = func.output.as_ref().expect("validated");
+        let ret = output.ty.to_token_stream();
+        let p = quote!(#krate::__private);
+        let ok = match &output.ok {
+            Some(t) => t.to_token_stream(),
+            None => quote!(<#ret as #p::IsResult>::Ok),
+        };
+        let err = match &output.err {
+            Some(e) => e.to_token_stream(),
+            None => quote!(<#ret as #p::IsResult>::Err),
+        };
+        let has = |a: Aspect| layers.iter().any(|l| l.aspect == a);
+        let inner_fallback = layers
+            .iter()
+            .any(|l| l.aspect != Aspect::Retry && l.fallback.is_some());
+        let pool_clones = has(Aspect::ThreadPoolBulkhead) && inner_fallback;
+        let owned_receiver = func
+            .receiver
+            .as_ref()
+            .is_some_and(|r| r.passing == Passing::Owned);
+        let rename_self = owned_receiver && (has(Aspect::Retry) || pool_clones);
+        let bind_patterns = has(Aspect::Retry) || layers.iter().any(|l| l.fallback.is_some());
+        Chain {
+            func,
+            layers,
+            p,
+            ret,
+            ok,
+            err,
+            rename_self,
+            pool_clones,
+            bind_patterns,
+        }
+    }
+
+    fn has(&self, aspect: Aspect) -> bool {
+        self.layers.iter().any(|l| l.aspect == aspect)
+    }
+
+    fn expand(&self) -> TokenStream {
+        let mut item = self.func.item.clone();
+        let retry = self.has(Aspect::Retry);
+        // The signature: patterns bound to names the expansion can pass on,
+        // and `mut` moved to each attempt's own copy.
+        for (input, param) in item
+            .sig
+            .inputs
+            .iter_mut()
+            .filter_map(|i| match i {
+                syn::FnArg::Typed(pt) => Some(pt),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .zip(&self.func.params)
+        {
+            if param.pattern.is_some() && self.bind_patterns {
+                let ident = &param.ident;
+                *input.pat = syn::parse_quote!(#ident);
+            } else if retry
+                && param.passing == Passing::Owned
+                && let syn::Pat::Ident(pi) = &mut *input.pat
+            {
+                pi.mutability = None;
+            }
+        }
+        if retry
+            && let Some(syn::FnArg::Receiver(r)) = item.sig.inputs.first_mut()
+            && !matches!(r.kind, syn::ReceiverKind::Reference(..))
+        {
+            r.mutability = None;
+        }
+
+        let declarations = self.layers.iter().map(|l| self.declaration(l));
+        let statics = self.layers.iter().map(|l| self.call_site(l));
+        let fallback_traits = self
+            .layers
+            .iter()
+            .filter(|l| l.fallback.is_some())
+            .map(|l| self.fallback_trait(l));
+        let classifiers = self.layers.iter().filter_map(|l| self.classifier(l));
+        let arg_checks = self.argument_checks();
+        let chain = self.layer(0, &self.receiver_ident(false));
+        let finish = self.finish();
+
+        let stmts = quote! {
+            #(#declarations)*
+            #(#statics)*
+            #(#fallback_traits)*
+            #arg_checks
+            #(#classifiers)*
+            let __resil_outcome = #chain;
+            #finish
+        };
+        item.block = syn::parse_quote!({ #stmts });
+        item.into_token_stream()
+    }
+
+    fn static_ident(aspect: Aspect) -> Ident {
+        format_ident!("__RESIL_{}", aspect.attr_name().to_uppercase())
+    }
+
+    fn name(args: &AspectArgs) -> &syn::LitStr {
+        args.name.as_ref().expect("validated")
+    }
+
+    /// The declaration submitted to the link-time registry, as a nested item
+    /// (the only place that works for free functions, inherent, trait and
+    /// generic methods alike).
+    fn declaration(&self, args: &AspectArgs) -> TokenStream {
+        let p = &self.p;
+        let kind = format_ident!("{}", aspect_variant(args.aspect));
+        let name = Self::name(args);
+        let function = self.func.item.sig.ident.to_string();
+        let fallback = match &args.fallback {
+            Some(f) => {
+                let text = tokens_text(f.to_token_stream());
+                quote!(::core::option::Option::Some(#text))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let error_type = tokens_text(match &self.func.output.as_ref().unwrap().err {
+            Some(e) => e.to_token_stream(),
+            None => self.err.clone(),
+        });
+        // `KindsOf::<E>::KINDS` is `E`'s kinds when it implements `Classify`,
+        // else `NoKinds`' empty list.
+        let kinds = if self.error_is_nameable_in_items() {
+            let err = &self.err;
+            quote! {{
+                #[allow(unused_imports)]
+                use #p::NoKinds as _;
+                #p::KindsOf::<#err>::KINDS
+            }}
+        } else {
+            quote!(&[])
+        };
+        quote! {
+            const _: () = {
+                #p::inventory::submit! {
+                    #p::Declaration {
+                        aspect: #p::Aspect::#kind,
+                        name: #name,
+                        module: ::core::module_path!(),
+                        function: #function,
+                        file: ::core::file!(),
+                        line: ::core::line!(),
+                        fallback: #fallback,
+                        error_type: #error_type,
+                        error_kinds: #kinds,
+                    }
+                }
+            };
+        }
+    }
+
+    /// Whether the error type can be named by an item nested in the body: it
+    /// mentions no `Self` and no generic parameter of the function, and does
+    /// not look like one of the impl's (a capital letter and digits, `E`, `E2`).
+    fn error_is_nameable_in_items(&self) -> bool {
+        let generics: Vec<String> = self
+            .func
+            .item
+            .sig
+            .generics
+            .params
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+                syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+                syn::GenericParam::Lifetime(_) => None,
+            })
+            .collect();
+        let tokens = match &self.func.output.as_ref().unwrap().err {
+            Some(e) => e.to_token_stream(),
+            None => self.ret.clone(),
+        };
+        !parse::mentions(tokens, &|i| {
+            let s = i.to_string();
+            let mut chars = s.chars();
+            let generic_like = chars.next().is_some_and(|c| c.is_ascii_uppercase())
+                && chars.all(|c| c.is_ascii_digit());
+            s == "Self" || generics.contains(&s) || generic_like
+        })
+    }
+
+    /// `static __RESIL_RETRY: CallSite<Retry> = CallSite::new("...");`
+    fn call_site(&self, args: &AspectArgs) -> TokenStream {
+        let p = &self.p;
+        let ident = Self::static_ident(args.aspect);
+        let ty = format_ident!("{}", aspect_variant(args.aspect));
+        let name = Self::name(args);
+        quote! {
+            static #ident: #p::CallSite<#p::#ty> = #p::CallSite::new(#name);
+        }
+    }
+
+    fn classifier(&self, args: &AspectArgs) -> Option<TokenStream> {
+        let p = &self.p;
+        let (ok, err) = (&self.ok, &self.err);
+        let kind_fn = quote! {{
+            #[allow(unused_imports)]
+            use #p::{KindsOfAny as _, KindsOfClassify as _};
+            (&&#p::Kinds::<#err>::new()).kind_fn()
+        }};
+        let pred = |method: &str, path: &Option<syn::ExprPath>| {
+            path.as_ref().map(|path| {
+                let m = Ident::new(method, path.span());
+                quote_spanned!(path.span()=> .#m(#path))
+            })
+        };
+        match args.aspect {
+            Aspect::CircuitBreaker => {
+                let record = pred("record", &args.record);
+                let ignore = pred("ignore", &args.ignore);
+                let record_result = pred("record_result", &args.record_result);
+                Some(quote! {
+                    let __resil_circuit_breaker_classifier = #p::circuit_breaker_classifier(
+                        #p::CircuitBreakerClassifier::<#ok, #err>::new() #record #ignore #record_result,
+                        #kind_fn,
+                    );
+                })
+            }
+            Aspect::Retry => {
+                let retry_on = pred("retry_on", &args.retry_on);
+                let retry_on_result = pred("retry_on_result", &args.retry_on_result);
+                Some(quote! {
+                    let __resil_retry_classifier = #p::retry_classifier(
+                        #p::RetryClassifier::<#ok, #err>::new() #retry_on #retry_on_result,
+                        #kind_fn,
+                    );
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Compile-time checks of the arguments that no call exercises on its
+    /// own, in a block that never runs: `Send + 'static` for a thread pool.
+    fn argument_checks(&self) -> TokenStream {
+        if !self.has(Aspect::ThreadPoolBulkhead) {
+            return TokenStream::new();
+        }
+        let p = &self.p;
+        let mut checks = Vec::new();
+        if let Some(r) = &self.func.receiver {
+            checks.push(quote_spanned!(r.span=> #p::pool_arg(&self);));
+        }
+        for param in &self.func.params {
+            let ident = &param.ident;
+            checks.push(quote_spanned!(param.span=> #p::pool_arg(&#ident);));
+        }
+        let output = &self.func.output.as_ref().unwrap().ty;
+        let ret = &self.ret;
+        checks.push(quote_spanned!(output.span()=> #p::pool_output::<#ret>();));
+        quote! {
+            #[allow(unreachable_code)]
+            if false {
+                #(#checks)*
+            }
+        }
+    }
+
+    /// The name of the receiver in the current scope.
+    fn receiver_ident(&self, in_attempt: bool) -> TokenStream {
+        if self.rename_self && in_attempt {
+            quote!(__resil_self)
+        } else {
+            quote!(self)
+        }
+    }
+
+    /// The expression of layer `i` and everything inside it, of type
+    /// `Result<T, resil::Error<E>>`.
+    fn layer(&self, i: usize, recv: &TokenStream) -> TokenStream {
+        let Some(args) = self.layers.get(i) else {
+            return self.body(recv);
+        };
+        let p = &self.p;
+        let site = Self::static_ident(args.aspect);
+        let is_async = self.func.is_async();
+        let call = match args.aspect {
+            Aspect::Retry => {
+                let recv = self.receiver_ident(true);
+                let next = self.layer(i + 1, &recv);
+                let copies = self.attempt_copies();
+                if is_async {
+                    quote! {
+                        #site.get().decorate_async(&__resil_retry_classifier, || {
+                            #copies
+                            async move { #next }
+                        }).await
+                    }
+                } else {
+                    quote! {
+                        #site.get().decorate(&__resil_retry_classifier, || {
+                            #copies
+                            #next
+                        })
+                    }
+                }
+            }
+            Aspect::ThreadPoolBulkhead => {
+                let copies = if self.pool_clones {
+                    self.pool_copies(recv)
+                } else {
+                    TokenStream::new()
+                };
+                let body_recv = if self.rename_self {
+                    quote!(__resil_self)
+                } else {
+                    quote!(self)
+                };
+                let body = self.body_closure(&body_recv, false);
+                let call = if is_async {
+                    quote!(#site.get().decorate_async(move || #p::inner(#body)).await)
+                } else {
+                    quote!(#site.get().decorate(move || #p::inner(#body)))
+                };
+                quote!({ #copies #call })
+            }
+            aspect => {
+                let next = self.layer(i + 1, recv);
+                let classifier = (aspect == Aspect::CircuitBreaker)
+                    .then(|| quote!(&__resil_circuit_breaker_classifier,));
+                if is_async {
+                    quote!(#site.get().decorate_async(#classifier async || { #next }).await)
+                } else {
+                    quote!(#site.get().decorate(#classifier || { #next }))
+                }
+            }
+        };
+        match (&args.fallback, i) {
+            (Some(_), 1..) => {
+                let fallback = self.fallback_call(args, recv);
+                quote! {
+                    match #call {
+                        ::core::result::Result::Ok(__resil_value) => ::core::result::Result::Ok(__resil_value),
+                        ::core::result::Result::Err(__resil_error) => {
+                            ::core::result::Result::map_err(#fallback, #p::Error::Inner)
+                        }
+                    }
+                }
+            }
+            _ => call,
+        }
+    }
+
+    /// The innermost layer: the user's body, run where it was written.
+    fn body(&self, recv: &TokenStream) -> TokenStream {
+        let p = &self.p;
+        let body = self.body_closure(recv, self.func.is_async());
+        if self.func.is_async() {
+            quote!(#p::inner_async(#body).await)
+        } else {
+            quote!(#p::inner(#body))
+        }
+    }
+
+    /// `|| -> Ret { body }`: a closure, so that the body's `return` and `?`
+    /// keep their meaning, annotated with the declared type, so that type
+    /// errors point at the signature.
+    fn body_closure(&self, recv: &TokenStream, is_async: bool) -> TokenStream {
+        let ret = &self.ret;
+        let mut block = self.func.item.block.to_token_stream();
+        if self.rename_self && recv.to_string() == "__resil_self" {
+            block = rename_self(block);
+        }
+        let patterns = self
+            .func
+            .params
+            .iter()
+            .filter(|_| self.bind_patterns)
+            .filter_map(|p| {
+                let pat = p.pattern.as_ref()?;
+                let ident = &p.ident;
+                Some(quote!(let #pat = #ident;))
+            })
+            .collect::<Vec<_>>();
+        let block = if patterns.is_empty() {
+            block
+        } else {
+            quote!({ #(#patterns)* #block })
+        };
+        let asyncness = is_async.then(|| quote!(async));
+        quote!(#asyncness || -> #ret #block)
+    }
+
+    /// Each attempt's own copy of every owned argument (`Clone`, checked
+    /// through `__private::RetryArg` on the argument), and a reborrow of
+    /// every `&mut` one.
+    fn attempt_copies(&self) -> TokenStream {
+        let p = &self.p;
+        let mut copies = Vec::new();
+        if let Some(r) = &self.func.receiver
+            && r.passing == Passing::Owned
+        {
+            copies.push(quote_spanned!(r.span=> let __resil_self = #p::again(&self);));
+        }
+        for param in &self.func.params {
+            let ident = &param.ident;
+            match param.passing {
+                Passing::Owned => {
+                    let m = param.mutable.then(|| quote!(mut));
+                    copies.push(quote_spanned! {param.span=>
+                        #[allow(unused_variables)]
+                        let #m #ident = #p::again(&#ident);
+                    });
+                }
+                Passing::Unique => copies.push(quote! {
+                    #[allow(unused_variables)]
+                    let #ident = &mut *#ident;
+                }),
+                Passing::Shared => {}
+            }
+        }
+        quote!(#(#copies)*)
+    }
+
+    /// The thread pool's own copy of every owned argument, when a fallback
+    /// still needs the originals.
+    fn pool_copies(&self, recv: &TokenStream) -> TokenStream {
+        let p = &self.p;
+        let mut copies = Vec::new();
+        if let Some(r) = &self.func.receiver
+            && r.passing == Passing::Owned
+        {
+            copies.push(quote_spanned!(r.span=> let __resil_self = #p::again_for_pool(&#recv);));
+        }
+        for param in &self.func.params {
+            let ident = &param.ident;
+            copies.push(quote_spanned! {param.span=>
+                #[allow(unused_variables)]
+                let #ident = #p::again_for_pool(&#ident);
+            });
+        }
+        quote!(#(#copies)*)
+    }
+
+    fn fallback_trait_ident(aspect: Aspect) -> Ident {
+        format_ident!("__Resil{}Fallback", aspect_variant(aspect))
+    }
+
+    /// A trait local to this function whose implementations are exactly the
+    /// two accepted fallback shapes, so that a mismatch is one error, on the
+    /// user's fallback path, in words that state the expected signature.
+    fn fallback_trait(&self, args: &AspectArgs) -> TokenStream {
+        let p = &self.p;
+        let path = args.fallback.as_ref().unwrap();
+        let tr = Self::fallback_trait_ident(args.aspect);
+        let n = self.func.params.len() + usize::from(self.func.receiver.is_some());
+        let a: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
+        let v: Vec<Ident> = (0..n).map(|i| format_ident!("a{}", i)).collect();
+        let is_async = self.func.is_async();
+
+        let mut shown: Vec<String> = Vec::new();
+        if let Some(r) = &self.func.receiver {
+            shown.push(tokens_text(r.ty.to_token_stream()));
+        }
+        for param in &self.func.params {
+            shown.push(tokens_text(param.ty.to_token_stream()));
+        }
+        let ret = tokens_text(self.ret.clone());
+        let err = match &self.func.output.as_ref().unwrap().err {
+            Some(e) => tokens_text(e.to_token_stream()),
+            None => "_".to_owned(),
+        };
+        let fn_kw = if is_async { "async fn" } else { "fn" };
+        let plain = format!("{fn_kw}({}) -> {ret}", shown.join(", "));
+        let mut with_error = shown.clone();
+        with_error.push(format!("resil::Error<{err}>"));
+        let with_error = format!("{fn_kw}({}) -> {ret}", with_error.join(", "));
+        let owner = args.aspect.attr_name();
+        let func_name = self.func.item.sig.ident.to_string();
+        let message = escape_braces(&format!(
+            "`{}` is not a fallback of `{func_name}`",
+            tokens_text(path.to_token_stream())
+        ));
+        let label = escape_braces(&format!("expected `{plain}` or `{with_error}`"));
+        let note = escape_braces(&format!(
+            "a fallback of `#[{owner}]` takes the parameters of `{func_name}` (the receiver included), optionally followed by the error, and returns `{ret}`{}",
+            if is_async { "; it is async, like `{func_name}`" } else { "; it is sync, like `{func_name}`" }
+        )
+        .replace("{func_name}", &func_name));
+
+        let (bound_err, bound_plain, output, output_ty) = if is_async {
+            (
+                quote!(F: ::core::ops::FnOnce(#(#a,)* #p::Error<E>) -> Fut, Fut: ::core::future::Future<Output = R>),
+                quote!(F: ::core::ops::FnOnce(#(#a),*) -> Fut, Fut: ::core::future::Future<Output = R>),
+                quote!(Fut),
+                quote!(
+                    type Output = Fut;
+                ),
+            )
+        } else {
+            (
+                quote!(F: ::core::ops::FnOnce(#(#a,)* #p::Error<E>) -> R),
+                quote!(F: ::core::ops::FnOnce(#(#a),*) -> R),
+                quote!(R),
+                quote!(
+                    type Output = R;
+                ),
+            )
+        };
+        let fut = is_async.then(|| quote!(Fut,));
+        quote! {
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait #tr<Args, E, R, M> {
+                type Output;
+                fn call(self, args: Args, error: #p::Error<E>) -> Self::Output;
+            }
+            impl<F, #fut #(#a,)* E, R> #tr<(#(#a,)*), E, R, #p::WithError> for F
+            where
+                #bound_err
+            {
+                #output_ty
+                #[inline]
+                fn call(self, (#(#v,)*): (#(#a,)*), error: #p::Error<E>) -> #output {
+                    self(#(#v,)* error)
+                }
+            }
+            impl<F, #fut #(#a,)* E, R> #tr<(#(#a,)*), E, R, #p::WithoutError> for F
+            where
+                #bound_plain
+            {
+                #output_ty
+                #[inline]
+                fn call(self, (#(#v,)*): (#(#a,)*), _: #p::Error<E>) -> #output {
+                    self(#(#v),*)
+                }
+            }
+        }
+    }
+
+    /// `Trait::<(Args), E, Ret, _>::call(path, (args), __resil_error)`,
+    /// spanned on the user's path (awaited for an async function).
+    fn fallback_call(&self, args: &AspectArgs, recv: &TokenStream) -> TokenStream {
+        let path = args.fallback.as_ref().unwrap();
+        let span = path.span();
+        let tr = Self::fallback_trait_ident(args.aspect);
+        let (ret, err) = (&self.ret, &self.err);
+        let mut types = Vec::new();
+        let mut values = Vec::new();
+        if let Some(r) = &self.func.receiver {
+            types.push(r.ty.to_token_stream());
+            let recv = respan(recv.clone(), span);
+            values.push(recv);
+        }
+        for param in &self.func.params {
+            types.push(if param.has_impl_trait {
+                quote!(_)
+            } else {
+                param.ty.to_token_stream()
+            });
+            values.push(respan(param.ident.to_token_stream(), span));
+        }
+        let call = quote_spanned! {span=>
+            #tr::<(#(#types,)*), #err, #ret, _>::call(#path, (#(#values,)*), __resil_error)
+        };
+        if self.func.is_async() {
+            quote!(#call.await)
+        } else {
+            call
+        }
+    }
+
+    /// After the outermost layer: its fallback, or rejections folded into `E`.
+    fn finish(&self) -> TokenStream {
+        let p = &self.p;
+        let outer = &self.layers[0];
+        let on_error = match &outer.fallback {
+            Some(_) => self.fallback_call(outer, &self.receiver_ident(false)),
+            None => {
+                let output = self.func.output.as_ref().unwrap();
+                let span = match &output.err {
+                    Some(e) => e.span(),
+                    None => output.ty.span(),
+                };
+                quote_spanned!(span=> ::core::result::Result::Err(#p::into_error(__resil_error)))
+            }
+        };
+        quote! {
+            match __resil_outcome {
+                ::core::result::Result::Ok(__resil_value) => ::core::result::Result::Ok(__resil_value),
+                ::core::result::Result::Err(__resil_error) => #on_error,
+            }
+        }
+    }
+}
+
+/// The variant of `Aspect` and the primitive's type name.
+fn aspect_variant(aspect: Aspect) -> &'static str {
+    match aspect {
+        Aspect::Retry => "Retry",
+        Aspect::CircuitBreaker => "CircuitBreaker",
+        Aspect::RateLimiter => "RateLimiter",
+        Aspect::TimeLimiter => "TimeLimiter",
+        Aspect::Bulkhead => "Bulkhead",
+        Aspect::ThreadPoolBulkhead => "ThreadPoolBulkhead",
+    }
+}
+
+/// Replaces the body's `self` (not `self::` paths, not inside nested items)
+/// with `__resil_self`, the copy this attempt or thread owns.
+fn rename_self(tokens: TokenStream) -> TokenStream {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut in_item = false;
+    for (i, tt) in tokens.iter().enumerate() {
+        match tt {
+            TokenTree::Ident(id) if id == "fn" || id == "impl" || id == "trait" || id == "mod" => {
+                in_item = true;
+                out.push(tt.clone());
+            }
+            TokenTree::Ident(id) if id == "self" => {
+                let path_root =
+                    matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if path_root || in_item {
+                    out.push(tt.clone());
+                } else {
+                    out.push(TokenTree::Ident(Ident::new("__resil_self", id.span())));
+                }
+            }
+            TokenTree::Group(g) => {
+                if in_item {
+                    // The item's own parameters and body keep their `self`.
+                    in_item = g.delimiter() != proc_macro2::Delimiter::Brace;
+                    out.push(tt.clone());
+                } else {
+                    let mut group = proc_macro2::Group::new(g.delimiter(), rename_self(g.stream()));
+                    group.set_span(g.span());
+                    out.push(TokenTree::Group(group));
+                }
+            }
+            TokenTree::Punct(p) if p.as_char() == ';' => {
+                in_item = false;
+                out.push(tt.clone());
+            }
+            _ => out.push(tt.clone()),
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The same tokens, every one spanned at `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            tt.set_span(span);
+            tt
+        })
+        .collect()
+}
+
+/// `{` and `}` are placeholders in `on_unimplemented` strings.
+fn escape_braces(s: &str) -> String {
+    s.replace('{', "{{").replace('}', "}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_types_as_written() {
+        assert_eq!(
+            tokens_text(quote!(Result<Item, DbError>)),
+            "Result<Item, DbError>"
+        );
+        assert_eq!(tokens_text(quote!(&Self)), "&Self");
+        assert_eq!(tokens_text(quote!(&'a mut Self)), "&'a mut Self");
+        assert_eq!(tokens_text(quote!(Self::degraded)), "Self::degraded");
+        assert_eq!(
+            tokens_text(quote!(Box<dyn Fn(u32) -> u32 + Send>)),
+            "Box<dyn Fn(u32) -> u32 + Send>"
+        );
+        assert_eq!(
+            tokens_text(quote!(std::io::Result<u32>)),
+            "std::io::Result<u32>"
+        );
+    }
+
+    #[test]
+    fn recognises_resil_attributes() {
+        let p = |s: &str| syn::parse_str::<Path>(s).unwrap();
+        assert_eq!(resil_attribute(&p("retry"), None), Some(Aspect::Retry));
+        assert_eq!(
+            resil_attribute(&p("resil::retry"), None),
+            Some(Aspect::Retry)
+        );
+        assert_eq!(
+            resil_attribute(&p("::resil::bulkhead"), None),
+            Some(Aspect::Bulkhead)
+        );
+        assert_eq!(resil_attribute(&p("other::retry"), None), None);
+        assert_eq!(
+            resil_attribute(&p("my::res::retry"), Some(&p("my::res"))),
+            Some(Aspect::Retry)
+        );
+        assert_eq!(resil_attribute(&p("tokio::test"), None), None);
+    }
+
+    #[test]
+    fn renames_the_receiver_but_not_paths_or_nested_items() {
+        let out = rename_self(quote!({
+            self.x + self::f() + g(|| self.y);
+            fn h(&self) {
+                self.z
+            }
+        }));
+        assert_eq!(
+            out.to_string(),
+            quote!({
+                __resil_self.x + self::f() + g(|| __resil_self.y);
+                fn h(&self) {
+                    self.z
+                }
+            })
+            .to_string()
+        );
+    }
+}

@@ -1,0 +1,63 @@
+//! The keys of the attribute arguments, compared as `Symbol`s (serde's `symbol.rs`).
+
+use std::fmt;
+
+use syn::{Ident, Path};
+
+/// An attribute argument key.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) struct Symbol(pub(crate) &'static str);
+
+pub(crate) const NAME: Symbol = Symbol("name");
+pub(crate) const FALLBACK: Symbol = Symbol("fallback");
+pub(crate) const CRATE: Symbol = Symbol("crate");
+pub(crate) const RECORD: Symbol = Symbol("record");
+pub(crate) const IGNORE: Symbol = Symbol("ignore");
+pub(crate) const RECORD_RESULT: Symbol = Symbol("record_result");
+pub(crate) const RETRY_ON: Symbol = Symbol("retry_on");
+pub(crate) const RETRY_ON_RESULT: Symbol = Symbol("retry_on_result");
+/// `#[classify(kind = "...")]` on a variant of a `#[derive(Classify)]` enum.
+pub(crate) const CLASSIFY: Symbol = Symbol("classify");
+pub(crate) const KIND: Symbol = Symbol("kind");
+
+/// Every key some resil attribute accepts, for "did you mean" and "belongs to".
+pub(crate) const ALL: &[Symbol] = &[
+    NAME,
+    FALLBACK,
+    CRATE,
+    RECORD,
+    IGNORE,
+    RECORD_RESULT,
+    RETRY_ON,
+    RETRY_ON_RESULT,
+];
+
+impl PartialEq<Symbol> for Ident {
+    fn eq(&self, word: &Symbol) -> bool {
+        self == word.0
+    }
+}
+
+impl PartialEq<Symbol> for &Ident {
+    fn eq(&self, word: &Symbol) -> bool {
+        *self == word.0
+    }
+}
+
+impl PartialEq<Symbol> for Path {
+    fn eq(&self, word: &Symbol) -> bool {
+        self.is_ident(word.0)
+    }
+}
+
+impl PartialEq<Symbol> for &Path {
+    fn eq(&self, word: &Symbol) -> bool {
+        self.is_ident(word.0)
+    }
+}
+
+impl fmt::Display for Symbol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}

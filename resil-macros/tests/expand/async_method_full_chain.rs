@@ -1,0 +1,214 @@
+/// Looks the stock up.
+pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryError> {
+    const _: () = {
+        ::resil::__private::inventory::submit! {
+            ::resil::__private::Declaration { aspect : ::resil::__private::Aspect::Retry,
+            name : "inventory-query", module : ::core::module_path!(), function :
+            "query", file : ::core::file!(), line : ::core::line!(), fallback :
+            ::core::option::Option::None, error_type : "InventoryError", error_kinds : {
+            #[allow(unused_imports)] use ::resil::__private::NoKinds as _;
+            ::resil::__private::KindsOf:: < InventoryError > ::KINDS }, }
+        }
+    };
+    const _: () = {
+        ::resil::__private::inventory::submit! {
+            ::resil::__private::Declaration { aspect :
+            ::resil::__private::Aspect::CircuitBreaker, name : "inventory-query", module
+            : ::core::module_path!(), function : "query", file : ::core::file!(), line :
+            ::core::line!(), fallback : ::core::option::Option::Some("Self::unknown"),
+            error_type : "InventoryError", error_kinds : { #[allow(unused_imports)] use
+            ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
+            InventoryError > ::KINDS }, }
+        }
+    };
+    const _: () = {
+        ::resil::__private::inventory::submit! {
+            ::resil::__private::Declaration { aspect :
+            ::resil::__private::Aspect::RateLimiter, name : "inventory-query", module :
+            ::core::module_path!(), function : "query", file : ::core::file!(), line :
+            ::core::line!(), fallback : ::core::option::Option::None, error_type :
+            "InventoryError", error_kinds : { #[allow(unused_imports)] use
+            ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
+            InventoryError > ::KINDS }, }
+        }
+    };
+    const _: () = {
+        ::resil::__private::inventory::submit! {
+            ::resil::__private::Declaration { aspect :
+            ::resil::__private::Aspect::TimeLimiter, name : "inventory-query", module :
+            ::core::module_path!(), function : "query", file : ::core::file!(), line :
+            ::core::line!(), fallback : ::core::option::Option::None, error_type :
+            "InventoryError", error_kinds : { #[allow(unused_imports)] use
+            ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
+            InventoryError > ::KINDS }, }
+        }
+    };
+    const _: () = {
+        ::resil::__private::inventory::submit! {
+            ::resil::__private::Declaration { aspect :
+            ::resil::__private::Aspect::Bulkhead, name : "inventory-query", module :
+            ::core::module_path!(), function : "query", file : ::core::file!(), line :
+            ::core::line!(), fallback : ::core::option::Option::None, error_type :
+            "InventoryError", error_kinds : { #[allow(unused_imports)] use
+            ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
+            InventoryError > ::KINDS }, }
+        }
+    };
+    static __RESIL_RETRY: ::resil::__private::CallSite<::resil::__private::Retry> = ::resil::__private::CallSite::new(
+        "inventory-query",
+    );
+    static __RESIL_CIRCUIT_BREAKER: ::resil::__private::CallSite<
+        ::resil::__private::CircuitBreaker,
+    > = ::resil::__private::CallSite::new("inventory-query");
+    static __RESIL_RATE_LIMITER: ::resil::__private::CallSite<
+        ::resil::__private::RateLimiter,
+    > = ::resil::__private::CallSite::new("inventory-query");
+    static __RESIL_TIME_LIMITER: ::resil::__private::CallSite<
+        ::resil::__private::TimeLimiter,
+    > = ::resil::__private::CallSite::new("inventory-query");
+    static __RESIL_BULKHEAD: ::resil::__private::CallSite<
+        ::resil::__private::Bulkhead,
+    > = ::resil::__private::CallSite::new("inventory-query");
+    #[diagnostic::on_unimplemented(
+        message = "`Self::unknown` is not a fallback of `query`",
+        label = "expected `async fn(&Self, String, Mode) -> Result<View, InventoryError>` or `async fn(&Self, String, Mode, resil::Error<InventoryError>) -> Result<View, InventoryError>`",
+        note = "a fallback of `#[circuit_breaker]` takes the parameters of `query` (the receiver included), optionally followed by the error, and returns `Result<View, InventoryError>`; it is async, like `query`"
+    )]
+    trait __ResilCircuitBreakerFallback<Args, E, R, M> {
+        type Output;
+        fn call(self, args: Args, error: ::resil::__private::Error<E>) -> Self::Output;
+    }
+    impl<
+        F,
+        Fut,
+        A0,
+        A1,
+        A2,
+        E,
+        R,
+    > __ResilCircuitBreakerFallback<(A0, A1, A2), E, R, ::resil::__private::WithError>
+    for F
+    where
+        F: ::core::ops::FnOnce(A0, A1, A2, ::resil::__private::Error<E>) -> Fut,
+        Fut: ::core::future::Future<Output = R>,
+    {
+        type Output = Fut;
+        #[inline]
+        fn call(
+            self,
+            (a0, a1, a2): (A0, A1, A2),
+            error: ::resil::__private::Error<E>,
+        ) -> Fut {
+            self(a0, a1, a2, error)
+        }
+    }
+    impl<
+        F,
+        Fut,
+        A0,
+        A1,
+        A2,
+        E,
+        R,
+    > __ResilCircuitBreakerFallback<(A0, A1, A2), E, R, ::resil::__private::WithoutError>
+    for F
+    where
+        F: ::core::ops::FnOnce(A0, A1, A2) -> Fut,
+        Fut: ::core::future::Future<Output = R>,
+    {
+        type Output = Fut;
+        #[inline]
+        fn call(
+            self,
+            (a0, a1, a2): (A0, A1, A2),
+            _: ::resil::__private::Error<E>,
+        ) -> Fut {
+            self(a0, a1, a2)
+        }
+    }
+    let __resil_retry_classifier = ::resil::__private::retry_classifier(
+        ::resil::__private::RetryClassifier::<View, InventoryError>::new()
+            .retry_on(is_transient),
+        {
+            #[allow(unused_imports)]
+            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+            (&&::resil::__private::Kinds::<InventoryError>::new()).kind_fn()
+        },
+    );
+    let __resil_circuit_breaker_classifier = ::resil::__private::circuit_breaker_classifier(
+        ::resil::__private::CircuitBreakerClassifier::<View, InventoryError>::new()
+            .record(is_transient),
+        {
+            #[allow(unused_imports)]
+            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+            (&&::resil::__private::Kinds::<InventoryError>::new()).kind_fn()
+        },
+    );
+    let __resil_outcome = __RESIL_RETRY
+        .get()
+        .decorate_async(
+            &__resil_retry_classifier,
+            || {
+                #[allow(unused_variables)]
+                let sku = ::resil::__private::again(&sku);
+                #[allow(unused_variables)]
+                let mode = ::resil::__private::again(&mode);
+                async move {
+                    match __RESIL_CIRCUIT_BREAKER
+                        .get()
+                        .decorate_async(
+                            &__resil_circuit_breaker_classifier,
+                            async || {
+                                __RESIL_RATE_LIMITER
+                                    .get()
+                                    .decorate_async(async || {
+                                        __RESIL_TIME_LIMITER
+                                            .get()
+                                            .decorate_async(async || {
+                                                __RESIL_BULKHEAD
+                                                    .get()
+                                                    .decorate_async(async || {
+                                                        ::resil::__private::inner_async(async || -> Result<
+                                                                View,
+                                                                InventoryError,
+                                                            > { self.db.get(&sku, mode).await })
+                                                            .await
+                                                    })
+                                                    .await
+                                            })
+                                            .await
+                                    })
+                                    .await
+                            },
+                        )
+                        .await
+                    {
+                        ::core::result::Result::Ok(__resil_value) => {
+                            ::core::result::Result::Ok(__resil_value)
+                        }
+                        ::core::result::Result::Err(__resil_error) => {
+                            ::core::result::Result::map_err(
+                                __ResilCircuitBreakerFallback::<
+                                    (&Self, String, Mode),
+                                    InventoryError,
+                                    Result<View, InventoryError>,
+                                    _,
+                                >::call(Self::unknown, (self, sku, mode), __resil_error)
+                                    .await,
+                                ::resil::__private::Error::Inner,
+                            )
+                        }
+                    }
+                }
+            },
+        )
+        .await;
+    match __resil_outcome {
+        ::core::result::Result::Ok(__resil_value) => {
+            ::core::result::Result::Ok(__resil_value)
+        }
+        ::core::result::Result::Err(__resil_error) => {
+            ::core::result::Result::Err(::resil::__private::into_error(__resil_error))
+        }
+    }
+}

@@ -1,0 +1,50 @@
+fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Error> {
+    const _: () = {
+        ::my_resil::__private::inventory::submit! {
+            ::my_resil::__private::Declaration { aspect :
+            ::my_resil::__private::Aspect::Retry, name : "upload", module :
+            ::core::module_path!(), function : "upload", file : ::core::file!(), line :
+            ::core::line!(), fallback : ::core::option::Option::None, error_type :
+            "Error", error_kinds : { #[allow(unused_imports)] use
+            ::my_resil::__private::NoKinds as _; ::my_resil::__private::KindsOf:: < Error
+            > ::KINDS }, }
+        }
+    };
+    static __RESIL_RETRY: ::my_resil::__private::CallSite<
+        ::my_resil::__private::Retry,
+    > = ::my_resil::__private::CallSite::new("upload");
+    let __resil_retry_classifier = ::my_resil::__private::retry_classifier(
+        ::my_resil::__private::RetryClassifier::<(), Error>::new(),
+        {
+            #[allow(unused_imports)]
+            use ::my_resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+            (&&::my_resil::__private::Kinds::<Error>::new()).kind_fn()
+        },
+    );
+    let __resil_outcome = __RESIL_RETRY
+        .get()
+        .decorate(
+            &__resil_retry_classifier,
+            || {
+                #[allow(unused_variables)]
+                let mut body = ::my_resil::__private::again(&body);
+                #[allow(unused_variables)]
+                let __resil_arg2 = ::my_resil::__private::again(&__resil_arg2);
+                ::my_resil::__private::inner(|| -> Result<(), Error> {
+                    let (x, y) = __resil_arg2;
+                    {
+                        body.push(0);
+                        self.send(body, x, y)
+                    }
+                })
+            },
+        );
+    match __resil_outcome {
+        ::core::result::Result::Ok(__resil_value) => {
+            ::core::result::Result::Ok(__resil_value)
+        }
+        ::core::result::Result::Err(__resil_error) => {
+            ::core::result::Result::Err(::my_resil::__private::into_error(__resil_error))
+        }
+    }
+}

@@ -1,0 +1,23 @@
+#[derive(Debug)]
+pub enum DbError {
+    Unavailable,
+    Rejected(resil::Rejection),
+}
+
+impl From<resil::Rejection> for DbError {
+    fn from(r: resil::Rejection) -> Self {
+        DbError::Rejected(r)
+    }
+}
+
+#[resil::circuit_breaker(name = "inventory query", fallbak = degraded)]
+#[resil::bulkhead(nmae = "inventory-query")]
+fn query(sku: u64) -> Result<u64, DbError> {
+    Ok(sku)
+}
+
+fn degraded(sku: u64) -> Result<u64, DbError> {
+    Ok(sku)
+}
+
+fn main() {}

@@ -1,0 +1,26 @@
+#[derive(Debug)]
+pub enum DbError {
+    Unavailable,
+    Rejected(resil::Rejection),
+}
+
+impl From<resil::Rejection> for DbError {
+    fn from(r: resil::Rejection) -> Self {
+        DbError::Rejected(r)
+    }
+}
+
+struct Inventory;
+
+impl Inventory {
+    #[resil::circuit_breaker(name = "inventory-query", fallback = Self::degraded)]
+    fn query(&self, sku: u64) -> Result<u64, DbError> {
+        Ok(sku)
+    }
+
+    fn degraded(sku: u64) -> Result<u64, DbError> {
+        Ok(sku)
+    }
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+#[derive(Debug)]
+pub enum DbError {
+    Unavailable,
+    Rejected(resil::Rejection),
+}
+
+impl From<resil::Rejection> for DbError {
+    fn from(r: resil::Rejection) -> Self {
+        DbError::Rejected(r)
+    }
+}
+
+#[resil::circuit_breaker(name = "inventory-query", fallback = degraded)]
+fn query(sku: u64, warehouse: u32) -> Result<u64, DbError> {
+    Ok(sku + u64::from(warehouse))
+}
+
+fn degraded(sku: u64) -> Result<u64, DbError> {
+    Ok(sku)
+}
+
+fn main() {}

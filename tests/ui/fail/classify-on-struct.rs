@@ -1,0 +1,6 @@
+#[derive(Debug, resil::Classify)]
+pub struct ApiError {
+    code: u16,
+}
+
+fn main() {}

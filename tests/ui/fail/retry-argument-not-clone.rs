@@ -1,0 +1,22 @@
+#[derive(Debug, PartialEq)]
+pub enum DbError {
+    Unavailable,
+    Rejected(resil::Rejection),
+}
+
+impl From<resil::Rejection> for DbError {
+    fn from(r: resil::Rejection) -> Self {
+        DbError::Rejected(r)
+    }
+}
+
+pub struct Request {
+    pub body: Vec<u8>,
+}
+
+#[resil::retry(name = "upload")]
+fn upload(request: Request) -> Result<usize, DbError> {
+    Ok(request.body.len())
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+#[derive(Debug)]
+pub enum DbError {
+    Unavailable,
+    Rejected(resil::Rejection),
+}
+
+impl From<resil::Rejection> for DbError {
+    fn from(r: resil::Rejection) -> Self {
+        DbError::Rejected(r)
+    }
+}
+
+#[resil::retry(name = "inventory-query", record = is_transient)]
+fn query(sku: u64) -> Result<u64, DbError> {
+    Ok(sku)
+}
+
+fn is_transient(e: &DbError) -> bool {
+    matches!(e, DbError::Unavailable)
+}
+
+fn main() {}
