@@ -1,8 +1,66 @@
 //! resil: Resilience4j for Rust, declared with attributes.
+//!
+//! Annotate a function, keep every threshold in `resilience.toml`, call
+//! [`init`] at start-up, and get Resilience4j 2.2's semantics: the circuit
+//! breaker's six states and sliding windows, retry with backoff, semaphore and
+//! thread-pool bulkheads, the cycle-based rate limiter and the time limiter,
+//! stacked in Resilience4j's order
+//! `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))` whatever
+//! the order of the attributes in the source.
+//!
+//! ```
+//! #[derive(Debug, resil::Classify)]
+//! enum InventoryError {
+//!     ConnectionRefused,
+//!     OutOfStock,
+//!     Unavailable(resil::Rejection),
+//! }
+//!
+//! impl From<resil::Rejection> for InventoryError {
+//!     fn from(r: resil::Rejection) -> Self {
+//!         InventoryError::Unavailable(r)
+//!     }
+//! }
+//!
+//! fn is_transient(e: &InventoryError) -> bool {
+//!     matches!(e, InventoryError::ConnectionRefused)
+//! }
+//!
+//! #[resil::retry(name = "inventory-query", retry_on = is_transient)]
+//! #[resil::circuit_breaker(name = "inventory-query")]
+//! fn stock(sku: &str) -> Result<u32, InventoryError> {
+//!     if sku.is_empty() { Err(InventoryError::OutOfStock) } else { Ok(7) }
+//! }
+//!
+//! fn main() {
+//!     // reads ./resilience.toml (or $RESIL_CONFIG) when there is one
+//!     let report = resil::init().expect("a valid resilience.toml");
+//!     println!("{report}");
+//!     assert_eq!(stock("SKU-1").unwrap(), 7);
+//!     assert!(matches!(stock(""), Err(InventoryError::OutOfStock)));
+//! #   let _ = InventoryError::ConnectionRefused;
+//! #   if let InventoryError::Unavailable(r) = InventoryError::from(resil::Rejection::from(
+//! #       resil::rate_limiter::RequestNotPermitted::new("x".into()))) { let _ = r.name(); }
+//! }
+//! ```
+//!
+//! | module or item | what |
+//! | --- | --- |
+//! | the attributes ([`circuit_breaker`](macro@circuit_breaker), [`retry`](macro@retry), ...) | protect a function |
+//! | [`init`], [`Resilience`] | load `resilience.toml`, build the registries, check the declarations |
+//! | [`circuit_breaker`](mod@circuit_breaker), [`retry`](mod@retry), ... | the primitives, for code that composes them by hand |
+//! | [`Decorators`] | the same chain, by hand |
+//! | [`registries`] | the process-wide registries the attributes use |
+//!
+//! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
 pub use resil_core::*;
 
+pub use resil_config::{
+    Aspect, ConfigProblem, InitError, InstanceReport, Registries, Report, Resilience,
+    ResilienceBuilder, declarations, init, is_initialized, registries,
+};
 pub use resil_macros::{
     Classify, bulkhead, circuit_breaker, rate_limiter, retry, thread_pool_bulkhead, time_limiter,
 };
