@@ -182,13 +182,13 @@ impl Binding {
     fn add<P: Observed>(&self, p: &Arc<P>) {
         let mut entries = lock(&P::attached(self).entries);
         let name = p.instance_name();
-        if let Some(entry) = entries.get(name) {
-            if std::ptr::eq(entry.instance.as_ptr(), Arc::as_ptr(p)) {
+        if let Some(entry) = entries.get(name)
+            && let Some(old) = entry.instance.upgrade()
+        {
+            if Arc::ptr_eq(&old, p) {
                 return;
             }
-            if let Some(old) = entry.instance.upgrade() {
-                old.publisher().unsubscribe(entry.subscription);
-            }
+            old.publisher().unsubscribe(entry.subscription);
         }
         let observer = Observer::<P>::new(p, self);
         let subscription = p.publisher().on_event(move |e| observer.on_event(e));
@@ -206,7 +206,8 @@ impl Binding {
         let name = p.instance_name();
         if entries
             .get(name)
-            .is_some_and(|e| std::ptr::eq(e.instance.as_ptr(), Arc::as_ptr(p)))
+            .and_then(|e| e.instance.upgrade())
+            .is_some_and(|old| Arc::ptr_eq(&old, p))
             && let Some(entry) = entries.remove(name)
         {
             p.publisher().unsubscribe(entry.subscription);

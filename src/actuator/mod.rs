@@ -180,6 +180,10 @@ pub(crate) mod json;
 mod resilience;
 pub(crate) mod stream;
 
+/// `metrics-exporter-prometheus`, whose [`PrometheusHandle`] [`ActuatorBuilder::prometheus`]
+/// takes, re-exported so that the application uses the same version.
+pub use metrics_exporter_prometheus;
+
 use self::json::Shown;
 
 /// The actuator: what it shows and what it allows; [`Actuator::router`] serves it.
