@@ -1,0 +1,483 @@
+//! One event consumer per instance, feeding metrics, `tracing` and the
+//! actuator's event streams.
+//!
+//! A [`Binding`] belongs to one [`Registries`] (kept with
+//! [`Registries::extension`], so binding twice is binding once). It
+//! subscribes to each registry's added, removed and replaced events and to
+//! every instance already there, and gives each instance one consumer that
+//! does what the enabled features need: record the event-driven meters,
+//! write a `tracing` event, push the event to the actuator's streams.
+//! Gauges have no events: [`Binding::refresh`] reads every instance's
+//! snapshot and sets them.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use resil_config::{GlobalHook, GlobalPrimitive, Registries};
+#[cfg(feature = "actuator")]
+use resil_core::Tags;
+use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent};
+use resil_core::event::{Event, EventKind, EventPublisher, SubscriptionId};
+use resil_core::rate_limiter::{RateLimiter, RateLimiterEvent};
+use resil_core::registry::{Registry, RegistryEvent};
+use resil_core::retry::{Retry, RetryEvent};
+use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadEvent};
+use resil_core::time_limiter::{TimeLimiter, TimeLimiterEvent};
+
+/// Observes `registries`: from now on every instance they hold or will hold
+/// feeds the enabled features (metrics, `tracing`, the actuator's event
+/// streams). Binding the same registries again does nothing.
+///
+/// The global registries are observed without this call (as soon as
+/// [`init`](crate::init) or the first protected call builds them); call it
+/// for registries built with [`Resilience::builder()`](crate::Resilience::builder)`.load()`.
+///
+/// # Examples
+///
+/// ```
+/// use resil::Resilience;
+///
+/// let loaded = Resilience::builder()
+///     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
+///     .env_vars(Vec::<(String, String)>::new())
+///     .load()?;
+/// resil::observe(loaded.registries());
+/// # Ok::<(), resil::InitError>(())
+/// ```
+pub fn observe(registries: &Registries) {
+    let _ = Binding::of(registries);
+}
+
+/// Observes the global registries as soon as they are built.
+fn observe_global(registries: &'static Registries) {
+    observe(registries);
+}
+
+inventory::submit! {
+    GlobalHook(observe_global)
+}
+
+/// Every binding, by the address of its registries, for [`refresh_all`]
+/// (and to find a binding when another extension took the registries' slot).
+/// A binding lives as long as its registries: their publishers hold it.
+static BINDINGS: Mutex<Vec<(usize, Weak<Binding>)>> = Mutex::new(Vec::new());
+
+/// Refreshes the gauges of every observed registries (and observes the
+/// global registries first, in case no hook could run).
+#[cfg(feature = "metrics")]
+pub(crate) fn refresh_all() {
+    if let Some(global) = resil_config::global::built() {
+        observe(global);
+    }
+    let live: Vec<Arc<Binding>> = {
+        let mut all = lock(&BINDINGS);
+        all.retain(|(_, b)| b.strong_count() > 0);
+        all.iter().filter_map(|(_, b)| b.upgrade()).collect()
+    };
+    for binding in live {
+        binding.refresh();
+    }
+}
+
+/// The subscriptions of one [`Registries`].
+pub(crate) struct Binding {
+    circuit_breakers: Attached<CircuitBreaker>,
+    retries: Attached<Retry>,
+    bulkheads: Attached<Bulkhead>,
+    thread_pool_bulkheads: Attached<ThreadPoolBulkhead>,
+    rate_limiters: Attached<RateLimiter>,
+    time_limiters: Attached<TimeLimiter>,
+    #[cfg(feature = "actuator")]
+    pub(crate) hub: Arc<crate::actuator::stream::Hub>,
+}
+
+impl Binding {
+    /// The binding of `registries`, created and attached the first time.
+    pub(crate) fn of(registries: &Registries) -> Arc<Binding> {
+        let address = std::ptr::from_ref(registries) as usize;
+        let mut fresh = None;
+        let binding = match registries.extension(|| {
+            let b = Arc::new(Binding::new());
+            fresh = Some(b.clone());
+            b
+        }) {
+            Some(b) => b.clone(),
+            // another extension took the slot: find ours by the registries' address
+            None => {
+                let mut all = lock(&BINDINGS);
+                all.retain(|(_, b)| b.strong_count() > 0);
+                match all
+                    .iter()
+                    .find(|(a, _)| *a == address)
+                    .and_then(|(_, b)| b.upgrade())
+                {
+                    Some(b) => b,
+                    None => {
+                        let b = Arc::new(Binding::new());
+                        all.push((address, Arc::downgrade(&b)));
+                        b.attach(registries);
+                        return b;
+                    }
+                }
+            }
+        };
+        if let Some(b) = fresh {
+            let mut all = lock(&BINDINGS);
+            all.retain(|(_, b)| b.strong_count() > 0);
+            all.push((address, Arc::downgrade(&b)));
+            drop(all);
+            b.attach(registries);
+        }
+        binding
+    }
+
+    /// Follows every registry of `registries`.
+    fn attach(self: &Arc<Self>, registries: &Registries) {
+        self.attach_one(registries.circuit_breakers());
+        self.attach_one(registries.retries());
+        self.attach_one(registries.bulkheads());
+        self.attach_one(registries.thread_pool_bulkheads());
+        self.attach_one(registries.rate_limiters());
+        self.attach_one(registries.time_limiters());
+    }
+
+    fn new() -> Self {
+        Binding {
+            circuit_breakers: Attached::default(),
+            retries: Attached::default(),
+            bulkheads: Attached::default(),
+            thread_pool_bulkheads: Attached::default(),
+            rate_limiters: Attached::default(),
+            time_limiters: Attached::default(),
+            #[cfg(feature = "actuator")]
+            hub: Arc::new(crate::actuator::stream::Hub::new()),
+        }
+    }
+
+    /// Follows `registry`: its instances now, and those added, removed or replaced later.
+    fn attach_one<P: Observed>(self: &Arc<Self>, registry: &Registry<P>) {
+        // the registry keeps the binding alive; the binding holds no
+        // reference to the registry, so there is no cycle
+        let binding = self.clone();
+        registry
+            .event_publisher()
+            .on_event(move |event| match event.kind() {
+                RegistryEvent::Added(p) => binding.add(p),
+                RegistryEvent::Removed(p) => binding.remove(p),
+                RegistryEvent::Replaced { old, new } => {
+                    binding.remove(old);
+                    binding.add(new);
+                }
+                _ => {}
+            });
+        // after subscribing, so that an instance added meanwhile is not
+        // missed (and one seen twice is attached once)
+        for p in registry.all() {
+            self.add(&p);
+        }
+    }
+
+    fn add<P: Observed>(&self, p: &Arc<P>) {
+        let mut entries = lock(&P::attached(self).entries);
+        let name = p.instance_name();
+        if let Some(entry) = entries.get(name)
+            && let Some(old) = entry.instance.upgrade()
+        {
+            if Arc::ptr_eq(&old, p) {
+                return;
+            }
+            old.publisher().unsubscribe(entry.subscription);
+        }
+        let observer = Observer::<P>::new(p, self);
+        let subscription = p.publisher().on_event(move |e| observer.on_event(e));
+        entries.insert(
+            name.to_owned(),
+            Entry {
+                instance: Arc::downgrade(p),
+                subscription,
+            },
+        );
+    }
+
+    fn remove<P: Observed>(&self, p: &Arc<P>) {
+        let mut entries = lock(&P::attached(self).entries);
+        let name = p.instance_name();
+        if entries
+            .get(name)
+            .and_then(|e| e.instance.upgrade())
+            .is_some_and(|old| Arc::ptr_eq(&old, p))
+            && let Some(entry) = entries.remove(name)
+        {
+            p.publisher().unsubscribe(entry.subscription);
+        }
+    }
+
+    /// The live instances of one aspect, by name.
+    #[cfg(feature = "metrics")]
+    fn instances<P: Observed>(&self) -> Vec<Arc<P>> {
+        lock(&P::attached(self).entries)
+            .values()
+            .filter_map(|e| e.instance.upgrade())
+            .collect()
+    }
+
+    /// Sets every gauge (and snapshot counter) from the instances' snapshots.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn refresh(&self) {
+        fn each<P: Observed>(b: &Binding) {
+            for p in b.instances::<P>() {
+                p.refresh();
+            }
+        }
+        crate::metrics::describe();
+        each::<CircuitBreaker>(self);
+        each::<Retry>(self);
+        each::<Bulkhead>(self);
+        each::<ThreadPoolBulkhead>(self);
+        each::<RateLimiter>(self);
+        each::<TimeLimiter>(self);
+    }
+}
+
+pub(crate) struct Entry<P> {
+    instance: Weak<P>,
+    subscription: SubscriptionId,
+}
+
+pub(crate) struct Attached<P> {
+    entries: Mutex<BTreeMap<String, Entry<P>>>,
+}
+
+impl<P> Default for Attached<P> {
+    fn default() -> Self {
+        Attached {
+            entries: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+/// What one instance's consumer holds.
+struct Observer<P: Observed> {
+    kind: PhantomData<fn(&P)>,
+    #[cfg(feature = "metrics")]
+    meters: P::Meters,
+    #[cfg(feature = "tracing")]
+    name: resil_core::Name,
+    #[cfg(feature = "actuator")]
+    hub: Arc<crate::actuator::stream::Hub>,
+}
+
+impl<P: Observed> Observer<P> {
+    #[allow(unused_variables)] // which parts exist depends on the features
+    fn new(p: &P, binding: &Binding) -> Self {
+        Observer {
+            kind: PhantomData,
+            #[cfg(feature = "metrics")]
+            meters: P::meters(p),
+            #[cfg(feature = "tracing")]
+            name: resil_core::Name::from(p.instance_name()),
+            #[cfg(feature = "actuator")]
+            hub: binding.hub.clone(),
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn on_event(&self, event: &Event<P::Kind>) {
+        #[cfg(feature = "metrics")]
+        P::record(&self.meters, event);
+        #[cfg(feature = "tracing")]
+        P::trace(&self.name, event);
+        #[cfg(feature = "actuator")]
+        self.hub.publish::<P>(event);
+    }
+}
+
+/// A primitive that resil's observers know: its events, its meters, its
+/// `tracing` events and its JSON.
+pub(crate) trait Observed: GlobalPrimitive {
+    /// Its event enum.
+    type Kind: EventKind;
+    /// The handles of its event-driven meters.
+    #[cfg(feature = "metrics")]
+    type Meters: Send + Sync + 'static;
+
+    /// Its event publisher.
+    fn publisher(&self) -> &EventPublisher<Self::Kind>;
+    /// Its tags (registry tags overlaid by its own).
+    #[cfg(feature = "actuator")]
+    fn instance_tags(&self) -> &Tags;
+    /// Its aspect's subscriptions in `binding`.
+    fn attached(binding: &Binding) -> &Attached<Self>;
+
+    /// Its event-driven meters.
+    #[cfg(feature = "metrics")]
+    fn meters(&self) -> Self::Meters;
+    /// Records one event in the event-driven meters.
+    #[cfg(feature = "metrics")]
+    fn record(meters: &Self::Meters, event: &Event<Self::Kind>);
+    /// Sets its gauges (and snapshot counters) from a snapshot.
+    #[cfg(feature = "metrics")]
+    fn refresh(&self);
+
+    /// Writes the `tracing` event of an event, if it has one.
+    #[cfg(feature = "tracing")]
+    fn trace(name: &str, event: &Event<Self::Kind>);
+
+    /// The event's type name (`STATE_TRANSITION`) and its actuator JSON.
+    #[cfg(feature = "actuator")]
+    fn event_json(event: &Event<Self::Kind>) -> (&'static str, serde_json::Value);
+}
+
+macro_rules! observed {
+    ($ty:ty, $kind:ty, $field:ident, $meters:ty, $m:ident, $json:ident) => {
+        impl Observed for $ty {
+            type Kind = $kind;
+            #[cfg(feature = "metrics")]
+            type Meters = $meters;
+
+            fn publisher(&self) -> &EventPublisher<$kind> {
+                self.event_publisher()
+            }
+            #[cfg(feature = "actuator")]
+            fn instance_tags(&self) -> &Tags {
+                self.tags()
+            }
+            fn attached(binding: &Binding) -> &Attached<Self> {
+                &binding.$field
+            }
+            #[cfg(feature = "metrics")]
+            fn meters(&self) -> $meters {
+                crate::metrics::$m::meters(self.name(), self.tags())
+            }
+            #[cfg(feature = "metrics")]
+            fn record(meters: &$meters, event: &Event<$kind>) {
+                crate::metrics::$m::record(meters, event)
+            }
+            #[cfg(feature = "metrics")]
+            fn refresh(&self) {
+                crate::metrics::$m::refresh(self)
+            }
+            #[cfg(feature = "tracing")]
+            fn trace(name: &str, event: &Event<$kind>) {
+                crate::trace::$m(name, event)
+            }
+            #[cfg(feature = "actuator")]
+            fn event_json(event: &Event<$kind>) -> (&'static str, serde_json::Value) {
+                crate::actuator::json::$json(event)
+            }
+        }
+    };
+}
+
+observed!(
+    CircuitBreaker,
+    CircuitBreakerEvent,
+    circuit_breakers,
+    crate::metrics::circuit_breaker::Meters,
+    circuit_breaker,
+    circuit_breaker_event
+);
+observed!(Retry, RetryEvent, retries, (), retry, retry_event);
+observed!(
+    Bulkhead,
+    BulkheadEvent,
+    bulkheads,
+    (),
+    bulkhead,
+    bulkhead_event
+);
+observed!(
+    ThreadPoolBulkhead,
+    ThreadPoolBulkheadEvent,
+    thread_pool_bulkheads,
+    (),
+    thread_pool_bulkhead,
+    thread_pool_bulkhead_event
+);
+observed!(
+    RateLimiter,
+    RateLimiterEvent,
+    rate_limiters,
+    (),
+    rate_limiter,
+    rate_limiter_event
+);
+observed!(
+    TimeLimiter,
+    TimeLimiterEvent,
+    time_limiters,
+    (),
+    time_limiter,
+    time_limiter_event
+);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(all(test, feature = "actuator"))]
+mod tests {
+    use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+    use resil_core::circuit_breaker::CircuitBreakerConfig;
+
+    use super::*;
+
+    /// The successful calls the `successful` timer of `name` counted.
+    fn successes(handle: &PrometheusHandle, name: &str) -> u64 {
+        let series = format!(
+            r#"resilience4j_circuitbreaker_calls_seconds_count{{kind="successful",name="{name}"}} "#
+        );
+        handle
+            .render()
+            .lines()
+            .find_map(|l| l.strip_prefix(&series))
+            .map_or(0, |v| v.parse().unwrap())
+    }
+
+    fn succeed(cb: &CircuitBreaker) {
+        cb.call(|| Ok::<_, std::io::Error>(())).unwrap();
+    }
+
+    #[test]
+    fn binding_twice_counts_once_and_follows_replace_and_remove() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            let registries = Registries::of_defaults();
+            let old = registries.circuit_breakers().circuit_breaker("a");
+            observe(&registries);
+            observe(&registries);
+            succeed(&old);
+            assert_eq!(successes(&handle, "a"), 1);
+
+            registries
+                .circuit_breakers()
+                .replace("a", CircuitBreakerConfig::default());
+            let new = registries.circuit_breakers().circuit_breaker("a");
+            succeed(&old); // no longer in the registry: no longer observed
+            succeed(&new);
+            assert_eq!(successes(&handle, "a"), 2);
+
+            registries.circuit_breakers().remove("a");
+            succeed(&new);
+            assert_eq!(successes(&handle, "a"), 2);
+        });
+    }
+
+    #[test]
+    fn a_foreign_extension_does_not_make_bindings_pile_up() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            let registries = Registries::of_defaults();
+            assert_eq!(registries.extension(|| 5_u8), Some(&5));
+            observe(&registries);
+            observe(&registries);
+            let cb = registries.circuit_breakers().circuit_breaker("b");
+            succeed(&cb);
+            assert_eq!(successes(&handle, "b"), 1);
+        });
+    }
+}
