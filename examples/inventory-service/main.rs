@@ -1,0 +1,41 @@
+//! The seed's inventory service (its section 25) with resil.
+//!
+//! ```text
+//! cargo run --example inventory-service
+//! curl "http://127.0.0.1:8080/inventory/SKU-1001?mode=success"
+//! ```
+//!
+//! Reads `./resilience.toml` (the seed's section 24 configuration), listens
+//! on `127.0.0.1:8080` or on the port in `PORT`. The README walks through the
+//! seed's checks with the answers this service gives.
+
+mod app;
+
+use std::error::Error;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use crate::app::Inventory;
+use crate::app::downstream::InventoryHttpClient;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let report = resil::init()?;
+    println!("{report}");
+
+    let port = match std::env::var("PORT") {
+        Ok(port) => port
+            .parse::<u16>()
+            .map_err(|e| format!("PORT must be a port number, got `{port}`: {e}"))?,
+        Err(_) => 8080,
+    };
+    let inventory = Inventory::new(Arc::new(InventoryHttpClient::new()), resil::registries());
+    let listener =
+        tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
+    println!(
+        "inventory-service listening on http://{}",
+        listener.local_addr()?
+    );
+    axum::serve(listener, app::app(inventory)).await?;
+    Ok(())
+}
