@@ -50,10 +50,12 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use crate::Error;
 use crate::bulkhead::Bulkhead;
 use crate::circuit_breaker::{CircuitBreaker, Classifier};
+use crate::future::InnerErrors;
 use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
 use crate::time_limiter::TimeLimiter;
@@ -85,11 +87,14 @@ impl Layer {
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+type SyncFallback<'a, T, E> = dyn Fn(Error<E>) -> Result<T, Error<E>> + Send + Sync + 'a;
+type AsyncFallback<'a, T, E> =
+    dyn Fn(Error<E>) -> BoxFuture<'a, Result<T, Error<E>>> + Send + Sync + 'a;
 
 /// A fallback of one layer: turns that layer's error into a result.
 enum Fallback<'a, T, E> {
-    Sync(Box<dyn Fn(Error<E>) -> Result<T, Error<E>> + Send + Sync + 'a>),
-    Async(Box<dyn Fn(Error<E>) -> BoxFuture<'a, Result<T, Error<E>>> + Send + Sync + 'a>),
+    Sync(Box<SyncFallback<'a, T, E>>),
+    Async(Box<AsyncFallback<'a, T, E>>),
 }
 
 impl<T, E> Fallback<'_, T, E> {
@@ -98,18 +103,6 @@ impl<T, E> Fallback<'_, T, E> {
             (Some(Fallback::Sync(f)), Err(e)) => f(e),
             // An async fallback cannot run in a sync call; `call` refuses to be
             // built with one (see `Decorators::call`).
-            (_, result) => result,
-        }
-    }
-
-    async fn apply(
-        fallbacks: &[Option<Self>; 5],
-        layer: Layer,
-        result: Result<T, Error<E>>,
-    ) -> Result<T, Error<E>> {
-        match (&fallbacks[layer as usize], result) {
-            (Some(Fallback::Sync(f)), Err(e)) => f(e),
-            (Some(Fallback::Async(f)), Err(e)) => f(e).await,
             (_, result) => result,
         }
     }
@@ -303,17 +296,27 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     /// `f` is called once per attempt. The returned future is `Send` whenever
     /// `f`'s futures, `T` and `E` are; dropping it releases every permit held.
     ///
+    /// Each attempt calls `f` first, then builds the layers from the outside
+    /// in, each asking for permission as it is created (see
+    /// [`crate::future`]); without a retry, the first attempt starts when this
+    /// method is called. The chain's future holds `f`'s future once, and each
+    /// layer adds a few words to it, whatever its size.
+    ///
     /// # Errors
     ///
     /// As [`Decorators::call`].
-    pub async fn call_async<F, Fut>(&self, mut f: F) -> Result<T, Error<E>>
+    pub fn call_async<F, Fut>(&self, mut f: F) -> impl Future<Output = Result<T, Error<E>>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        // Each layer is one future whether the layer is present or not (an
-        // `Either`): awaiting in two match arms would make the state machine
-        // hold the inner chain twice per layer, 2^5 times in all.
+        // Every layer's future is built by a plain closure, never inside an
+        // `async` block: an `async` block that awaits a future it captured
+        // keeps it twice (rust-lang/rust#62958), which doubled the chain's
+        // size at each layer. Each closure owns what is inside it, and is
+        // consumed when its layer starts its inner layer. Each layer is one
+        // future whether the layer is present or not (an `Either`): two
+        // futures per layer would hold the inner chain twice, 2^5 times in all.
         let fallbacks = &self.fallbacks;
         let (circuit_breaker, rate_limiter, time_limiter, bulkhead) = (
             self.circuit_breaker.as_ref(),
@@ -321,67 +324,117 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
             self.time_limiter,
             self.bulkhead,
         );
-        let mut attempt = || {
+        let mut attempt = move || {
             let call = f();
-            async move {
-                let inner = async move { call.await.map_err(Error::Inner) };
-                let r = match bulkhead {
+            let bulkhead_layer = move || {
+                let call = move || InnerErrors::new(call);
+                let future = match bulkhead {
                     Some(b) => Either::Left {
-                        future: b.decorate_async(|| inner),
+                        future: b.decorate_async(call),
                     },
-                    None => Either::Right { future: inner },
-                }
-                .await;
-                Fallback::apply(fallbacks, Layer::Bulkhead, r).await
-            }
-        };
-        let mut attempt = move || {
-            let inner = attempt();
-            async move {
-                let r = match time_limiter {
+                    None => Either::Right { future: call() },
+                };
+                WithFallback::new(fallbacks, Layer::Bulkhead, future)
+            };
+            let time_limiter_layer = move || {
+                let future = match time_limiter {
                     Some(t) => Either::Left {
-                        future: t.decorate_async(|| inner),
+                        future: t.decorate_async(bulkhead_layer),
                     },
-                    None => Either::Right { future: inner },
-                }
-                .await;
-                Fallback::apply(fallbacks, Layer::TimeLimiter, r).await
-            }
-        };
-        let mut attempt = move || {
-            let inner = attempt();
-            async move {
-                let r = match rate_limiter {
+                    None => Either::Right {
+                        future: bulkhead_layer(),
+                    },
+                };
+                WithFallback::new(fallbacks, Layer::TimeLimiter, future)
+            };
+            let rate_limiter_layer = move || {
+                let future = match rate_limiter {
                     Some(l) => Either::Left {
-                        future: l.decorate_async(|| inner),
+                        future: l.decorate_async(time_limiter_layer),
                     },
-                    None => Either::Right { future: inner },
-                }
-                .await;
-                Fallback::apply(fallbacks, Layer::RateLimiter, r).await
-            }
-        };
-        let mut attempt = move || {
-            let inner = attempt();
-            async move {
-                let r = match circuit_breaker {
-                    Some((cb, c)) => Either::Left {
-                        future: cb.decorate_async(c, || inner),
+                    None => Either::Right {
+                        future: time_limiter_layer(),
                     },
-                    None => Either::Right { future: inner },
-                }
-                .await;
-                Fallback::apply(fallbacks, Layer::CircuitBreaker, r).await
-            }
+                };
+                WithFallback::new(fallbacks, Layer::RateLimiter, future)
+            };
+            let future = match circuit_breaker {
+                Some((cb, c)) => Either::Left {
+                    future: cb.decorate_async(c, rate_limiter_layer),
+                },
+                None => Either::Right {
+                    future: rate_limiter_layer(),
+                },
+            };
+            WithFallback::new(fallbacks, Layer::CircuitBreaker, future)
         };
-        let r = match &self.retry {
+        let future = match &self.retry {
             Some((retry, c)) => Either::Left {
                 future: retry.decorate_async(c, attempt),
             },
             None => Either::Right { future: attempt() },
+        };
+        WithFallback::new(fallbacks, Layer::Retry, future)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A layer's future followed by the layer's fallback, if it has one.
+    #[project = WithFallbackProj]
+    enum WithFallback<'s, 'a, Fut, T, E> {
+        Layer {
+            #[pin]
+            future: Fut,
+            fallback: Option<&'s Fallback<'a, T, E>>,
+        },
+        Recovering {
+            future: BoxFuture<'a, Result<T, Error<E>>>,
+        },
+        Done,
+    }
+}
+
+impl<'s, 'a, Fut, T, E> WithFallback<'s, 'a, Fut, T, E> {
+    #[inline]
+    fn new(fallbacks: &'s [Option<Fallback<'a, T, E>>; 5], layer: Layer, future: Fut) -> Self {
+        WithFallback::Layer {
+            future,
+            fallback: fallbacks[layer as usize].as_ref(),
         }
-        .await;
-        Fallback::apply(fallbacks, Layer::Retry, r).await
+    }
+}
+
+impl<Fut, T, E> Future for WithFallback<'_, '_, Fut, T, E>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            match self.as_mut().project() {
+                WithFallbackProj::Layer { future, fallback } => {
+                    let result = ready!(future.poll(cx));
+                    let fallback = *fallback;
+                    // The layer's future is dropped before its fallback runs.
+                    self.set(WithFallback::Done);
+                    match (fallback, result) {
+                        (Some(Fallback::Sync(f)), Err(e)) => return Poll::Ready(f(e)),
+                        (Some(Fallback::Async(f)), Err(e)) => {
+                            self.set(WithFallback::Recovering { future: f(e) });
+                        }
+                        (_, result) => return Poll::Ready(result),
+                    }
+                }
+                WithFallbackProj::Recovering { future } => {
+                    let result = ready!(future.as_mut().poll(cx));
+                    self.set(WithFallback::Done);
+                    return Poll::Ready(result);
+                }
+                WithFallbackProj::Done => panic!("a decorated future polled after completion"),
+            }
+        }
     }
 }
 
@@ -401,7 +454,7 @@ where
 {
     type Output = O;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<O> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O> {
         match self.project() {
             EitherProj::Left { future } => future.poll(cx),
             EitherProj::Right { future } => future.poll(cx),

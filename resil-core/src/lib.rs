@@ -35,6 +35,7 @@ pub mod clock;
 pub mod decorators;
 pub mod error;
 pub mod event;
+pub mod future;
 pub mod interval;
 pub mod rate_limiter;
 pub mod registry;

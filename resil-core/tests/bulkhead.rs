@@ -8,7 +8,8 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use resil_core::bulkhead::{
 };
 use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::registry::BulkheadRegistry;
-use tokio_test::{assert_pending, assert_ready_err, assert_ready_ok, task};
+use tokio_test::{assert_pending, assert_ready, assert_ready_err, assert_ready_ok, task};
 
 use BulkheadEvent::{CallFinished, CallPermitted, CallRejected};
 use support::Recorder;
@@ -171,6 +172,41 @@ async fn a_waiter_gets_a_permit_released_within_max_wait() {
         rec.take(),
         [CallPermitted, CallFinished, CallPermitted, CallFinished]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_queued_call_runs_its_closure_only_once_it_has_a_permit() {
+    let b = Bulkhead::with_clock("b", config(1, ms(100), true), TokioClock::new());
+    let held = b.try_acquire_permission().unwrap();
+    let called = AtomicBool::new(false);
+    let mut a = task::spawn(b.call_async(|| {
+        called.store(true, SeqCst);
+        async { Ok::<_, ()>("done") }
+    }));
+    assert!(!called.load(SeqCst), "no permit yet");
+    assert_pending!(a.poll());
+    assert_eq!(waiting(&b), 1);
+    assert!(!called.load(SeqCst));
+    drop(held);
+    assert_eq!(assert_ready_ok!(a.poll()), "done");
+    assert!(called.load(SeqCst));
+    assert_eq!(available(&b), 1);
+
+    // Refused after the wait: never called.
+    let _held = b.try_acquire_permission().unwrap();
+    called.store(false, SeqCst);
+    let mut a = task::spawn(b.call_async(|| {
+        called.store(true, SeqCst);
+        async { Ok::<_, ()>("done") }
+    }));
+    assert_pending!(a.poll());
+    tokio::time::advance(ms(100)).await;
+    assert!(matches!(
+        assert_ready!(a.poll()),
+        Err(Error::BulkheadFull(_))
+    ));
+    assert!(!called.load(SeqCst));
+    assert_eq!(waiting(&b), 0);
 }
 
 #[test]

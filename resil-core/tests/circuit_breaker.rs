@@ -737,6 +737,66 @@ async fn a_dropped_future_gives_back_its_probe_and_records_nothing() {
 }
 
 #[test]
+fn a_panic_while_polling_an_async_call_is_recorded_as_a_failure() {
+    let (cb, _, rec) = half_open(
+        count(10, 1)
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let mut call = tokio_test::task::spawn(cb.call_async(|| async {
+        tokio::task::yield_now().await;
+        if true {
+            panic!("bug in the call");
+        }
+        Ok::<_, &str>(())
+    }));
+    tokio_test::assert_pending!(call.poll());
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.poll()));
+    assert!(caught.is_err(), "the panic reaches the caller");
+    // Recorded while unwinding, not when the future is dropped later.
+    assert_eq!(cb.state(), State::Open, "the probe failed");
+    assert_eq!(
+        rec.take(),
+        [
+            Ev::Error {
+                elapsed: Duration::ZERO,
+                error_kind: Some("panic")
+            },
+            transition(State::HalfOpen, State::Open)
+        ]
+    );
+    drop(call);
+    assert_eq!(rec.take(), []);
+}
+
+#[test]
+fn an_async_call_asks_for_permission_when_created() {
+    let (cb, _, rec) = half_open(
+        count(10, 1)
+            .permitted_number_of_calls_in_half_open_state(1)
+            .build()
+            .unwrap(),
+    );
+    let mut called = false;
+    let first = cb.call_async(|| {
+        called = true;
+        async { Ok::<_, &str>(()) }
+    });
+    assert!(called, "admitted, so the closure ran");
+    let second = cb.call_async(|| async { Ok::<_, &str>(()) });
+    assert_eq!(
+        rec.take(),
+        [Ev::CallNotPermitted],
+        "the only probe is taken"
+    );
+    drop(second);
+    drop(first); // never polled: the probe comes back, nothing is recorded
+    assert!(cb.try_acquire_permission(), "the probe came back");
+    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
+}
+
+#[test]
 fn a_stale_guard_does_not_release_into_a_newer_half_open() {
     let (cb, clock, _) = half_open(
         count(10, 10)

@@ -62,7 +62,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker, ready};
 use std::time::Duration;
 
 pub use self::config::{BulkheadConfig, BulkheadConfigBuilder, MAX_CONCURRENT_CALLS};
@@ -74,6 +74,7 @@ use self::semaphore::Semaphore;
 use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::future::{self, AsyncCall, InnerCall, InnerErrors};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
@@ -366,7 +367,10 @@ impl Bulkhead {
     /// Runs the future that `f` returns with a permit, waiting for one as
     /// [`Bulkhead::acquire_permission`] does.
     ///
-    /// Dropping the returned future at any point gives the permit back.
+    /// A free permit is taken, and `f` called, when this method is called;
+    /// otherwise the returned future waits for one and calls `f` once it has
+    /// it (see [`BulkheadFuture`]). Dropping the returned future at any point
+    /// gives the permit back.
     ///
     /// # Errors
     ///
@@ -386,13 +390,16 @@ impl Bulkhead {
     /// assert_eq!(stock.unwrap(), 42);
     /// # }
     /// ```
-    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn call_async<T, E, F, Fut>(
+        &self,
+        f: F,
+    ) -> BulkheadFuture<'_, InnerCall<F>, InnerErrors<Fut>>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let _permit = self.acquire_permission().await?;
-        f().await.map_err(Error::Inner)
+        BulkheadFuture::new(&self.inner, InnerCall::new(f))
     }
 
     /// The async form of [`Bulkhead::decorate`].
@@ -400,13 +407,13 @@ impl Bulkhead {
     /// # Errors
     ///
     /// [`Error::BulkheadFull`] when refused, else the future's error.
-    pub async fn decorate_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> BulkheadFuture<'_, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        let _permit = self.acquire_permission().await?;
-        f().await
+        BulkheadFuture::new(&self.inner, f)
     }
 }
 
@@ -449,29 +456,12 @@ impl Inner {
     }
 
     async fn acquire_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
-        let wait = self.max_wait();
-        if wait.is_zero() {
+        let wait_millis = self.max_wait_millis.load(Ordering::Relaxed);
+        if wait_millis == 0 {
             return Err(self.reject());
         }
-        let mut acquire = self.sem.acquire();
-        let mut sleep: Option<Sleep> = None;
-        let granted = std::future::poll_fn(|cx| {
-            if Pin::new(&mut acquire).poll(cx).is_ready() {
-                return Poll::Ready(true);
-            }
-            // Started only once queued, so a wait that ends at once costs no timer.
-            let sleep = sleep.get_or_insert_with(|| self.clock.sleep_async(wait));
-            if Pin::new(sleep).poll(cx).is_ready() {
-                return Poll::Ready(acquire.cancel());
-            }
-            Poll::Pending
-        })
-        .await;
-        if granted {
-            Ok(self.permitted())
-        } else {
-            Err(self.reject())
-        }
+        let mut queued = Queued::new(self, wait_millis);
+        std::future::poll_fn(|cx| queued.poll(cx)).await
     }
 
     #[cold]
@@ -509,6 +499,203 @@ impl Inner {
         } else {
             Err(self.reject())
         }
+    }
+}
+
+/// A caller waiting in the queue for a permit, up to the maximum wait.
+struct Queued<'a> {
+    inner: &'a Inner,
+    acquire: semaphore::Acquire<'a>,
+    /// Started only once queued, so a wait that ends at once costs no timer.
+    sleep: Option<Sleep>,
+    /// In milliseconds: a `Duration`'s niche would hold the future's stage
+    /// tag, and writing it costs a stalled copy on the fast path.
+    wait_millis: u64,
+}
+
+impl<'a> Queued<'a> {
+    fn new(inner: &'a Inner, wait_millis: u64) -> Self {
+        Queued {
+            inner,
+            acquire: inner.sem.acquire(),
+            sleep: None,
+            wait_millis,
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        let granted = if Pin::new(&mut self.acquire).poll(cx).is_ready() {
+            true
+        } else {
+            let (clock, wait) = (&self.inner.clock, Duration::from_millis(self.wait_millis));
+            let sleep = self.sleep.get_or_insert_with(|| clock.sleep_async(wait));
+            ready!(Pin::new(sleep).poll(cx));
+            self.acquire.cancel()
+        };
+        Poll::Ready(if granted {
+            Ok(self.inner.permitted())
+        } else {
+            Err(self.inner.reject())
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a bulkhead's async call: the caller's future, held in
+    /// place, with its permit.
+    ///
+    /// It is created by [`Bulkhead::call_async`] and [`Bulkhead::decorate_async`].
+    /// When a permit is free they take it and call their closure right away
+    /// (as Resilience4j's decorated `CompletionStage` supplier does when
+    /// invoked); otherwise the future keeps the closure `F`, waits in the
+    /// queue up to `max_wait_duration` (the timer starts at the first poll),
+    /// and calls it once it has a permit. Dropping it gives the permit back
+    /// or leaves the queue; a panic while polling the caller's future gives
+    /// the permit back at once and is resumed.
+    ///
+    /// It is `Send` whenever `F` and `Fut` are, and takes a few words more than
+    /// the larger of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    /// use resil_core::Error;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bulkhead = Bulkhead::new("inventory-query", BulkheadConfig::builder().max_concurrent_calls(1).build()?);
+    /// let first = bulkhead.call_async(|| async { Ok::<_, std::io::Error>(1) });
+    /// // The permit was taken when `first` was created: no wait is configured,
+    /// // so the second call is refused.
+    /// let second = bulkhead.call_async(|| async { Ok::<_, std::io::Error>(2) });
+    /// assert!(matches!(second.await, Err(Error::BulkheadFull(_))));
+    /// assert_eq!(first.await?, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct BulkheadFuture<'a, F, Fut> {
+        #[pin]
+        stage: Stage<'a, F, Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    #[project_replace = StageReplace]
+    enum Stage<'a, F, Fut> {
+        Queued {
+            f: F,
+            queued: Queued<'a>,
+        },
+        Running {
+            #[pin]
+            future: Fut,
+            // `None` only once a panic while polling gave the permit back.
+            permit: Option<BulkheadPermit<'a>>,
+        },
+        Refused {
+            error: Option<BulkheadFull>,
+        },
+        Done,
+    }
+}
+
+impl<'a, F, Fut> BulkheadFuture<'a, F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+{
+    #[inline]
+    fn new(inner: &'a Inner, f: F) -> Self {
+        let stage = if inner.sem.try_acquire() {
+            // Should `f` panic, the permit is given back while unwinding.
+            let permit = inner.permitted();
+            Stage::Running {
+                future: f.start(),
+                permit: Some(permit),
+            }
+        } else {
+            inner.full(f)
+        };
+        BulkheadFuture { stage }
+    }
+}
+
+impl Inner {
+    #[cold]
+    fn full<F, Fut>(&self, f: F) -> Stage<'_, F, Fut> {
+        let wait_millis = self.max_wait_millis.load(Ordering::Relaxed);
+        if wait_millis == 0 {
+            Stage::Refused {
+                error: Some(self.reject()),
+            }
+        } else {
+            Stage::Queued {
+                f,
+                queued: Queued::new(self, wait_millis),
+            }
+        }
+    }
+}
+
+impl<F, Fut, T, E> Future for BulkheadFuture<'_, F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut stage = self.project().stage;
+        loop {
+            match stage.as_mut().project() {
+                StageProj::Running { future, permit } => {
+                    let result = ready!(future::poll_holding(future, permit, cx));
+                    // The caller's future first, then the permit.
+                    stage.set(Stage::Done);
+                    return Poll::Ready(result);
+                }
+                StageProj::Queued { queued, .. } => {
+                    let granted = ready!(queued.poll(cx));
+                    let StageReplace::Queued { f, .. } =
+                        stage.as_mut().project_replace(Stage::Done)
+                    else {
+                        unreachable!("the stage was `Queued`")
+                    };
+                    match granted {
+                        Ok(permit) => stage.set(Stage::Running {
+                            future: f.start(),
+                            permit: Some(permit),
+                        }),
+                        Err(full) => return Poll::Ready(Err(Error::BulkheadFull(full))),
+                    }
+                }
+                StageProj::Refused { error } => {
+                    let error = error.take();
+                    stage.set(Stage::Done);
+                    return Poll::Ready(Err(Error::BulkheadFull(
+                        error.expect("a refused stage holds its error"),
+                    )));
+                }
+                StageProj::Done => panic!("`BulkheadFuture` polled after completion"),
+            }
+        }
+    }
+}
+
+impl<F, Fut> fmt::Debug for BulkheadFuture<'_, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Queued { .. } => "queued",
+            Stage::Running { .. } => "running",
+            Stage::Refused { .. } => "refused",
+            Stage::Done => "done",
+        };
+        f.debug_struct("BulkheadFuture")
+            .field("stage", &stage)
+            .finish_non_exhaustive()
     }
 }
 

@@ -68,7 +68,9 @@ mod loom;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 pub use self::config::{
@@ -85,6 +87,7 @@ use crate::classify::{self, Classify};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::future::{self, AsyncCall, InnerCall, InnerErrors};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
@@ -513,21 +516,21 @@ impl CircuitBreaker {
 
     /// Runs the future that `f` returns, if permitted, and records its outcome.
     ///
-    /// Dropping the returned future before it completes gives the permit back
-    /// and records nothing; a panic while polling is recorded as a failure.
+    /// Permission is asked for, and `f` called, when this method is called
+    /// (see [`CircuitBreakerFuture`]). Dropping the returned future before it
+    /// completes gives the permit back and records nothing; a panic while
+    /// polling is recorded as a failure.
     ///
     /// # Errors
     ///
     /// As [`CircuitBreaker::call`].
-    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn call_async<T, E, F, Fut>(&self, f: F) -> CircuitBreakerFuture<'_, InnerErrors<Fut>, T, E>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let guard = self.start_call()?;
-        let result = f().await.map_err(Error::Inner);
-        guard.record(&Classifier::new(), &result);
-        result
+        self.start_async(None, InnerCall::new(f))
     }
 
     /// Like [`CircuitBreaker::call_async`], classifying outcomes with `classifier`.
@@ -535,19 +538,17 @@ impl CircuitBreaker {
     /// # Errors
     ///
     /// As [`CircuitBreaker::call`].
-    pub async fn call_async_with<T, E, F, Fut>(
-        &self,
-        classifier: &Classifier<T, E>,
+    #[inline]
+    pub fn call_async_with<'a, T, E, F, Fut>(
+        &'a self,
+        classifier: &'a Classifier<T, E>,
         f: F,
-    ) -> Result<T, Error<E>>
+    ) -> CircuitBreakerFuture<'a, InnerErrors<Fut>, T, E>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let guard = self.start_call()?;
-        let result = f().await.map_err(Error::Inner);
-        guard.record(classifier, &result);
-        result
+        self.start_async(Some(classifier), InnerCall::new(f))
     }
 
     /// The async form of [`CircuitBreaker::decorate`].
@@ -555,19 +556,40 @@ impl CircuitBreaker {
     /// # Errors
     ///
     /// As [`CircuitBreaker::decorate`].
-    pub async fn decorate_async<T, E, F, Fut>(
-        &self,
-        classifier: &Classifier<T, E>,
+    #[inline]
+    pub fn decorate_async<'a, T, E, F, Fut>(
+        &'a self,
+        classifier: &'a Classifier<T, E>,
         f: F,
-    ) -> Result<T, Error<E>>
+    ) -> CircuitBreakerFuture<'a, Fut, T, E>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        let guard = self.start_call()?;
-        let result = f().await;
-        guard.record(classifier, &result);
-        result
+        self.start_async(Some(classifier), f)
+    }
+
+    #[inline]
+    fn start_async<'a, T, E, F>(
+        &'a self,
+        classifier: Option<&'a Classifier<T, E>>,
+        f: F,
+    ) -> CircuitBreakerFuture<'a, F::Future, T, E>
+    where
+        F: AsyncCall,
+    {
+        let stage = match self.start_call() {
+            // Should `f` panic, the guard is dropped while unwinding and
+            // records the panic, as in `decorate`.
+            Ok(guard) => Stage::Running {
+                future: f.start(),
+                guard: Some(guard),
+            },
+            Err(refused) => Stage::Refused {
+                error: Some(refused),
+            },
+        };
+        CircuitBreakerFuture { stage, classifier }
     }
 
     #[cfg(all(test, resil_loom))]
@@ -672,6 +694,116 @@ impl fmt::Debug for CallGuard<'_> {
         f.debug_struct("CallGuard")
             .field("breaker", &self.inner.name)
             .field("start", &self.start)
+            .finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a circuit breaker's async call: the caller's future,
+    /// held in place, with the permission the breaker gave it.
+    ///
+    /// It is created by [`CircuitBreaker::call_async`],
+    /// [`CircuitBreaker::call_async_with`] and [`CircuitBreaker::decorate_async`],
+    /// which ask for permission and call their closure right away (as
+    /// Resilience4j's decorated `CompletionStage` supplier does when invoked);
+    /// a refused future holds only the rejection. When the call completes,
+    /// its outcome is recorded. Dropped before that, it gives the permit back
+    /// and records nothing; a panic while polling the caller's future is
+    /// recorded as a failure (kind `"panic"`) and resumed.
+    ///
+    /// It is `Send` whenever `Fut` is, and takes a few words more than `Fut`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerFuture};
+    /// use resil_core::future::InnerErrors;
+    /// use resil_core::Error;
+    /// use std::future::Ready;
+    ///
+    /// type Lookup<'a> = CircuitBreakerFuture<'a, InnerErrors<Ready<Result<u32, String>>>, u32, String>;
+    ///
+    /// fn lookup(cb: &CircuitBreaker) -> Lookup<'_> {
+    ///     cb.call_async(|| std::future::ready(Ok(42)))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cb = CircuitBreaker::of_defaults("inventory-query");
+    /// cb.transition_to_forced_open_state().unwrap();
+    /// let refused = lookup(&cb); // refused here, on creation
+    /// assert!(matches!(refused.await, Err(Error::CallNotPermitted(_))));
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct CircuitBreakerFuture<'a, Fut, T, E> {
+        #[pin]
+        stage: Stage<'a, Fut>,
+        // `None`: the default classifier (of `call_async`).
+        classifier: Option<&'a Classifier<T, E>>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<'a, Fut> {
+        Running {
+            #[pin]
+            future: Fut,
+            // `None` only once a panic while polling recorded the call.
+            guard: Option<CallGuard<'a>>,
+        },
+        Refused {
+            error: Option<CallNotPermitted>,
+        },
+        Done,
+    }
+}
+
+impl<Fut, T, E> Future for CircuitBreakerFuture<'_, Fut, T, E>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut stage = this.stage;
+        match stage.as_mut().project() {
+            StageProj::Running { future, guard } => {
+                let result = ready!(future::poll_holding(future, guard, cx));
+                let guard = guard.take();
+                // The caller's future is dropped before the outcome is
+                // recorded, as at the end of an `.await`.
+                stage.set(Stage::Done);
+                if let Some(guard) = guard {
+                    let default = Classifier::new();
+                    guard.record(this.classifier.unwrap_or(&default), &result);
+                }
+                Poll::Ready(result)
+            }
+            StageProj::Refused { error } => {
+                let error = error.take();
+                stage.set(Stage::Done);
+                Poll::Ready(Err(Error::CallNotPermitted(
+                    error.expect("a refused stage holds its error"),
+                )))
+            }
+            StageProj::Done => panic!("`CircuitBreakerFuture` polled after completion"),
+        }
+    }
+}
+
+impl<Fut, T, E> fmt::Debug for CircuitBreakerFuture<'_, Fut, T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Running { .. } => "running",
+            Stage::Refused { .. } => "refused",
+            Stage::Done => "done",
+        };
+        f.debug_struct("CircuitBreakerFuture")
+            .field("stage", &stage)
             .finish_non_exhaustive()
     }
 }

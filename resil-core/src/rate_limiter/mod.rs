@@ -81,7 +81,9 @@ mod loom;
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 pub use self::config::{MAX_DURATION, RateLimiterConfig, RateLimiterConfigBuilder};
@@ -90,9 +92,10 @@ pub use self::event::{RateLimiterEvent, RateLimiterEventType};
 pub use self::metrics::RateLimiterMetrics;
 
 use self::state::{Core, Decision, nanos_to_wait};
-use crate::clock::{Clock, SharedClock, SystemClock};
+use crate::clock::{Clock, Nanos, SharedClock, Sleep, SystemClock};
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
+use crate::future::{AsyncCall, InnerCall, InnerErrors};
 use crate::sync::{AtomicU32, Ordering};
 use crate::{Name, Tags};
 
@@ -500,6 +503,10 @@ impl RateLimiter {
     /// Runs the future that `f` returns once a permit is acquired (waiting
     /// asynchronously, up to the timeout).
     ///
+    /// The permit is reserved when this method is called, and `f` called
+    /// then if no wait is needed; otherwise the returned future waits on the
+    /// clock and calls `f` after the wait (see [`RateLimiterFuture`]).
+    ///
     /// # Errors
     ///
     /// [`Error::RequestNotPermitted`] when refused, [`Error::Inner`] with the future's error.
@@ -526,13 +533,16 @@ impl RateLimiter {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn call_async<T, E, F, Fut>(
+        &self,
+        f: F,
+    ) -> RateLimiterFuture<'_, InnerCall<F>, InnerErrors<Fut>>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        self.acquire_permission(1).await?;
-        f().await.map_err(Error::Inner)
+        RateLimiterFuture::new(&self.inner, 1, InnerCall::new(f))
     }
 
     /// The async form of [`RateLimiter::decorate`].
@@ -540,12 +550,13 @@ impl RateLimiter {
     /// # Errors
     ///
     /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    pub async fn decorate_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> RateLimiterFuture<'_, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        self.decorate_async_with_permits(1, f).await
+        RateLimiterFuture::new(&self.inner, 1, f)
     }
 
     /// Like [`RateLimiter::decorate_async`], taking `permits` for the call.
@@ -553,17 +564,17 @@ impl RateLimiter {
     /// # Errors
     ///
     /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    pub async fn decorate_async_with_permits<T, E, F, Fut>(
+    #[inline]
+    pub fn decorate_async_with_permits<T, E, F, Fut>(
         &self,
         permits: u32,
         f: F,
-    ) -> Result<T, Error<E>>
+    ) -> RateLimiterFuture<'_, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        self.acquire_permission(permits).await?;
-        f().await
+        RateLimiterFuture::new(&self.inner, permits, f)
     }
 }
 
@@ -631,6 +642,187 @@ impl Inner {
     #[cold]
     fn refusal(&self) -> RequestNotPermitted {
         RequestNotPermitted::new(self.name.clone())
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a rate limiter's async call: the caller's future, held
+    /// in place, once its permits are due.
+    ///
+    /// It is created by [`RateLimiter::call_async`],
+    /// [`RateLimiter::decorate_async`] and
+    /// [`RateLimiter::decorate_async_with_permits`], which reserve the
+    /// permits right away (as Resilience4j's decorated `CompletionStage`
+    /// supplier does when invoked). Due now, the closure is called at once;
+    /// due later within the timeout, the future keeps the closure `F`, sleeps
+    /// on the limiter's clock until then and calls it after the wait; beyond
+    /// the timeout, it waits the whole timeout and fails (decision Q6). The
+    /// event is published after the wait. Dropping it while it waits keeps
+    /// the reservation (see the [module documentation](self)).
+    ///
+    /// It is `Send` whenever `F` and `Fut` are, and takes a few words more than
+    /// the larger of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::{Clock, TokioClock};
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), resil_core::ConfigError> {
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(1)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("mail", config, TokioClock::new());
+    /// limiter.try_acquire_permission(1); // this cycle's permit
+    /// let called = AtomicBool::new(false);
+    /// let send = limiter.call_async(|| {
+    ///     called.store(true, Ordering::SeqCst);
+    ///     async { Ok::<_, std::io::Error>(()) }
+    /// });
+    /// assert!(!called.load(Ordering::SeqCst)); // reserved for the next cycle, not called yet
+    /// send.await.unwrap();
+    /// assert!(called.load(Ordering::SeqCst));
+    /// assert_eq!(limiter.clock().now().as_duration(), Duration::from_secs(1));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct RateLimiterFuture<'a, F, Fut> {
+        #[pin]
+        stage: Stage<'a, F, Fut>,
+        inner: &'a Inner,
+        permits: u32,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    #[project_replace = StageReplace]
+    enum Stage<'a, F, Fut> {
+        Waiting {
+            f: F,
+            decision: Decision,
+            // When the permits are due (or the timeout ends, for a refusal).
+            until: Nanos,
+            // Started at the first poll: a clock's timer may need a runtime.
+            sleep: Option<Sleep>,
+            waiting: Waiting<'a>,
+        },
+        Running {
+            #[pin]
+            future: Fut,
+        },
+        Refused {
+            error: Option<RequestNotPermitted>,
+        },
+        Done,
+    }
+}
+
+impl<'a, F, Fut> RateLimiterFuture<'a, F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+{
+    #[inline]
+    fn new(inner: &'a Inner, permits: u32, f: F) -> Self {
+        let timeout = inner.core.timeout();
+        let decision = inner.decide(permits, timeout);
+        let stage = match decision.wait(timeout) {
+            None => match inner.finish(decision, permits) {
+                Ok(()) => Stage::Running { future: f.start() },
+                Err(refused) => Stage::Refused {
+                    error: Some(refused),
+                },
+            },
+            Some(wait) => inner.wait_for(f, decision, wait),
+        };
+        RateLimiterFuture {
+            stage,
+            inner,
+            permits,
+        }
+    }
+}
+
+impl Inner {
+    #[cold]
+    fn wait_for<F, Fut>(&self, f: F, decision: Decision, wait: Duration) -> Stage<'_, F, Fut> {
+        Stage::Waiting {
+            f,
+            decision,
+            until: self.clock.now().saturating_add(wait),
+            sleep: None,
+            waiting: Waiting::new(&self.waiting),
+        }
+    }
+}
+
+impl<F, Fut, T, E> Future for RateLimiterFuture<'_, F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut stage = this.stage;
+        loop {
+            match stage.as_mut().project() {
+                StageProj::Running { future } => {
+                    let result = ready!(future.poll(cx));
+                    stage.set(Stage::Done);
+                    return Poll::Ready(result);
+                }
+                StageProj::Waiting { until, sleep, .. } => {
+                    let clock = &this.inner.clock;
+                    let sleep = sleep.get_or_insert_with(|| {
+                        clock.sleep_async(until.saturating_duration_since(clock.now()))
+                    });
+                    ready!(Pin::new(sleep).poll(cx));
+                    let StageReplace::Waiting { f, decision, .. } =
+                        stage.as_mut().project_replace(Stage::Done)
+                    else {
+                        unreachable!("the stage was `Waiting`")
+                    };
+                    match this.inner.finish(decision, *this.permits) {
+                        Ok(()) => stage.set(Stage::Running { future: f.start() }),
+                        Err(refused) => {
+                            return Poll::Ready(Err(Error::RequestNotPermitted(refused)));
+                        }
+                    }
+                }
+                StageProj::Refused { error } => {
+                    let error = error.take();
+                    stage.set(Stage::Done);
+                    return Poll::Ready(Err(Error::RequestNotPermitted(
+                        error.expect("a refused stage holds its error"),
+                    )));
+                }
+                StageProj::Done => panic!("`RateLimiterFuture` polled after completion"),
+            }
+        }
+    }
+}
+
+impl<F, Fut> fmt::Debug for RateLimiterFuture<'_, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Waiting { .. } => "waiting",
+            Stage::Running { .. } => "running",
+            Stage::Refused { .. } => "refused",
+            Stage::Done => "done",
+        };
+        f.debug_struct("RateLimiterFuture")
+            .field("limiter", &self.inner.name)
+            .field("stage", &stage)
+            .finish_non_exhaustive()
     }
 }
 

@@ -129,6 +129,7 @@ use crate::classify::{self, Classify};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::future::InnerErrors;
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Name, Tags};
 
@@ -383,7 +384,7 @@ impl Retry {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        self.decorate_async(&RetryClassifier::new(), || inner_errors(f()))
+        self.decorate_async(&RetryClassifier::new(), || InnerErrors::new(f()))
             .await
     }
 
@@ -401,7 +402,8 @@ impl Retry {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        self.decorate_async(classifier, || inner_errors(f())).await
+        self.decorate_async(classifier, || InnerErrors::new(f()))
+            .await
     }
 
     /// The async form of [`Retry::decorate`].
@@ -447,13 +449,6 @@ impl Retry {
             }
         }
     }
-}
-
-async fn inner_errors<T, E, Fut>(fut: Fut) -> Result<T, Error<E>>
-where
-    Fut: Future<Output = Result<T, E>>,
-{
-    fut.await.map_err(Error::Inner)
 }
 
 impl fmt::Debug for Retry {

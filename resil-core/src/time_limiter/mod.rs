@@ -83,11 +83,11 @@ mod event;
 mod metrics;
 
 use std::fmt;
-use std::future::{Future, poll_fn};
-use std::pin::{Pin, pin};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll, ready};
 
 pub use self::config::{TimeLimiterConfig, TimeLimiterConfigBuilder};
 pub use self::error::Timeout;
@@ -97,6 +97,7 @@ pub use self::metrics::TimeLimiterMetrics;
 use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::future::InnerErrors;
 use crate::{Name, Tags};
 
 /// A time limiter. Cheap to clone: clones share one limiter.
@@ -196,13 +197,13 @@ impl TimeLimiter {
     ///
     /// [`Error::Timeout`] when the timeout elapsed first, [`Error::Inner`]
     /// with the future's error.
-    pub async fn call_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn call_async<T, E, F, Fut>(&self, f: F) -> TimeLimiterFuture<'_, InnerErrors<Fut>>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let outcome = self.timed(pin!(f())).await;
-        self.inner.record(outcome, |_| None, Error::Inner)
+        TimeLimiterFuture::new(&self.inner, InnerErrors::new(f()))
     }
 
     /// Runs a future that already returns `resil::Error` (an inner layer of a
@@ -241,13 +242,13 @@ impl TimeLimiter {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn decorate_async<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> TimeLimiterFuture<'_, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        let outcome = self.timed(pin!(f())).await;
-        self.inner.record(outcome, Error::rejection_kind, |e| e)
+        TimeLimiterFuture::new(&self.inner, f())
     }
 
     /// Like [`TimeLimiter::call_async`] for a future that owns its data: with
@@ -299,15 +300,18 @@ impl TimeLimiter {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn call_async_detached<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn call_async_detached<T, E, F, Fut>(
+        &self,
+        f: F,
+    ) -> DetachedTimeLimiterFuture<'_, InnerErrors<Fut>>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
         T: Send + 'static,
         E: Send + 'static,
     {
-        let outcome = self.timed_detached(f()).await;
-        self.inner.record(outcome, |_| None, Error::Inner)
+        DetachedTimeLimiterFuture::new(&self.inner, InnerErrors::new(f()))
     }
 
     /// The detached form of [`TimeLimiter::decorate_async`]; see
@@ -320,53 +324,15 @@ impl TimeLimiter {
     /// # Panics
     ///
     /// As [`TimeLimiter::call_async_detached`].
-    pub async fn decorate_async_detached<T, E, F, Fut>(&self, f: F) -> Result<T, Error<E>>
+    #[inline]
+    pub fn decorate_async_detached<T, E, F, Fut>(&self, f: F) -> DetachedTimeLimiterFuture<'_, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>> + Send + 'static,
         T: Send + 'static,
         E: Send + 'static,
     {
-        let outcome = self.timed_detached(f()).await;
-        self.inner.record(outcome, Error::rejection_kind, |e| e)
-    }
-
-    /// Polls `fut` until it is done (`Some`) or the timeout elapses (`None`).
-    /// The timer is created only after a first poll that is not ready.
-    fn timed<'a, Fut: Future>(
-        &'a self,
-        mut fut: Pin<&'a mut Fut>,
-    ) -> impl Future<Output = Option<Fut::Output>> + 'a {
-        let inner = &*self.inner;
-        let mut timer: Option<Sleep> = None;
-        poll_fn(move |cx| {
-            if let Poll::Ready(out) = fut.as_mut().poll(cx) {
-                return Poll::Ready(Some(out));
-            }
-            let timeout = inner.config.timeout_duration;
-            if timeout.is_zero() {
-                return Poll::Ready(None);
-            }
-            let timer = timer.get_or_insert_with(|| inner.clock.sleep_async(timeout));
-            Pin::new(timer).poll(cx).map(|()| None)
-        })
-    }
-
-    async fn timed_detached<Fut>(&self, fut: Fut) -> Option<Fut::Output>
-    where
-        Fut: Future + Send + 'static,
-        Fut::Output: Send + 'static,
-    {
-        if self.inner.config.cancel_running_future {
-            return self.timed(pin!(fut)).await;
-        }
-        // Boxed so that, once polled, it can still move into a task.
-        let mut fut = Box::pin(fut);
-        let outcome = self.timed(fut.as_mut()).await;
-        if outcome.is_none() {
-            self.inner.detach(fut);
-        }
-        outcome
+        DetachedTimeLimiterFuture::new(&self.inner, f())
     }
 }
 
@@ -379,30 +345,268 @@ impl fmt::Debug for TimeLimiter {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// The future of a time limiter's async call: the caller's future, held
+    /// in place, raced against the timeout.
+    ///
+    /// It is created by [`TimeLimiter::call_async`] and
+    /// [`TimeLimiter::decorate_async`], which call their closure right away.
+    /// Each poll polls the caller's future first; the timer is started only
+    /// after a first poll that is not ready, so a call that completes at once
+    /// costs no timer. On timeout the caller's future is dropped.
+    ///
+    /// It is `Send` whenever `Fut` is, and takes a few words more than `Fut`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::TokioClock;
+    /// use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterFuture};
+    /// use resil_core::future::InnerErrors;
+    /// use resil_core::Error;
+    /// use std::future::Pending;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let tl = TimeLimiter::with_clock("quote", TimeLimiterConfig::default(), TokioClock::new());
+    /// let hangs: TimeLimiterFuture<'_, InnerErrors<Pending<Result<u32, std::io::Error>>>> =
+    ///     tl.call_async(std::future::pending);
+    /// assert!(matches!(hangs.await, Err(Error::Timeout(_))));
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct TimeLimiterFuture<'a, Fut> {
+        #[pin]
+        stage: Stage<Fut>,
+        inner: &'a Inner,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<Fut> {
+        Running {
+            timer: Option<Sleep>,
+            #[pin]
+            future: Fut,
+        },
+        Done,
+    }
+}
+
+impl<'a, Fut> TimeLimiterFuture<'a, Fut> {
+    #[inline]
+    fn new(inner: &'a Inner, future: Fut) -> Self {
+        TimeLimiterFuture {
+            stage: Stage::Running {
+                timer: None,
+                future,
+            },
+            inner,
+        }
+    }
+}
+
+impl<Fut, T, E> Future for TimeLimiterFuture<'_, Fut>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut stage = this.stage;
+        let outcome = match stage.as_mut().project() {
+            StageProj::Running { timer, future } => {
+                ready!(this.inner.poll_timed(future, timer, cx))
+            }
+            StageProj::Done => panic!("`TimeLimiterFuture` polled after completion"),
+        };
+        // The caller's future is dropped before the outcome is published.
+        stage.set(Stage::Done);
+        Poll::Ready(this.inner.record(outcome))
+    }
+}
+
+impl<Fut> fmt::Debug for TimeLimiterFuture<'_, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimeLimiterFuture")
+            .field("time_limiter", &self.inner.name)
+            .field("done", &matches!(self.stage, Stage::Done))
+            .finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a time limiter's detached call: like
+    /// [`TimeLimiterFuture`], but with `cancel_running_future = false` a
+    /// timed-out future is left running on the tokio runtime.
+    ///
+    /// It is created by [`TimeLimiter::call_async_detached`] and
+    /// [`TimeLimiter::decorate_async_detached`], which call their closure
+    /// right away; with `cancel_running_future = false` they box the future
+    /// then (one allocation per call), so that, once polled, it can still
+    /// move into a task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::TokioClock;
+    /// use resil_core::time_limiter::{DetachedTimeLimiterFuture, TimeLimiter, TimeLimiterConfig};
+    /// use resil_core::future::InnerErrors;
+    /// use std::future::Ready;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let tl = TimeLimiter::with_clock("report", TimeLimiterConfig::default(), TokioClock::new());
+    /// let report: DetachedTimeLimiterFuture<'_, InnerErrors<Ready<Result<u32, std::io::Error>>>> =
+    ///     tl.call_async_detached(|| std::future::ready(Ok(3)));
+    /// assert_eq!(report.await.unwrap(), 3);
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct DetachedTimeLimiterFuture<'a, Fut> {
+        #[pin]
+        stage: DetachedStage<Fut>,
+        inner: &'a Inner,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = DetachedStageProj]
+    #[project_replace = DetachedStageReplace]
+    enum DetachedStage<Fut> {
+        Inline {
+            timer: Option<Sleep>,
+            #[pin]
+            future: Fut,
+        },
+        Boxed {
+            timer: Option<Sleep>,
+            future: Pin<Box<Fut>>,
+        },
+        Done,
+    }
+}
+
+impl<'a, Fut> DetachedTimeLimiterFuture<'a, Fut> {
+    #[inline]
+    fn new(inner: &'a Inner, future: Fut) -> Self {
+        let stage = if inner.config.cancel_running_future {
+            DetachedStage::Inline {
+                timer: None,
+                future,
+            }
+        } else {
+            DetachedStage::Boxed {
+                timer: None,
+                future: Box::pin(future),
+            }
+        };
+        DetachedTimeLimiterFuture { stage, inner }
+    }
+}
+
+impl<Fut, T, E> Future for DetachedTimeLimiterFuture<'_, Fut>
+where
+    Fut: Future<Output = Result<T, Error<E>>> + Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    type Output = Result<T, Error<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut stage = this.stage;
+        let outcome = match stage.as_mut().project() {
+            DetachedStageProj::Inline { timer, future } => {
+                ready!(this.inner.poll_timed(future, timer, cx))
+            }
+            DetachedStageProj::Boxed { timer, future } => {
+                ready!(this.inner.poll_timed(future.as_mut(), timer, cx))
+            }
+            DetachedStageProj::Done => {
+                panic!("`DetachedTimeLimiterFuture` polled after completion")
+            }
+        };
+        if let DetachedStageReplace::Boxed { future, .. } =
+            stage.as_mut().project_replace(DetachedStage::Done)
+            && outcome.is_none()
+        {
+            this.inner.detach(future);
+        }
+        Poll::Ready(this.inner.record(outcome))
+    }
+}
+
+impl<Fut> fmt::Debug for DetachedTimeLimiterFuture<'_, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            DetachedStage::Inline { .. } => "inline",
+            DetachedStage::Boxed { .. } => "boxed",
+            DetachedStage::Done => "done",
+        };
+        f.debug_struct("DetachedTimeLimiterFuture")
+            .field("time_limiter", &self.inner.name)
+            .field("stage", &stage)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    /// Polls `future` until it is done (`Some`) or the timeout elapses
+    /// (`None`). The timer is created only after a first poll that is not ready.
+    #[inline]
+    fn poll_timed<Fut: Future>(
+        &self,
+        future: Pin<&mut Fut>,
+        timer: &mut Option<Sleep>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Fut::Output>> {
+        if let Poll::Ready(out) = future.poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        let timeout = self.config.timeout_duration;
+        if timeout.is_zero() {
+            return Poll::Ready(None);
+        }
+        let timer = timer.get_or_insert_with(|| self.clock.sleep_async(timeout));
+        Pin::new(timer).poll(cx).map(|()| None)
+    }
+}
+
 impl Inner {
     /// Counts and publishes the outcome, and shapes the caller's result.
     #[inline]
-    fn record<T, X, E>(
-        &self,
-        outcome: Option<Result<T, X>>,
-        kind: impl FnOnce(&X) -> Option<&'static str>,
-        wrap: impl FnOnce(X) -> Error<E>,
-    ) -> Result<T, Error<E>> {
+    fn record<T, E>(&self, outcome: Option<Result<T, Error<E>>>) -> Result<T, Error<E>> {
         match outcome {
             Some(Ok(value)) => {
                 self.successful.fetch_add(1, Ordering::Relaxed);
-                self.events.publish(|| TimeLimiterEvent::Success);
+                // Checked here so that the hot path inlines a load and a
+                // branch, not the publisher.
+                if self.events.is_active() {
+                    self.publish(TimeLimiterEvent::Success);
+                }
                 Ok(value)
             }
             Some(Err(e)) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                self.events.publish(|| TimeLimiterEvent::Error {
-                    error_kind: kind(&e),
-                });
-                Err(wrap(e))
+                if self.events.is_active() {
+                    self.publish(TimeLimiterEvent::Error {
+                        error_kind: e.rejection_kind(),
+                    });
+                }
+                Err(e)
             }
             None => Err(self.timed_out()),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish(&self, event: TimeLimiterEvent) {
+        self.events.publish(|| event);
     }
 
     #[cold]
