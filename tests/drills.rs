@@ -17,12 +17,11 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, Classifier, State};
-use resil::clock::TokioClock;
+use resil::clock::{Clock as _, TokioClock};
 use resil::event::SubscriptionId;
 use resil::retry::RetryClassifier;
 use resil::{Registries, Resilience};
 use serde_json::{Value, json};
-use tokio::time::Instant;
 use tower::ServiceExt as _;
 
 use crate::app::Inventory;
@@ -120,6 +119,11 @@ impl Drill {
             .collect()
     }
 
+    /// The time on the primitives' clock (paused tokio time).
+    fn now(&self) -> Duration {
+        self.breaker.clock().now().as_duration()
+    }
+
     fn router(&self) -> Router {
         app::app(self.inventory.clone())
     }
@@ -215,9 +219,9 @@ async fn drill_02_slow_successes_trip_the_slow_call_rate() {
         assert_eq!(d.query(Mode::Success).await, available());
     }
     for _ in 0..5 {
-        let started = Instant::now();
+        let started = d.now();
         assert_eq!(d.query(Mode::Sluggish).await, available());
-        assert_eq!(started.elapsed(), Duration::from_millis(600));
+        assert_eq!(d.now() - started, Duration::from_millis(600));
     }
     assert_eq!(d.breaker.metrics().slow_call_rate(), 50.0);
     assert_eq!(d.breaker.state(), State::Closed);
@@ -373,9 +377,9 @@ async fn drill_06_a_full_bulkhead_rejects_fast_and_spares_other_dependencies() {
     until("twenty queries in flight", || d.client.attempts() == 20).await;
     assert_eq!(queries.metrics().available_concurrent_calls(), 0);
 
-    let started = Instant::now();
+    let started = d.now();
     assert_eq!(d.query(Mode::Success).await, unknown("BulkheadFull"));
-    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(d.now() - started, Duration::ZERO);
     assert_eq!(d.client.attempts(), 20);
 
     // the other dependency still has all its capacity
@@ -386,13 +390,13 @@ async fn drill_06_a_full_bulkhead_rejects_fast_and_spares_other_dependencies() {
         .await
         .unwrap();
     assert_eq!(reservation.status, ReservationStatus::Confirmed);
-    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(d.now() - started, Duration::ZERO);
     assert_eq!(reservations.metrics().available_concurrent_calls(), 10);
 
     for task in slow {
         assert_eq!(task.await.unwrap(), unknown("Timeout"));
     }
-    assert_eq!(started.elapsed(), Duration::from_millis(800));
+    assert_eq!(d.now() - started, Duration::from_millis(800));
     assert_eq!(queries.metrics().available_concurrent_calls(), 20);
 }
 
@@ -404,7 +408,7 @@ async fn drill_06_a_full_bulkhead_rejects_fast_and_spares_other_dependencies() {
 async fn drill_07_a_timed_out_write_is_reconciled_by_its_idempotency_key() {
     let d = Drill::start(Duration::ZERO).await;
     let router = d.router();
-    let started = Instant::now();
+    let started = d.now();
     let reserve = |mode: &str, quantity: u32| {
         let router = router.clone();
         let uri = format!("/inventory/{SKU}/reservations?mode={mode}");
@@ -429,7 +433,7 @@ async fn drill_07_a_timed_out_write_is_reconciled_by_its_idempotency_key() {
             "reason": "Timeout", "fact": "/reservations/order-7"
         })
     );
-    assert_eq!(started.elapsed(), Duration::from_millis(800));
+    assert_eq!(d.now() - started, Duration::from_millis(800));
     // the caller gave up; the inventory did not
     let (status, fact) = send(&router, "GET", "/reservations/order-7", None, None).await;
     assert_eq!(
@@ -446,7 +450,7 @@ async fn drill_07_a_timed_out_write_is_reconciled_by_its_idempotency_key() {
     );
 
     // the inventory commits at 1.2 s
-    tokio::time::sleep_until(started + SLOW + PAST).await;
+    tokio::time::sleep(started + SLOW + PAST - d.now()).await;
     let (status, fact) = send(&router, "GET", "/reservations/order-7", None, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
@@ -479,10 +483,10 @@ async fn drill_08_retry_only_on_allowed_errors_within_the_budget() {
     let retry = resil::registries().retries().retry("inventory-query");
     let before = retry.metrics();
 
-    let started = Instant::now();
+    let started = d.now();
     assert_eq!(d.query(Mode::Connect).await, unknown("ConnectionRefused"));
     assert_eq!(d.client.attempts(), 2);
-    assert_eq!(started.elapsed(), Duration::from_millis(100));
+    assert_eq!(d.now() - started, Duration::from_millis(100));
 
     // not retried: a 503, a timeout, the caller's mistake
     assert_eq!(d.query(Mode::Fail).await, unknown("Unavailable"));
