@@ -12,6 +12,7 @@
 mod app;
 
 use std::error::Error;
+use std::io::IsTerminal as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -20,6 +21,10 @@ use crate::app::downstream::InventoryHttpClient;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    // resil logs its start-up summary and warnings with target `resil`
+    tracing_subscriber::fmt()
+        .with_ansi(std::io::stdout().is_terminal())
+        .init();
     let report = resil::init()?;
     println!("{report}");
 
