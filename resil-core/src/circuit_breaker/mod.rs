@@ -456,7 +456,10 @@ impl CircuitBreaker {
     /// # Errors
     ///
     /// [`CallNotPermitted`] when the state refuses the call.
-    #[inline]
+    // Always inlined: returned through memory, the guard is then copied into
+    // the caller's future with stalled loads, which cost the async call more
+    // than the call itself.
+    #[inline(always)]
     pub fn start_call(&self) -> Result<CallGuard<'_>, CallNotPermitted> {
         let permit = self.inner.try_acquire()?;
         Ok(CallGuard {
