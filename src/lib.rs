@@ -56,6 +56,22 @@
 //! | [`circuit_breaker`](mod@circuit_breaker), [`retry`](mod@retry), ... | the primitives, for code that composes them by hand |
 //! | [`Decorators`] | the same chain, by hand |
 //! | [`registries`] | the process-wide registries the attributes use |
+//! | [`metrics`](mod@metrics) (feature `metrics`) | Resilience4j's Micrometer meters through the `metrics` facade |
+//! | [`actuator`] (feature `actuator`) | Spring Boot's actuator endpoints as an axum router |
+//!
+//! # Features
+//!
+//! | feature | what |
+//! | --- | --- |
+//! | `metrics` | every meter of Resilience4j's Micrometer binders, with its names and tags, through the [`metrics`](https://docs.rs/metrics) facade ([`metrics`](mod@metrics)) |
+//! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`) |
+//! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
+//! | `full` | all three |
+//!
+//! With any of them, the global registries are observed from the moment
+//! they are built (by [`init`] or by the first protected call); registries
+//! built with [`Resilience::builder()`](Resilience::builder)`.load()` are
+//! observed with [`observe`].
 //!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
@@ -73,3 +89,15 @@ pub use resil_macros::{
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+
+#[cfg(feature = "actuator")]
+pub mod actuator;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
+mod observe;
+#[cfg(feature = "tracing")]
+mod trace;
+
+#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
+pub use crate::observe::observe;

@@ -186,8 +186,18 @@ fn digits(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// Formats a duration the way this module parses it back (`500ms`, `1m 30s`, `0s`).
-pub(crate) fn format(d: Duration) -> String {
+/// Formats a duration the way this module parses it back (`500ms`, `1m 30s`, `0ms`).
+///
+/// # Examples
+///
+/// ```
+/// use resil_config::duration;
+/// use std::time::Duration;
+///
+/// assert_eq!(duration::format(Duration::from_millis(90_500)), "1m 30s 500ms");
+/// assert_eq!(duration::parse("1m 30s 500ms"), Ok(Duration::from_millis(90_500)));
+/// ```
+pub fn format(d: Duration) -> String {
     if d.is_zero() {
         return "0ms".to_owned();
     }

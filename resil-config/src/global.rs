@@ -7,7 +7,13 @@
 //! `init` after that is an error ([`InitError::AfterFirstCall`]), never a
 //! silent reconfiguration, so the instance each [`CallSite`](crate::CallSite)
 //! cached stays the one in the registry.
+//!
+//! Extensions (resil's `metrics`, `tracing` and `actuator` features) learn
+//! that the global registries exist through a [`GlobalHook`], and keep their
+//! per-registries state with [`Registries::extension`].
 
+use std::any::Any;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -23,8 +29,10 @@ use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 use resil_core::time_limiter::TimeLimiter;
 
+use crate::bind::Binder;
 use crate::declared::Aspect;
 use crate::error::InitError;
+use crate::init::{InstanceReport, Report};
 
 /// The six registries, one per aspect.
 ///
@@ -44,6 +52,7 @@ pub struct Registries {
     thread_pool_bulkheads: ThreadPoolBulkheadRegistry,
     rate_limiters: RateLimiterRegistry,
     time_limiters: TimeLimiterRegistry,
+    extension: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl Registries {
@@ -56,6 +65,7 @@ impl Registries {
             thread_pool_bulkheads: Registry::of_defaults(),
             rate_limiters: Registry::of_defaults(),
             time_limiters: Registry::of_defaults(),
+            extension: OnceLock::new(),
         }
     }
 
@@ -74,7 +84,33 @@ impl Registries {
             thread_pool_bulkheads,
             rate_limiters,
             time_limiters,
+            extension: OnceLock::new(),
         }
+    }
+
+    /// The value an extension keeps with these registries: created by `init`
+    /// on the first call, the same one afterwards; `None` when a value of
+    /// another type was attached first.
+    ///
+    /// resil's `metrics`, `tracing` and `actuator` features keep their
+    /// subscriptions here, so that binding the same registries twice does not
+    /// count every event twice, and the subscriptions live as long as the
+    /// registries.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_config::Registries;
+    ///
+    /// let registries = Registries::of_defaults();
+    /// assert_eq!(registries.extension(|| 7_u32), Some(&7));
+    /// assert_eq!(registries.extension(|| 8_u32), Some(&7)); // created once
+    /// assert_eq!(registries.extension(|| "another type"), None);
+    /// ```
+    pub fn extension<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+        self.extension
+            .get_or_init(|| Box::new(init()))
+            .downcast_ref::<T>()
     }
 
     /// The circuit breakers.
@@ -151,7 +187,7 @@ impl fmt::Debug for Registries {
             .field("thread_pool_bulkheads", &self.thread_pool_bulkheads)
             .field("rate_limiters", &self.rate_limiters)
             .field("time_limiters", &self.time_limiters)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -166,6 +202,29 @@ pub trait GlobalPrimitive: Primitive + sealed::Sealed {
 
     /// Its registry among `registries`.
     fn registry(registries: &Registries) -> &Registry<Self>;
+
+    /// The settings of `config` by key, as resilience.toml writes them (the
+    /// list [`InstanceReport::settings`] shows).
+    ///
+    /// A wait that is a function (exponential, randomized) is written as
+    /// `report` describes it when `report` is given (the function itself
+    /// cannot say how it was configured).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_config::GlobalPrimitive;
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    ///
+    /// let config = BulkheadConfig::builder().max_concurrent_calls(20).build()?;
+    /// let settings = Bulkhead::settings(&config, None);
+    /// assert!(settings.contains(&("max-concurrent-calls", "20".to_owned())));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    fn settings(
+        config: &Self::Config,
+        report: Option<&InstanceReport>,
+    ) -> Vec<(&'static str, String)>;
 }
 
 macro_rules! global_primitive {
@@ -175,6 +234,15 @@ macro_rules! global_primitive {
             const ASPECT: Aspect = Aspect::$aspect;
             fn registry(registries: &Registries) -> &Registry<Self> {
                 &registries.$field
+            }
+            fn settings(
+                config: &Self::Config,
+                report: Option<&InstanceReport>,
+            ) -> Vec<(&'static str, String)> {
+                let notes: BTreeMap<&'static str, String> = report
+                    .map(|r| r.settings().iter().cloned().collect())
+                    .unwrap_or_default();
+                <$ty as Binder>::describe(config, &notes)
             }
         }
     };
@@ -192,7 +260,7 @@ global_primitive!(RateLimiter, RateLimiter, rate_limiters);
 global_primitive!(TimeLimiter, TimeLimiter, time_limiters);
 
 enum Origin {
-    Init,
+    Init(Box<Report>),
     Defaults { first: String },
 }
 
@@ -202,6 +270,43 @@ struct Global {
 }
 
 static GLOBAL: OnceLock<Global> = OnceLock::new();
+
+/// A function run on the global registries right after they are built
+/// (by [`init`](crate::init), or on the defaults by the first protected
+/// call), submitted with [`inventory::submit!`].
+///
+/// resil's `metrics`, `tracing` and `actuator` features submit one to
+/// subscribe to every instance before the first call. It runs once per
+/// process, on the thread that built the registries, after they became
+/// visible to other threads; it must not panic. On targets where
+/// `inventory` has no life-before-main support (see [`declared`](crate::declared))
+/// no hook runs.
+///
+/// # Examples
+///
+/// ```
+/// use resil_config::{GlobalHook, Registries};
+///
+/// fn count_instances(registries: &'static Registries) {
+///     let n = registries.circuit_breakers().all().len();
+///     let _ = n;
+/// }
+///
+/// resil_config::inventory::submit! {
+///     GlobalHook(count_instances)
+/// }
+/// # fn main() {}
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct GlobalHook(pub fn(&'static Registries));
+
+inventory::collect!(GlobalHook);
+
+fn run_hooks(registries: &'static Registries) {
+    for hook in inventory::iter::<GlobalHook> {
+        (hook.0)(registries);
+    }
+}
 
 /// The global registries: those [`init`](crate::init) built, or, if it was
 /// not called, registries on the library defaults (built now, with a
@@ -223,15 +328,50 @@ pub fn is_initialized() -> bool {
     matches!(
         GLOBAL.get(),
         Some(Global {
-            origin: Origin::Init,
+            origin: Origin::Init(_),
             ..
         })
     )
 }
 
+/// The global registries if they were built (by [`init`](crate::init) or
+/// by a protected call), without building them.
+///
+/// # Examples
+///
+/// ```
+/// // nothing built them in this doctest
+/// assert!(resil_config::global::built().is_none());
+/// ```
+pub fn built() -> Option<&'static Registries> {
+    GLOBAL.get().map(|g| &g.registries)
+}
+
+/// The [`Report`] of [`init`](crate::init), if `init` built the global registries.
+///
+/// # Examples
+///
+/// ```
+/// assert!(resil_config::global::report().is_none());
+/// ```
+pub fn report() -> Option<&'static Report> {
+    match GLOBAL.get() {
+        Some(Global {
+            origin: Origin::Init(report),
+            ..
+        }) => Some(report),
+        _ => None,
+    }
+}
+
 fn global(first: impl FnOnce() -> String) -> &'static Registries {
-    &GLOBAL
+    if let Some(g) = GLOBAL.get() {
+        return &g.registries;
+    }
+    let mut built = false;
+    let registries = &GLOBAL
         .get_or_init(|| {
+            built = true;
             let first = first();
             tracing::warn!(
                 target: "resil",
@@ -244,24 +384,35 @@ fn global(first: impl FnOnce() -> String) -> &'static Registries {
                 origin: Origin::Defaults { first },
             }
         })
-        .registries
+        .registries;
+    // outside `get_or_init`, so that a hook may read the registries
+    if built {
+        run_hooks(registries);
+    }
+    registries
 }
 
-/// Installs `registries` as the global ones.
-pub(crate) fn install(registries: Registries) -> Result<&'static Registries, InitError> {
-    let mut fresh = Some(registries);
+/// Installs `registries` as the global ones, with the report that describes them.
+pub(crate) fn install(
+    registries: Registries,
+    report: Report,
+) -> Result<&'static Registries, InitError> {
+    let mut fresh = Some((registries, report));
     let global = GLOBAL.get_or_init(|| {
-        let registries = fresh.take().unwrap_or_default();
+        let (registries, report) = fresh.take().unwrap_or_else(|| unreachable!());
         registries.watch();
         Global {
             registries,
-            origin: Origin::Init,
+            origin: Origin::Init(Box::new(report)),
         }
     });
     match (&global.origin, fresh) {
         // ours was installed
-        (_, None) => Ok(&global.registries),
-        (Origin::Init, Some(_)) => Err(InitError::AlreadyInitialized),
+        (_, None) => {
+            run_hooks(&global.registries);
+            Ok(&global.registries)
+        }
+        (Origin::Init(_), Some(_)) => Err(InitError::AlreadyInitialized),
         (Origin::Defaults { first }, Some(_)) => Err(InitError::AfterFirstCall {
             first: first.clone(),
         }),

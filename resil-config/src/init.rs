@@ -212,7 +212,7 @@ impl ResilienceBuilder {
     /// As [`init`](crate::init).
     pub fn init(self) -> Result<Report, InitError> {
         let (registries, report) = self.load()?.into_parts();
-        global::install(registries)?;
+        global::install(registries, report.clone())?;
         tracing::info!(target: "resil", "{}", report.summary());
         for w in &report.warnings {
             tracing::warn!(target: "resil", "{w}");

@@ -158,7 +158,7 @@ mod init;
 pub use crate::bind::Extras;
 pub use crate::declared::{Aspect, CallSite, Declaration, declarations};
 pub use crate::error::{ConfigProblem, InitError};
-pub use crate::global::{GlobalPrimitive, Registries, is_initialized, registries};
+pub use crate::global::{GlobalHook, GlobalPrimitive, Registries, is_initialized, registries};
 pub use crate::init::{
     DEFAULT_ENV_PREFIX, DEFAULT_FILE, InstanceReport, REJECTION_KINDS, Report, Resilience,
     ResilienceBuilder, init,

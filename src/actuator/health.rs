@@ -1,0 +1,153 @@
+//! `/actuator/health`: Spring Boot's health endpoint with Resilience4j's
+//! two health indicators.
+//!
+//! `CircuitBreakersHealthIndicator` and `RateLimitersHealthIndicator`
+//! (Resilience4j 2.2, `resilience4j-spring-boot3`) report the instances
+//! whose `register-health-indicator` is `true` (default `false`):
+//!
+//! | circuit breaker state | status |
+//! | --- | --- |
+//! | CLOSED | `UP` |
+//! | OPEN | `DOWN` if `allow-health-indicator-to-fail`, else `CIRCUIT_OPEN` |
+//! | HALF_OPEN | `CIRCUIT_HALF_OPEN` |
+//! | DISABLED, FORCED_OPEN, METRICS_ONLY | `UNKNOWN` |
+//!
+//! A rate limiter is `UP` while it has permits or nobody waits; when a
+//! permit would take longer than its timeout it is `DOWN` if
+//! `allow-health-indicator-to-fail`, else `RATE_LIMITED`; otherwise `UNKNOWN`.
+//!
+//! Statuses are aggregated as Spring Boot's `SimpleStatusAggregator` does:
+//! the first of `DOWN`, `OUT_OF_SERVICE`, `UP`, `UNKNOWN` present, ignoring
+//! the custom ones (`CIRCUIT_OPEN` alone aggregates to `UNKNOWN`). The
+//! response is 503 when the overall status is `DOWN` or `OUT_OF_SERVICE`.
+
+use resil_config::{Aspect, Extras, Report};
+use resil_core::circuit_breaker::{CircuitBreaker, State};
+use resil_core::rate_limiter::RateLimiter;
+use serde_json::{Map, Value, json};
+
+use super::json::circuit_breaker_details;
+
+/// Spring Boot's default status order.
+const ORDER: [&str; 4] = ["DOWN", "OUT_OF_SERVICE", "UP", "UNKNOWN"];
+
+/// `SimpleStatusAggregator::getAggregateStatus`.
+pub(crate) fn aggregate<'a>(statuses: impl IntoIterator<Item = &'a str>) -> &'static str {
+    statuses
+        .into_iter()
+        .filter_map(|s| ORDER.iter().position(|o| *o == s))
+        .min()
+        .map_or("UNKNOWN", |i| ORDER[i])
+}
+
+/// Whether the status makes the endpoint answer 503.
+pub(crate) fn is_failure(status: &str) -> bool {
+    matches!(status, "DOWN" | "OUT_OF_SERVICE")
+}
+
+/// `{"status": .., "details": {..}}`, without `details` when there are none.
+fn health(status: &str, details: Map<String, Value>) -> Value {
+    let mut m = Map::new();
+    m.insert("status".to_owned(), json!(status));
+    if !details.is_empty() {
+        m.insert("details".to_owned(), Value::Object(details));
+    }
+    Value::Object(m)
+}
+
+fn extras(report: Option<&Report>, aspect: Aspect, name: &str) -> Extras {
+    report
+        .and_then(|r| r.instance(aspect, name))
+        .map(|i| i.extras())
+        .unwrap_or_default()
+}
+
+/// The `circuitBreakers` component.
+pub(crate) fn circuit_breakers(
+    all: &[std::sync::Arc<CircuitBreaker>],
+    report: Option<&Report>,
+) -> Value {
+    let mut details = Map::new();
+    for cb in all {
+        let extras = extras(report, Aspect::CircuitBreaker, cb.name());
+        if !extras.register_health_indicator.unwrap_or(false) {
+            continue;
+        }
+        let status = match cb.state() {
+            State::Closed => "UP",
+            State::Open if extras.allow_health_indicator_to_fail.unwrap_or(false) => "DOWN",
+            State::Open => "CIRCUIT_OPEN",
+            State::HalfOpen => "CIRCUIT_HALF_OPEN",
+            _ => "UNKNOWN",
+        };
+        let Value::Object(d) = circuit_breaker_details(cb) else {
+            continue;
+        };
+        details.insert(cb.name().to_owned(), health(status, d));
+    }
+    component(details)
+}
+
+/// The `rateLimiters` component.
+pub(crate) fn rate_limiters(all: &[std::sync::Arc<RateLimiter>], report: Option<&Report>) -> Value {
+    let mut details = Map::new();
+    for rl in all {
+        let extras = extras(report, Aspect::RateLimiter, rl.name());
+        if !extras.register_health_indicator.unwrap_or(false) {
+            continue;
+        }
+        let m = rl.metrics();
+        let (available, waiting) = (m.available_permissions(), m.number_of_waiting_threads());
+        let status = if available > 0 || waiting == 0 {
+            "UP"
+        } else if m.nanos_to_wait() > rl.config().timeout_duration() {
+            if extras.allow_health_indicator_to_fail.unwrap_or(false) {
+                "DOWN"
+            } else {
+                "RATE_LIMITED"
+            }
+        } else {
+            "UNKNOWN"
+        };
+        let mut d = Map::new();
+        d.insert("availablePermissions".to_owned(), json!(available));
+        d.insert("numberOfWaitingThreads".to_owned(), json!(waiting));
+        details.insert(rl.name().to_owned(), health(status, d));
+    }
+    component(details)
+}
+
+/// A composite indicator: its status aggregates its members'.
+fn component(details: Map<String, Value>) -> Value {
+    let status = aggregate(
+        details
+            .values()
+            .filter_map(|h| h.get("status").and_then(Value::as_str)),
+    );
+    health(status, details)
+}
+
+/// The whole health document: `{"status": .., "components": {..}}`.
+pub(crate) fn document(components: Map<String, Value>) -> Value {
+    let status = aggregate(
+        components
+            .values()
+            .filter_map(|h| h.get("status").and_then(Value::as_str)),
+    );
+    json!({ "status": status, "components": components })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aggregates_as_spring_boot_does() {
+        assert_eq!(aggregate(["UP", "DOWN"]), "DOWN");
+        assert_eq!(aggregate(["UP", "CIRCUIT_OPEN"]), "UP");
+        assert_eq!(aggregate(["CIRCUIT_OPEN"]), "UNKNOWN");
+        assert_eq!(aggregate([]), "UNKNOWN");
+        assert_eq!(aggregate(["UNKNOWN", "UP"]), "UP");
+        assert_eq!(aggregate(["OUT_OF_SERVICE", "UP"]), "OUT_OF_SERVICE");
+    }
+}

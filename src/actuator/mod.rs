@@ -1,0 +1,816 @@
+//! Spring Boot's actuator endpoints for resil, as an axum 0.8 router.
+//!
+//! A Resilience4j service answers `/actuator/circuitbreakers`,
+//! `/actuator/circuitbreakerevents`, `/actuator/health` and
+//! `/actuator/prometheus`; operators, scripts and dashboards read them.
+//! [`Actuator`] serves the same paths with the same JSON, so they keep
+//! working, and adds what a Rust service can tell: every protected function
+//! with its stack (`/actuator/resilience`), live event streams for every
+//! kind, and, only when enabled with a bearer token, state changes.
+//!
+//! ```
+//! use metrics_exporter_prometheus::PrometheusBuilder;
+//! use resil::actuator::Actuator;
+//!
+//! // at start-up: resil::init()?, then
+//! let prometheus = PrometheusBuilder::new().build_recorder().handle();
+//! let actuator = Actuator::builder()
+//!     .prometheus(prometheus)
+//!     .state_changes("s3cr3t-token")
+//!     .build();
+//! let app: axum::Router = axum::Router::new()
+//!     // .route("/inventory/{sku}", get(query))
+//!     .merge(actuator.router());
+//! # drop(app);
+//! ```
+//!
+//! # Routes
+//!
+//! Every route is a `GET` unless said otherwise; names are sorted, events
+//! are oldest first (the instances' buffers of `event-consumer-buffer-size`,
+//! default 100). `{name}` is an instance name; `{eventType}` one of
+//! Resilience4j's event type names, in any case (an unknown one is a 400).
+//!
+//! | route | answer |
+//! | --- | --- |
+//! | `/actuator/health` | Spring Boot's health document; see below |
+//! | `/actuator/health/{component}` | one component (`circuitBreakers`, `rateLimiters`, `ping`) |
+//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}` |
+//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`) |
+//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them |
+//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's) |
+//! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
+//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second |
+//! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
+//! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance |
+//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); only with [`ActuatorBuilder::state_changes`] |
+//! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
+//!
+//! `GET /actuator/circuitbreakers`:
+//!
+//! ```json
+//! {"circuitBreakers":{"inventory-query":{
+//!   "failureRate":"-1.0%","failureRateThreshold":"50.0%",
+//!   "slowCallRate":"-1.0%","slowCallRateThreshold":"60.0%",
+//!   "bufferedCalls":3,"failedCalls":2,"slowCalls":0,"slowFailedCalls":0,
+//!   "notPermittedCalls":0,"state":"CLOSED"}}}
+//! ```
+//!
+//! `GET /actuator/circuitbreakerevents/inventory-query` (`errorMessage` is
+//! the error's kind; Resilience4j prints the exception):
+//!
+//! ```json
+//! {"circuitBreakerEvents":[
+//!   {"circuitBreakerName":"inventory-query","type":"ERROR","creationTime":"2025-05-01T10:15:30.120Z",
+//!    "errorMessage":"ConnectionRefused","durationInMs":12},
+//!   {"circuitBreakerName":"inventory-query","type":"STATE_TRANSITION","creationTime":"2025-05-01T10:15:30.121Z",
+//!    "stateTransition":"CLOSED_TO_OPEN"}]}
+//! ```
+//!
+//! The other events: `{"retryName":..,"type":"RETRY","creationTime":..,"errorMessage":"ConnectionRefused","numberOfAttempts":1}`,
+//! `{"bulkheadName":..,"type":"CALL_REJECTED","creationTime":..}`,
+//! `{"rateLimiterName":..,"type":"FAILED_ACQUIRE","creationTime":..}`,
+//! `{"timeLimiterName":..,"type":"TIMEOUT","creationTime":..}`.
+//!
+//! `GET /actuator/health` (Spring Boot with `show-details: always` and both
+//! of Resilience4j's indicators enabled; see [`health`] for the statuses):
+//!
+//! ```json
+//! {"status":"UP","components":{
+//!   "circuitBreakers":{"status":"UP","details":{"inventory-query":{"status":"CIRCUIT_OPEN",
+//!     "details":{"failureRate":"60.0%",..,"state":"OPEN"}},"payment":{"status":"UP","details":{..}}}},
+//!   "rateLimiters":{"status":"UNKNOWN"},
+//!   "ping":{"status":"UP"}}}
+//! ```
+//!
+//! `GET /actuator/resilience`:
+//!
+//! ```json
+//! {"source":{"file":"resilience.toml","envOverrides":[],"warnings":[],"declarations":2},
+//!  "callSites":[{"function":"inventory::Inventory::query","file":"src/inventory.rs","line":41,
+//!    "errorType":"InventoryError","stack":[
+//!      {"aspect":"retry","name":"inventory-query","line":41,"configured":true,
+//!       "chain":["instances.inventory-query"],"settings":{"max-attempts":"2",..},"tags":{},
+//!       "state":{"numberOfSuccessfulCallsWithoutRetryAttempt":7,..}},
+//!      {"aspect":"circuitbreaker","name":"inventory-query","line":42,"fallback":"Self::unknown",..}]}],
+//!  "instances":{"circuitbreaker":{"inventory-query":{..,"usedBy":["inventory::Inventory::query"]}},
+//!    "retry":{..},"bulkhead":{..},"thread-pool-bulkhead":{},"ratelimiter":{},"timelimiter":{..}}}
+//! ```
+//!
+//! `POST /actuator/circuitbreakers/inventory-query` with
+//! `Authorization: Bearer <token>` and `{"updateState":"FORCE_OPEN"}`:
+//!
+//! ```json
+//! {"circuitBreakerName":"inventory-query","currentState":"FORCED_OPEN",
+//!  "message":"inventory-query state has been changed successfully"}
+//! ```
+//!
+//! # State changes
+//!
+//! Without [`ActuatorBuilder::state_changes`] the `POST` routes do not exist
+//! (404), whatever the request. With it, a request without
+//! `Authorization: Bearer <token>` carrying that token is refused with 401
+//! before anything else is looked at. An unknown instance is a 404 (unlike
+//! Resilience4j, which creates it), a malformed body a 400, an illegal
+//! transition a 409. Serve the router on an address operators reach, not the
+//! public one: the read routes are not authenticated, as Spring Boot's
+//! actuator is not unless Spring Security is added.
+//!
+//! # Registries
+//!
+//! By default the router shows the global registries ([`registries`](crate::registries))
+//! and the [`Report`] of [`init`](crate::init); it never builds them (call
+//! `init` first). [`ActuatorBuilder::registries`] and
+//! [`ActuatorBuilder::report`] show others, for instance those of
+//! [`Resilience::builder()`](crate::Resilience::builder)`.load()`.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::sse::Sse;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use metrics_exporter_prometheus::PrometheusHandle;
+use resil_config::{Aspect, Registries, Report};
+use resil_core::bulkhead::Bulkhead;
+use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::clock::Nanos;
+use resil_core::rate_limiter::RateLimiter;
+use resil_core::retry::Retry;
+use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+use resil_core::time_limiter::TimeLimiter;
+use serde_json::{Map, Value, json};
+
+use crate::observe::Binding;
+
+pub mod health;
+pub(crate) mod json;
+mod resilience;
+pub(crate) mod stream;
+
+use self::json::Shown;
+
+/// The actuator: what it shows and what it allows; [`Actuator::router`] serves it.
+///
+/// # Examples
+///
+/// ```
+/// use resil::actuator::Actuator;
+///
+/// let router: axum::Router = Actuator::builder().build().router();
+/// # drop(router);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Actuator {
+    shared: Arc<Shared>,
+}
+
+/// Chooses the registries, the Prometheus handle and whether state changes exist.
+#[derive(Debug)]
+pub struct ActuatorBuilder {
+    source: Source,
+    report: Option<Report>,
+    prometheus: Option<PrometheusHandle>,
+    token: Option<String>,
+}
+
+/// The registries an [`Actuator`] shows: a `&'static Registries` (the
+/// global ones), an `Arc<Registries>` or owned [`Registries`].
+#[derive(Debug)]
+pub struct SharedRegistries(Source);
+
+#[derive(Debug, Clone)]
+enum Source {
+    Global,
+    Static(&'static Registries),
+    Owned(Arc<Registries>),
+}
+
+impl From<&'static Registries> for SharedRegistries {
+    fn from(r: &'static Registries) -> Self {
+        SharedRegistries(Source::Static(r))
+    }
+}
+
+impl From<Arc<Registries>> for SharedRegistries {
+    fn from(r: Arc<Registries>) -> Self {
+        SharedRegistries(Source::Owned(r))
+    }
+}
+
+impl From<Registries> for SharedRegistries {
+    fn from(r: Registries) -> Self {
+        SharedRegistries(Source::Owned(Arc::new(r)))
+    }
+}
+
+impl Actuator {
+    /// A builder: the global registries, no Prometheus route, no state changes.
+    pub fn builder() -> ActuatorBuilder {
+        ActuatorBuilder {
+            source: Source::Global,
+            report: None,
+            prometheus: None,
+            token: None,
+        }
+    }
+
+    /// The routes, as a stateless router to [`merge`](Router::merge) into the application's.
+    pub fn router(&self) -> Router {
+        let s = &self.shared;
+        let mut r = Router::new()
+            .route("/actuator/health", get(health_all))
+            .route("/actuator/health/{component}", get(health_one))
+            .route("/actuator/circuitbreakers", get(circuit_breakers))
+            .route("/actuator/retries", get(names::<Retry>))
+            .route("/actuator/bulkheads", get(bulkheads))
+            .route(
+                "/actuator/threadpoolbulkheads",
+                get(names::<ThreadPoolBulkhead>),
+            )
+            .route("/actuator/ratelimiters", get(names::<RateLimiter>))
+            .route("/actuator/timelimiters", get(names::<TimeLimiter>))
+            .route("/actuator/resilience", get(resilience_document));
+        r = events_routes::<CircuitBreaker>(r, "circuitbreaker", &[Aspect::CircuitBreaker]);
+        r = events_routes::<Retry>(r, "retry", &[Aspect::Retry]);
+        r = events_routes::<Bulkhead>(
+            r,
+            "bulkhead",
+            &[Aspect::Bulkhead, Aspect::ThreadPoolBulkhead],
+        );
+        r = events_routes::<ThreadPoolBulkhead>(
+            r,
+            "threadpoolbulkhead",
+            &[Aspect::ThreadPoolBulkhead],
+        );
+        r = events_routes::<RateLimiter>(r, "ratelimiter", &[Aspect::RateLimiter]);
+        r = events_routes::<TimeLimiter>(r, "timelimiter", &[Aspect::TimeLimiter]);
+        if s.prometheus.is_some() {
+            r = r.route("/actuator/prometheus", get(prometheus));
+        }
+        if s.token.is_some() {
+            r = r
+                .route(
+                    "/actuator/circuitbreakers/{name}",
+                    post(update_circuit_breaker),
+                )
+                .route("/actuator/ratelimiters/{name}", post(update_rate_limiter));
+        }
+        r.with_state(s.clone())
+    }
+}
+
+impl ActuatorBuilder {
+    /// Shows these registries instead of the global ones (without a
+    /// [`report`](ActuatorBuilder::report), `/actuator/resilience` shows no
+    /// inheritance chain and health indicators are off).
+    pub fn registries(mut self, registries: impl Into<SharedRegistries>) -> Self {
+        self.source = registries.into().0;
+        self
+    }
+
+    /// The report of the registries (from [`Resilience::into_parts`](crate::Resilience::into_parts)):
+    /// inheritance chains, health-indicator settings, declarations. The
+    /// global registries use the report of [`init`](crate::init) without it.
+    pub fn report(mut self, report: Report) -> Self {
+        self.report = Some(report);
+        self
+    }
+
+    /// Serves `/actuator/prometheus` from this handle (the route does not exist without one).
+    pub fn prometheus(mut self, handle: PrometheusHandle) -> Self {
+        self.prometheus = Some(handle);
+        self
+    }
+
+    /// Enables the `POST` routes that change state, for requests that carry
+    /// `Authorization: Bearer <bearer_token>`. Without this call they do not
+    /// exist; with an empty token they exist and refuse every request.
+    pub fn state_changes(mut self, bearer_token: impl Into<String>) -> Self {
+        self.token = Some(bearer_token.into());
+        self
+    }
+
+    /// Builds the actuator, and subscribes to the registries' instances for
+    /// the event streams and the meters (the global registries are
+    /// subscribed to as soon as they are built).
+    pub fn build(self) -> Actuator {
+        let shared = Shared {
+            source: self.source,
+            report: self.report,
+            prometheus: self.prometheus,
+            token: self.token,
+        };
+        if let Some(registries) = shared.registries_if_any() {
+            let _ = Binding::of(registries);
+        }
+        Actuator {
+            shared: Arc::new(shared),
+        }
+    }
+}
+
+struct Shared {
+    source: Source,
+    report: Option<Report>,
+    prometheus: Option<PrometheusHandle>,
+    token: Option<String>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("source", &self.source)
+            .field("report", &self.report.is_some())
+            .field("prometheus", &self.prometheus.is_some())
+            .field("state_changes", &self.token.is_some())
+            .finish()
+    }
+}
+
+impl Shared {
+    fn registries_if_any(&self) -> Option<&Registries> {
+        match &self.source {
+            Source::Global => resil_config::global::built(),
+            Source::Static(r) => Some(r),
+            Source::Owned(r) => Some(r),
+        }
+    }
+
+    /// The registries, or empty ones while the global registries are not built.
+    fn registries(&self) -> &Registries {
+        static EMPTY: OnceLock<Registries> = OnceLock::new();
+        self.registries_if_any()
+            .unwrap_or_else(|| EMPTY.get_or_init(Registries::of_defaults))
+    }
+
+    fn binding(&self) -> Arc<Binding> {
+        Binding::of(self.registries())
+    }
+
+    fn report(&self) -> Option<&Report> {
+        match (&self.report, &self.source) {
+            (Some(r), _) => Some(r),
+            (None, Source::Global) => resil_config::global::report(),
+            (None, _) => None,
+        }
+    }
+}
+
+type St = State<Arc<Shared>>;
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn ok(body: &Value) -> Response {
+    json_response(StatusCode::OK, body)
+}
+
+/// Spring Boot's error document.
+fn error(status: StatusCode, message: &str, uri: &Uri) -> Response {
+    json_response(
+        status,
+        &json!({
+            "status": status.as_u16(),
+            "error": status.canonical_reason().unwrap_or(""),
+            "message": message,
+            "path": uri.path(),
+        }),
+    )
+}
+
+async fn health_all(State(s): St) -> Response {
+    let doc = health::document(components(&s));
+    let status = doc
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("UNKNOWN");
+    let code = if health::is_failure(status) {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    json_response(code, &doc)
+}
+
+async fn health_one(State(s): St, Path(component): Path<String>, uri: Uri) -> Response {
+    let Some(doc) = components(&s).remove(&component) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("no health component `{component}`"),
+            &uri,
+        );
+    };
+    let status = doc
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("UNKNOWN");
+    let code = if health::is_failure(status) {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    json_response(code, &doc)
+}
+
+fn components(s: &Shared) -> Map<String, Value> {
+    let registries = s.registries();
+    let report = s.report();
+    let mut c = Map::new();
+    c.insert(
+        "circuitBreakers".to_owned(),
+        health::circuit_breakers(&registries.circuit_breakers().all(), report),
+    );
+    c.insert(
+        "rateLimiters".to_owned(),
+        health::rate_limiters(&registries.rate_limiters().all(), report),
+    );
+    c.insert("ping".to_owned(), json!({ "status": "UP" }));
+    c
+}
+
+async fn circuit_breakers(State(s): St) -> Response {
+    let all: Map<String, Value> = s
+        .registries()
+        .circuit_breakers()
+        .all()
+        .iter()
+        .map(|cb| (cb.name().to_owned(), json::circuit_breaker_details(cb)))
+        .collect();
+    ok(&json!({ "circuitBreakers": all }))
+}
+
+fn names_of<P: Shown>(registries: &Registries) -> Vec<String> {
+    P::registry(registries)
+        .all()
+        .iter()
+        .map(|p| p.instance_name().to_owned())
+        .collect()
+}
+
+async fn names<P: Shown>(State(s): St) -> Response {
+    ok(&json!({ P::LIST_KEY: names_of::<P>(s.registries()) }))
+}
+
+/// Resilience4j lists both kinds of bulkhead under `bulkheads`.
+async fn bulkheads(State(s): St) -> Response {
+    let registries = s.registries();
+    let mut all = names_of::<Bulkhead>(registries);
+    all.extend(names_of::<ThreadPoolBulkhead>(registries));
+    all.sort();
+    ok(&json!({ "bulkheads": all }))
+}
+
+/// The buffered events of `P`'s instances (of one, with `name`).
+fn buffered<P: Shown>(registries: &Registries, name: Option<&str>) -> Vec<(Nanos, Value)> {
+    let registry = P::registry(registries);
+    match name {
+        Some(name) => registry.find(name).map(|p| p.events()).unwrap_or_default(),
+        None => registry.all().iter().flat_map(|p| p.events()).collect(),
+    }
+}
+
+/// The events an events route shows: `P`'s, and for `bulkhead` the
+/// thread-pool bulkheads' too (by name: the semaphore bulkhead's if there is
+/// one, as Resilience4j looks them up).
+fn events_of<P: Shown>(registries: &Registries, name: Option<&str>) -> Vec<(Nanos, Value)> {
+    let mut events = buffered::<P>(registries, name);
+    if P::ASPECT == Aspect::Bulkhead {
+        match name {
+            None => events.extend(buffered::<ThreadPoolBulkhead>(registries, None)),
+            Some(n) if registries.bulkheads().find(n).is_none() => {
+                events = buffered::<ThreadPoolBulkhead>(registries, Some(n));
+            }
+            Some(_) => {}
+        }
+    }
+    events
+}
+
+fn events_response<P: Shown>(mut events: Vec<(Nanos, Value)>, sort: bool) -> Response {
+    if sort {
+        events.sort_by_key(|(at, _)| *at);
+    }
+    let list: Vec<Value> = events.into_iter().map(|(_, e)| e).collect();
+    ok(&json!({ P::EVENTS_KEY: list }))
+}
+
+async fn events_all<P: Shown>(State(s): St) -> Response {
+    events_response::<P>(events_of::<P>(s.registries(), None), true)
+}
+
+async fn events_named<P: Shown>(State(s): St, Path(name): Path<String>) -> Response {
+    events_response::<P>(events_of::<P>(s.registries(), Some(&name)), false)
+}
+
+/// The event type in Resilience4j's spelling, or a 400.
+fn event_type<P: Shown>(ty: &str) -> Result<String, Problem> {
+    let upper = ty.to_ascii_uppercase();
+    if P::EVENT_TYPES.contains(&upper.as_str()) {
+        Ok(upper)
+    } else {
+        Err(Problem::bad_request(format!(
+            "unknown event type `{ty}`; expected one of {}",
+            P::EVENT_TYPES.join(", ")
+        )))
+    }
+}
+
+async fn events_typed<P: Shown>(
+    State(s): St,
+    Path((name, ty)): Path<(String, String)>,
+    uri: Uri,
+) -> Response {
+    let ty = match event_type::<P>(&ty) {
+        Ok(ty) => ty,
+        Err(p) => return p.into_response(&uri),
+    };
+    let events = events_of::<P>(s.registries(), Some(&name))
+        .into_iter()
+        .filter(|(_, e)| e.get("type").and_then(Value::as_str) == Some(ty.as_str()))
+        .collect();
+    events_response::<P>(events, false)
+}
+
+fn stream_response(
+    s: &Shared,
+    aspects: &'static [Aspect],
+    name: Option<String>,
+    ty: Option<String>,
+) -> Response {
+    let listener = s.binding().hub.listen(aspects, name, ty);
+    Sse::new(listener).into_response()
+}
+
+/// The event routes of one kind: buffered and streamed.
+fn events_routes<P: Shown>(
+    r: Router<Arc<Shared>>,
+    kind: &str,
+    aspects: &'static [Aspect],
+) -> Router<Arc<Shared>> {
+    let stream_all = move |State(s): St| async move { stream_response(&s, aspects, None, None) };
+    let stream_named = move |State(s): St, Path(name): Path<String>| async move {
+        stream_response(&s, aspects, Some(name), None)
+    };
+    let stream_typed = move |State(s): St, Path((name, ty)): Path<(String, String)>, uri: Uri| async move {
+        match event_type::<P>(&ty) {
+            Ok(ty) => stream_response(&s, aspects, Some(name), Some(ty)),
+            Err(p) => p.into_response(&uri),
+        }
+    };
+    r.route(&format!("/actuator/{kind}events"), get(events_all::<P>))
+        .route(
+            &format!("/actuator/{kind}events/{{name}}"),
+            get(events_named::<P>),
+        )
+        .route(
+            &format!("/actuator/{kind}events/{{name}}/{{eventType}}"),
+            get(events_typed::<P>),
+        )
+        .route(&format!("/actuator/stream{kind}events"), get(stream_all))
+        .route(
+            &format!("/actuator/stream{kind}events/{{name}}"),
+            get(stream_named),
+        )
+        .route(
+            &format!("/actuator/stream{kind}events/{{name}}/{{eventType}}"),
+            get(stream_typed),
+        )
+}
+
+async fn prometheus(State(s): St) -> Response {
+    let Some(handle) = &s.prometheus else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    s.binding().refresh();
+    (
+        StatusCode::OK,
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        handle.render(),
+    )
+        .into_response()
+}
+
+async fn resilience_document(State(s): St) -> Response {
+    ok(&resilience::document(s.registries(), s.report()))
+}
+
+/// A refused request: its status and why; Spring Boot's error document
+/// once the path is known.
+#[derive(Debug)]
+struct Problem {
+    status: StatusCode,
+    message: String,
+}
+
+impl Problem {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Problem {
+            status,
+            message: message.into(),
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    fn into_response(self, uri: &Uri) -> Response {
+        let mut r = error(self.status, &self.message, uri);
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        r
+    }
+}
+
+/// `Ok` when the request carries the bearer token; else the 401.
+fn authorize(s: &Shared, headers: &HeaderMap) -> Result<(), Problem> {
+    let expected = s.token.as_deref().unwrap_or("");
+    let given = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then_some(token.trim())
+        });
+    match given {
+        Some(token)
+            if !expected.is_empty() && constant_time_eq(token.as_bytes(), expected.as_bytes()) =>
+        {
+            Ok(())
+        }
+        _ => Err(Problem::new(
+            StatusCode::UNAUTHORIZED,
+            "state changes need `Authorization: Bearer <token>`",
+        )),
+    }
+}
+
+/// Compares without stopping at the first difference, so that the time
+/// taken does not tell how much of a guess was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The JSON object of a request body, or a 400.
+fn body_object(body: &Bytes) -> Result<Map<String, Value>, Problem> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Problem::bad_request("the body must be a JSON object")),
+        Err(e) => Err(Problem::bad_request(format!("the body is not JSON: {e}"))),
+    }
+}
+
+fn respond(result: Result<Value, Problem>, uri: &Uri) -> Response {
+    match result {
+        Ok(body) => ok(&body),
+        Err(p) => p.into_response(uri),
+    }
+}
+
+async fn update_circuit_breaker(
+    State(s): St,
+    Path(name): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    respond(change_circuit_breaker(&s, &name, &headers, &body), &uri)
+}
+
+fn change_circuit_breaker(
+    s: &Shared,
+    name: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Value, Problem> {
+    authorize(s, headers)?;
+    let Some(cb) = s.registries().circuit_breakers().find(name) else {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("no circuit breaker `{name}`"),
+        ));
+    };
+    let body = body_object(body)?;
+    const EXPECTED: &str = "CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY, RESET";
+    let result = match body.get("updateState").and_then(Value::as_str) {
+        Some("CLOSE") => cb.transition_to_closed_state(),
+        Some("FORCE_OPEN") => cb.transition_to_forced_open_state(),
+        Some("DISABLE") => cb.transition_to_disabled_state(),
+        Some("METRICS_ONLY") => cb.transition_to_metrics_only_state(),
+        Some("RESET") => {
+            cb.reset();
+            Ok(())
+        }
+        other => {
+            let given = other.map_or_else(|| "nothing".to_owned(), |v| format!("`{v}`"));
+            return Err(Problem::bad_request(format!(
+                "`updateState` must be one of {EXPECTED}; got {given}"
+            )));
+        }
+    };
+    result.map_err(|e| Problem::new(StatusCode::CONFLICT, e.to_string()))?;
+    Ok(json!({
+        "circuitBreakerName": name,
+        "currentState": cb.state().as_str(),
+        "message": format!("{name} state has been changed successfully"),
+    }))
+}
+
+async fn update_rate_limiter(
+    State(s): St,
+    Path(name): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    respond(change_rate_limiter(&s, &name, &headers, &body), &uri)
+}
+
+fn change_rate_limiter(
+    s: &Shared,
+    name: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Value, Problem> {
+    authorize(s, headers)?;
+    let Some(rl) = s.registries().rate_limiters().find(name) else {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("no rate limiter `{name}`"),
+        ));
+    };
+    let body = body_object(body)?;
+    let limit = match body.get("limitForPeriod") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    Problem::bad_request(format!(
+                        "`limitForPeriod` must be a whole number of permits; got {v}"
+                    ))
+                })?,
+        ),
+    };
+    let timeout = match body.get("timeoutDuration") {
+        None => None,
+        Some(Value::String(text)) => Some(
+            resil_config::duration::parse(text)
+                .map_err(|e| Problem::bad_request(format!("`timeoutDuration` {e}")))?,
+        ),
+        Some(v) => Some(v.as_u64().map(Duration::from_millis).ok_or_else(|| {
+            Problem::bad_request(format!(
+                "`timeoutDuration` must be a duration (\"500ms\") or milliseconds; got {v}"
+            ))
+        })?),
+    };
+    if limit.is_none() && timeout.is_none() {
+        return Err(Problem::bad_request(
+            "the body must set `limitForPeriod`, `timeoutDuration` or both",
+        ));
+    }
+    let invalid = |e: resil_core::ConfigError| Problem::bad_request(e.to_string());
+    // both are checked before either is applied, so a refusal changes nothing
+    let mut check = rl.config().to_builder();
+    if let Some(limit) = limit {
+        check = check.limit_for_period(limit);
+    }
+    if let Some(timeout) = timeout {
+        check = check.timeout_duration(timeout);
+    }
+    check.build().map_err(invalid)?;
+    if let Some(limit) = limit {
+        rl.change_limit_for_period(limit).map_err(invalid)?;
+    }
+    if let Some(timeout) = timeout {
+        rl.change_timeout_duration(timeout).map_err(invalid)?;
+    }
+    let config = rl.config();
+    Ok(json!({
+        "rateLimiterName": name,
+        "limitForPeriod": config.limit_for_period(),
+        "timeoutDuration": resil_config::duration::format(config.timeout_duration()),
+        "message": format!("{name} limits have been changed successfully"),
+    }))
+}

@@ -1,0 +1,643 @@
+//! Resilience4j's Micrometer meters through the [`metrics`](https://docs.rs/metrics) facade.
+//!
+//! Every meter that Resilience4j 2.2's Micrometer binders register, with the
+//! same names, the same tags and the same values, so that the Prometheus
+//! queries and Grafana dashboards written for Resilience4j work unchanged.
+//! Micrometer names meters with dots (`resilience4j.circuitbreaker.calls`)
+//! and its Prometheus registry adds the unit and `_total`; resil gives the
+//! facade the names as Prometheus shows them
+//! (`resilience4j_circuitbreaker_calls_seconds`), so that any exporter
+//! prints them as Spring Boot does. Every meter carries the tag `name` (the
+//! instance), `kind` or `state` where the table says so, and the instance's
+//! tags (registry tags overlaid by its own), sorted by key as Micrometer
+//! sorts them.
+//!
+//! | meter | type | tags | value |
+//! | --- | --- | --- | --- |
+//! | `resilience4j_circuitbreaker_state` | gauge × 6 | `state` = `closed`, `open`, `half_open`, `forced_open`, `disabled`, `metrics_only` | 1 for the current state, else 0 |
+//! | `resilience4j_circuitbreaker_buffered_calls` | gauge × 2 | `kind` = `failed`, `successful` | calls in the window |
+//! | `resilience4j_circuitbreaker_slow_calls` | gauge × 2 | `kind` = `successful`, `failed` | slow calls in the window |
+//! | `resilience4j_circuitbreaker_failure_rate` | gauge | | percent, `-1` below the minimum number of calls |
+//! | `resilience4j_circuitbreaker_slow_call_rate` | gauge | | percent, `-1` below the minimum |
+//! | `resilience4j_circuitbreaker_calls_seconds` | histogram × 3 | `kind` = `successful`, `failed`, `ignored` | the duration of each call, from the `SUCCESS`, `ERROR` and `IGNORED_ERROR` events |
+//! | `resilience4j_circuitbreaker_not_permitted_calls_total` | counter | `kind` = `not_permitted` | one per `NOT_PERMITTED` event |
+//! | `resilience4j_retry_calls_total` | counter × 4 | `kind` = `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` | the retry's counters |
+//! | `resilience4j_bulkhead_available_concurrent_calls` | gauge | | free permits |
+//! | `resilience4j_bulkhead_max_allowed_concurrent_calls` | gauge | | the limit |
+//! | `resilience4j_bulkhead_queue_depth`, `_queue_capacity`, `_thread_pool_size`, `_max_thread_pool_size`, `_core_thread_pool_size`, `_active_thread_count`, `_available_thread_count` | gauges | | the thread-pool bulkhead's snapshot |
+//! | `resilience4j_ratelimiter_available_permissions` | gauge | | permits in the current cycle (negative while reserved ahead) |
+//! | `resilience4j_ratelimiter_waiting_threads` | gauge | | callers waiting |
+//! | `resilience4j_timelimiter_calls_total` | counter × 3 | `kind` = `successful`, `failed`, `timeout` | the time limiter's counts |
+//!
+//! # When values move
+//!
+//! The histograms and the not-permitted counter are recorded by an event
+//! consumer on each instance, as Resilience4j's are, so they miss what is
+//! not published (refusals in FORCED_OPEN; see the circuit breaker's
+//! events). The facade has no gauges that are read when scraped, so the
+//! gauges, and the counters that Resilience4j reads from the instances
+//! (retry, time limiter), are set by [`refresh`]: the actuator's
+//! `/actuator/prometheus` calls it before it renders; with another exporter,
+//! call it before each export (or on a timer). The state gauges are also set
+//! on every state transition.
+//!
+//! # Recorders
+//!
+//! A `metrics` handle obtained before a recorder is installed stays a no-op
+//! forever. resil therefore never keeps a handle across a change of
+//! recorder: the handles of the event-driven meters are taken again when
+//! the current recorder differs from the one they came from, and gauges are
+//! looked up at each refresh. Installing the recorder after [`init`](crate::init)
+//! loses nothing but the events published before it.
+//!
+//! `metrics-exporter-prometheus` renders histograms as summaries unless
+//! buckets are configured; Micrometer renders a timer without percentile
+//! histograms as a summary too (`_count`, `_sum`), so the queries of
+//! Resilience4j's dashboards work either way. Give
+//! `PrometheusBuilder::set_buckets_for_metric` buckets for
+//! `resilience4j_circuitbreaker_calls_seconds` if yours use `_bucket`.
+//!
+//! # Binding
+//!
+//! The global registries are bound as soon as they are built (by
+//! [`init`](crate::init) or by the first protected call). Registries built
+//! with [`Resilience::builder()`](crate::Resilience::builder)`.load()` are
+//! bound with [`bind`]. Removing an instance from a registry stops its
+//! meters from moving; the facade cannot remove them.
+//!
+//! # Examples
+//!
+//! With `metrics-exporter-prometheus` (the `actuator` feature brings it):
+//!
+//! ```
+//! # #[cfg(feature = "actuator")]
+//! # fn main() -> Result<(), resil::InitError> {
+//! use metrics_exporter_prometheus::PrometheusBuilder;
+//! use resil::Resilience;
+//!
+//! let loaded = Resilience::builder()
+//!     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
+//!     .env_vars(Vec::<(String, String)>::new())
+//!     .load()?;
+//! let recorder = PrometheusBuilder::new().build_recorder();
+//! let handle = recorder.handle();
+//! metrics::with_local_recorder(&recorder, || {
+//!     resil::metrics::bind(loaded.registries());
+//!     let cb = loaded.registries().circuit_breakers().circuit_breaker("inventory-query");
+//!     cb.transition_to_open_state().unwrap();
+//!     resil::metrics::refresh();
+//! });
+//! let text = handle.render();
+//! assert!(text.contains(r#"resilience4j_circuitbreaker_state{name="inventory-query",state="open"} 1"#));
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "actuator"))]
+//! # fn main() {}
+//! ```
+
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ::metrics::{Label, Recorder};
+use resil_config::Registries;
+use resil_core::Tags;
+
+/// `resilience4j_circuitbreaker_state`: 1 for the current state (tag `state`), 0 for the others.
+pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j_circuitbreaker_state";
+/// `resilience4j_circuitbreaker_buffered_calls`: calls in the window (tag `kind` = `failed`, `successful`).
+pub const CIRCUIT_BREAKER_BUFFERED_CALLS: &str = "resilience4j_circuitbreaker_buffered_calls";
+/// `resilience4j_circuitbreaker_slow_calls`: slow calls in the window (tag `kind`).
+pub const CIRCUIT_BREAKER_SLOW_CALLS: &str = "resilience4j_circuitbreaker_slow_calls";
+/// `resilience4j_circuitbreaker_failure_rate`: percent, `-1` below the minimum number of calls.
+pub const CIRCUIT_BREAKER_FAILURE_RATE: &str = "resilience4j_circuitbreaker_failure_rate";
+/// `resilience4j_circuitbreaker_slow_call_rate`: percent, `-1` below the minimum number of calls.
+pub const CIRCUIT_BREAKER_SLOW_CALL_RATE: &str = "resilience4j_circuitbreaker_slow_call_rate";
+/// `resilience4j_circuitbreaker_calls_seconds`: call durations (tag `kind` = `successful`, `failed`, `ignored`).
+pub const CIRCUIT_BREAKER_CALLS: &str = "resilience4j_circuitbreaker_calls_seconds";
+/// `resilience4j_circuitbreaker_not_permitted_calls_total`: refused calls (tag `kind` = `not_permitted`).
+pub const CIRCUIT_BREAKER_NOT_PERMITTED_CALLS: &str =
+    "resilience4j_circuitbreaker_not_permitted_calls_total";
+/// `resilience4j_retry_calls_total`: ended calls by outcome (tag `kind`).
+pub const RETRY_CALLS: &str = "resilience4j_retry_calls_total";
+/// `resilience4j_bulkhead_available_concurrent_calls`: free permits.
+pub const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
+    "resilience4j_bulkhead_available_concurrent_calls";
+/// `resilience4j_bulkhead_max_allowed_concurrent_calls`: the limit.
+pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
+    "resilience4j_bulkhead_max_allowed_concurrent_calls";
+/// `resilience4j_bulkhead_queue_depth`: tasks waiting in a thread-pool bulkhead's queue.
+pub const THREAD_POOL_BULKHEAD_QUEUE_DEPTH: &str = "resilience4j_bulkhead_queue_depth";
+/// `resilience4j_bulkhead_queue_capacity`: the queue's configured capacity.
+pub const THREAD_POOL_BULKHEAD_QUEUE_CAPACITY: &str = "resilience4j_bulkhead_queue_capacity";
+/// `resilience4j_bulkhead_thread_pool_size`: threads in the pool now.
+pub const THREAD_POOL_BULKHEAD_THREAD_POOL_SIZE: &str = "resilience4j_bulkhead_thread_pool_size";
+/// `resilience4j_bulkhead_max_thread_pool_size`: the configured maximum.
+pub const THREAD_POOL_BULKHEAD_MAX_THREAD_POOL_SIZE: &str =
+    "resilience4j_bulkhead_max_thread_pool_size";
+/// `resilience4j_bulkhead_core_thread_pool_size`: the configured core size.
+pub const THREAD_POOL_BULKHEAD_CORE_THREAD_POOL_SIZE: &str =
+    "resilience4j_bulkhead_core_thread_pool_size";
+/// `resilience4j_bulkhead_active_thread_count`: threads running a task.
+pub const THREAD_POOL_BULKHEAD_ACTIVE_THREAD_COUNT: &str =
+    "resilience4j_bulkhead_active_thread_count";
+/// `resilience4j_bulkhead_available_thread_count`: maximum minus active threads.
+pub const THREAD_POOL_BULKHEAD_AVAILABLE_THREAD_COUNT: &str =
+    "resilience4j_bulkhead_available_thread_count";
+/// `resilience4j_ratelimiter_available_permissions`: permits in the current cycle.
+pub const RATE_LIMITER_AVAILABLE_PERMISSIONS: &str =
+    "resilience4j_ratelimiter_available_permissions";
+/// `resilience4j_ratelimiter_waiting_threads`: callers waiting (Resilience4j's underscore kept).
+pub const RATE_LIMITER_WAITING_THREADS: &str = "resilience4j_ratelimiter_waiting_threads";
+/// `resilience4j_timelimiter_calls_total`: calls by outcome (tag `kind` = `successful`, `failed`, `timeout`).
+pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
+
+/// Binds `registries` to the metrics facade (and to the other enabled
+/// observers, as [`observe`](crate::observe) does); binding again does nothing.
+///
+/// The global registries are bound without this call.
+///
+/// # Examples
+///
+/// ```
+/// let registries = resil::Registries::of_defaults();
+/// resil::metrics::bind(&registries);
+/// registries.circuit_breakers().circuit_breaker("inventory-query"); // bound as it is created
+/// ```
+pub fn bind(registries: &Registries) {
+    crate::observe::observe(registries);
+}
+
+/// Sets every gauge, and the counters Resilience4j reads from the instances
+/// (retry, time limiter), from the instances' snapshots, for every bound
+/// registries, through the current recorder.
+///
+/// `/actuator/prometheus` calls it before rendering; with another exporter,
+/// call it before each export.
+///
+/// # Examples
+///
+/// ```
+/// let registries = resil::Registries::of_defaults();
+/// resil::metrics::bind(&registries);
+/// resil::metrics::refresh(); // no recorder installed: nothing is recorded, nothing fails
+/// ```
+pub fn refresh() {
+    crate::observe::refresh_all();
+}
+
+/// Identifies the recorder that the facade would use on this thread now.
+fn recorder_id() -> usize {
+    ::metrics::with_recorder(|r: &dyn Recorder| r as *const dyn Recorder as *const () as usize)
+}
+
+/// The recorder the descriptions were last given to.
+static DESCRIBED: AtomicUsize = AtomicUsize::new(0);
+
+/// Gives the current recorder Resilience4j's descriptions and units, once per recorder.
+pub(crate) fn describe() {
+    let id = recorder_id();
+    if DESCRIBED.swap(id, Ordering::AcqRel) == id {
+        return;
+    }
+    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_gauge!(CIRCUIT_BREAKER_STATE, "The states of the circuit breaker");
+    describe_gauge!(
+        CIRCUIT_BREAKER_BUFFERED_CALLS,
+        "The number of buffered calls stored in the ring buffer"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_SLOW_CALLS,
+        "The number of slow calls which were slower than a certain threshold"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_FAILURE_RATE,
+        "The failure rate of the circuit breaker"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_SLOW_CALL_RATE,
+        "The slow call of the circuit breaker"
+    );
+    describe_histogram!(
+        CIRCUIT_BREAKER_CALLS,
+        Unit::Seconds,
+        "Total number of calls"
+    );
+    describe_counter!(
+        CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
+        "Total number of not permitted calls"
+    );
+    describe_counter!(RETRY_CALLS, "The number of calls");
+    describe_gauge!(
+        BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
+        "The number of available permissions"
+    );
+    describe_gauge!(
+        BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS,
+        "The maximum number of available permissions"
+    );
+    describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_DEPTH, "The queue depth");
+    describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_CAPACITY, "The queue capacity");
+    describe_gauge!(
+        THREAD_POOL_BULKHEAD_THREAD_POOL_SIZE,
+        "The thread pool size"
+    );
+    describe_gauge!(
+        THREAD_POOL_BULKHEAD_MAX_THREAD_POOL_SIZE,
+        "The maximum thread pool size"
+    );
+    describe_gauge!(
+        THREAD_POOL_BULKHEAD_CORE_THREAD_POOL_SIZE,
+        "The core thread pool size"
+    );
+    describe_gauge!(
+        THREAD_POOL_BULKHEAD_ACTIVE_THREAD_COUNT,
+        "The number of active threads"
+    );
+    describe_gauge!(
+        THREAD_POOL_BULKHEAD_AVAILABLE_THREAD_COUNT,
+        "The number of available threads"
+    );
+    describe_gauge!(
+        RATE_LIMITER_AVAILABLE_PERMISSIONS,
+        "The number of available permissions"
+    );
+    describe_gauge!(
+        RATE_LIMITER_WAITING_THREADS,
+        "The number of waiting threads"
+    );
+    describe_counter!(TIME_LIMITER_CALLS, "The number of calls");
+}
+
+/// The labels of one meter: `name`, the meter's own tag, then the
+/// instance's tags (which win on a clash, as Micrometer's `Tags.and` does),
+/// sorted by key.
+fn labels(name: &str, tag: Option<(&'static str, &'static str)>, tags: &Tags) -> Vec<Label> {
+    let mut all: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    all.insert("name", name);
+    if let Some((k, v)) = tag {
+        all.insert(k, v);
+    }
+    for (k, v) in tags {
+        all.insert(k, v);
+    }
+    all.into_iter()
+        .map(|(k, v)| Label::new(k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+fn gauge(
+    meter: &'static str,
+    name: &str,
+    tag: Option<(&'static str, &'static str)>,
+    tags: &Tags,
+    value: f64,
+) {
+    ::metrics::gauge!(meter, labels(name, tag, tags)).set(value);
+}
+
+fn absolute(
+    meter: &'static str,
+    name: &str,
+    tag: (&'static str, &'static str),
+    tags: &Tags,
+    value: u64,
+) {
+    ::metrics::counter!(meter, labels(name, Some(tag), tags)).absolute(value);
+}
+
+/// Handles taken from one recorder, taken again when the recorder changes.
+pub(crate) struct Cached<H> {
+    name: String,
+    tags: Tags,
+    make: fn(&str, &Tags) -> H,
+    cache: RwLock<Option<(usize, H)>>,
+}
+
+impl<H> Cached<H> {
+    fn new(name: &str, tags: &Tags, make: fn(&str, &Tags) -> H) -> Self {
+        Cached {
+            name: name.to_owned(),
+            tags: tags.clone(),
+            make,
+            cache: RwLock::new(None),
+        }
+    }
+
+    /// Runs `f` with handles of the current recorder.
+    fn with(&self, f: impl FnOnce(&H)) {
+        let id = recorder_id();
+        {
+            let cache = self
+                .cache
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((from, handles)) = cache.as_ref()
+                && *from == id
+            {
+                f(handles);
+                return;
+            }
+        }
+        describe();
+        let handles = (self.make)(&self.name, &self.tags);
+        f(&handles);
+        *self
+            .cache
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((id, handles));
+    }
+}
+
+pub(crate) mod circuit_breaker {
+    use resil_core::Tags;
+    use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, State};
+    use resil_core::event::Event;
+
+    use super::*;
+
+    pub(crate) struct Handles {
+        successful: ::metrics::Histogram,
+        failed: ::metrics::Histogram,
+        ignored: ::metrics::Histogram,
+        not_permitted: ::metrics::Counter,
+    }
+
+    pub(crate) struct Meters {
+        handles: Cached<Handles>,
+    }
+
+    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
+        Meters {
+            handles: Cached::new(name, tags, |name, tags| {
+                let calls = |kind| {
+                    ::metrics::histogram!(
+                        CIRCUIT_BREAKER_CALLS,
+                        labels(name, Some(("kind", kind)), tags)
+                    )
+                };
+                Handles {
+                    successful: calls("successful"),
+                    failed: calls("failed"),
+                    ignored: calls("ignored"),
+                    not_permitted: ::metrics::counter!(
+                        CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
+                        labels(name, Some(("kind", "not_permitted")), tags)
+                    ),
+                }
+            }),
+        }
+    }
+
+    pub(crate) fn record(meters: &Meters, event: &Event<CircuitBreakerEvent>) {
+        match *event.kind() {
+            CircuitBreakerEvent::Success { elapsed } => {
+                meters
+                    .handles
+                    .with(|h| h.successful.record(elapsed.as_secs_f64()));
+            }
+            CircuitBreakerEvent::Error { elapsed, .. } => {
+                meters
+                    .handles
+                    .with(|h| h.failed.record(elapsed.as_secs_f64()));
+            }
+            CircuitBreakerEvent::IgnoredError { elapsed, .. } => {
+                meters
+                    .handles
+                    .with(|h| h.ignored.record(elapsed.as_secs_f64()));
+            }
+            CircuitBreakerEvent::CallNotPermitted => {
+                meters.handles.with(|h| h.not_permitted.increment(1));
+            }
+            CircuitBreakerEvent::StateTransition { to, .. } => {
+                states(&meters.handles.name, &meters.handles.tags, to);
+            }
+            _ => {}
+        }
+    }
+
+    fn states(name: &str, tags: &Tags, current: State) {
+        for state in State::ALL {
+            let value = if state == current { 1.0 } else { 0.0 };
+            gauge(
+                CIRCUIT_BREAKER_STATE,
+                name,
+                Some(("state", state.metric_tag())),
+                tags,
+                value,
+            );
+        }
+    }
+
+    pub(crate) fn refresh(cb: &CircuitBreaker) {
+        let (name, tags) = (cb.name(), cb.tags());
+        let m = cb.metrics();
+        states(name, tags, m.state());
+        let kind = |k| Some(("kind", k));
+        gauge(
+            CIRCUIT_BREAKER_BUFFERED_CALLS,
+            name,
+            kind("failed"),
+            tags,
+            m.number_of_failed_calls() as f64,
+        );
+        gauge(
+            CIRCUIT_BREAKER_BUFFERED_CALLS,
+            name,
+            kind("successful"),
+            tags,
+            m.number_of_successful_calls() as f64,
+        );
+        gauge(
+            CIRCUIT_BREAKER_SLOW_CALLS,
+            name,
+            kind("successful"),
+            tags,
+            m.number_of_slow_successful_calls() as f64,
+        );
+        gauge(
+            CIRCUIT_BREAKER_SLOW_CALLS,
+            name,
+            kind("failed"),
+            tags,
+            m.number_of_slow_failed_calls() as f64,
+        );
+        gauge(
+            CIRCUIT_BREAKER_FAILURE_RATE,
+            name,
+            None,
+            tags,
+            f64::from(m.failure_rate()),
+        );
+        gauge(
+            CIRCUIT_BREAKER_SLOW_CALL_RATE,
+            name,
+            None,
+            tags,
+            f64::from(m.slow_call_rate()),
+        );
+    }
+}
+
+pub(crate) mod retry {
+    use resil_core::Tags;
+    use resil_core::event::Event;
+    use resil_core::retry::{Retry, RetryEvent};
+
+    use super::*;
+
+    pub(crate) fn meters(_: &str, _: &Tags) {}
+
+    pub(crate) fn record(_: &(), _: &Event<RetryEvent>) {}
+
+    pub(crate) fn refresh(retry: &Retry) {
+        for (kind, value) in retry.metrics().calls_by_kind() {
+            absolute(
+                RETRY_CALLS,
+                retry.name(),
+                ("kind", kind),
+                retry.tags(),
+                value,
+            );
+        }
+    }
+}
+
+pub(crate) mod bulkhead {
+    use resil_core::Tags;
+    use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
+    use resil_core::event::Event;
+
+    use super::*;
+
+    pub(crate) fn meters(_: &str, _: &Tags) {}
+
+    pub(crate) fn record(_: &(), _: &Event<BulkheadEvent>) {}
+
+    pub(crate) fn refresh(bulkhead: &Bulkhead) {
+        let m = bulkhead.metrics();
+        let (name, tags) = (bulkhead.name(), bulkhead.tags());
+        gauge(
+            BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
+            name,
+            None,
+            tags,
+            f64::from(m.available_concurrent_calls()),
+        );
+        gauge(
+            BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS,
+            name,
+            None,
+            tags,
+            f64::from(m.max_allowed_concurrent_calls()),
+        );
+    }
+}
+
+pub(crate) mod thread_pool_bulkhead {
+    use resil_core::Tags;
+    use resil_core::event::Event;
+    use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadEvent};
+
+    use super::*;
+
+    pub(crate) fn meters(_: &str, _: &Tags) {}
+
+    pub(crate) fn record(_: &(), _: &Event<ThreadPoolBulkheadEvent>) {}
+
+    pub(crate) fn refresh(bulkhead: &ThreadPoolBulkhead) {
+        let m = bulkhead.metrics();
+        let (name, tags) = (bulkhead.name(), bulkhead.tags());
+        for (meter, value) in [
+            (THREAD_POOL_BULKHEAD_QUEUE_DEPTH, m.queue_depth()),
+            (THREAD_POOL_BULKHEAD_QUEUE_CAPACITY, m.queue_capacity()),
+            (THREAD_POOL_BULKHEAD_THREAD_POOL_SIZE, m.thread_pool_size()),
+            (
+                THREAD_POOL_BULKHEAD_MAX_THREAD_POOL_SIZE,
+                m.maximum_thread_pool_size(),
+            ),
+            (
+                THREAD_POOL_BULKHEAD_CORE_THREAD_POOL_SIZE,
+                m.core_thread_pool_size(),
+            ),
+            (
+                THREAD_POOL_BULKHEAD_ACTIVE_THREAD_COUNT,
+                m.active_thread_count(),
+            ),
+            (
+                THREAD_POOL_BULKHEAD_AVAILABLE_THREAD_COUNT,
+                m.available_thread_count(),
+            ),
+        ] {
+            gauge(meter, name, None, tags, f64::from(value));
+        }
+    }
+}
+
+pub(crate) mod rate_limiter {
+    use resil_core::Tags;
+    use resil_core::event::Event;
+    use resil_core::rate_limiter::{RateLimiter, RateLimiterEvent};
+
+    use super::*;
+
+    pub(crate) fn meters(_: &str, _: &Tags) {}
+
+    pub(crate) fn record(_: &(), _: &Event<RateLimiterEvent>) {}
+
+    pub(crate) fn refresh(limiter: &RateLimiter) {
+        let m = limiter.metrics();
+        let (name, tags) = (limiter.name(), limiter.tags());
+        gauge(
+            RATE_LIMITER_AVAILABLE_PERMISSIONS,
+            name,
+            None,
+            tags,
+            m.available_permissions() as f64,
+        );
+        gauge(
+            RATE_LIMITER_WAITING_THREADS,
+            name,
+            None,
+            tags,
+            f64::from(m.number_of_waiting_threads()),
+        );
+    }
+}
+
+pub(crate) mod time_limiter {
+    use resil_core::Tags;
+    use resil_core::event::Event;
+    use resil_core::time_limiter::{TimeLimiter, TimeLimiterEvent};
+
+    use super::*;
+
+    pub(crate) fn meters(_: &str, _: &Tags) {}
+
+    pub(crate) fn record(_: &(), _: &Event<TimeLimiterEvent>) {}
+
+    pub(crate) fn refresh(limiter: &TimeLimiter) {
+        let m = limiter.metrics();
+        let (name, tags) = (limiter.name(), limiter.tags());
+        absolute(
+            TIME_LIMITER_CALLS,
+            name,
+            ("kind", "successful"),
+            tags,
+            m.number_of_successful_calls(),
+        );
+        absolute(
+            TIME_LIMITER_CALLS,
+            name,
+            ("kind", "failed"),
+            tags,
+            m.number_of_failed_calls(),
+        );
+        absolute(
+            TIME_LIMITER_CALLS,
+            name,
+            ("kind", "timeout"),
+            tags,
+            m.number_of_timeout_calls(),
+        );
+    }
+}

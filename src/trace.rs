@@ -1,0 +1,104 @@
+//! `tracing` events for what an operator wants to see in the logs.
+//!
+//! | target | level | event |
+//! | --- | --- | --- |
+//! | `resil::circuit_breaker` | `WARN` | a transition to OPEN or FORCED_OPEN |
+//! | `resil::circuit_breaker` | `INFO` | any other state transition, a reset |
+//! | `resil::circuit_breaker` | `DEBUG` | a call not permitted; a rate above its threshold |
+//! | `resil::retry` | `DEBUG` | a retry (fields `attempt`, `wait_ms`, `error`: the kind, when known) |
+//! | `resil::retry` | `INFO` | a call that failed after its retries |
+//! | `resil::bulkhead`, `resil::thread_pool_bulkhead` | `DEBUG` | a call rejected |
+//! | `resil::rate_limiter` | `DEBUG` | a request not permitted |
+//! | `resil::time_limiter` | `DEBUG` | a timeout |
+//!
+//! Every event has the field `name` (the instance). Per-call events are at
+//! `DEBUG` so that an outage does not flood the logs; the transitions say
+//! when it starts and ends.
+
+use resil_core::bulkhead::BulkheadEvent;
+use resil_core::circuit_breaker::{CircuitBreakerEvent, State};
+use resil_core::event::Event;
+use resil_core::rate_limiter::RateLimiterEvent;
+use resil_core::retry::RetryEvent;
+use resil_core::thread_pool_bulkhead::ThreadPoolBulkheadEvent;
+use resil_core::time_limiter::TimeLimiterEvent;
+use tracing::{debug, info, warn};
+
+pub(crate) fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
+    const T: &str = "resil::circuit_breaker";
+    match *event.kind() {
+        CircuitBreakerEvent::StateTransition { from, to } => {
+            let (from, to_str) = (from.as_str(), to.as_str());
+            if matches!(to, State::Open | State::ForcedOpen) {
+                warn!(target: T, name, from, to = to_str, "circuit breaker `{name}` changed state from {from} to {to_str}");
+            } else {
+                info!(target: T, name, from, to = to_str, "circuit breaker `{name}` changed state from {from} to {to_str}");
+            }
+        }
+        CircuitBreakerEvent::Reset => {
+            info!(target: T, name, "circuit breaker `{name}` was reset");
+        }
+        CircuitBreakerEvent::CallNotPermitted => {
+            debug!(target: T, name, "circuit breaker `{name}` did not permit a call");
+        }
+        CircuitBreakerEvent::FailureRateExceeded { failure_rate } => {
+            debug!(target: T, name, failure_rate, "circuit breaker `{name}`: failure rate {failure_rate}% above its threshold");
+        }
+        CircuitBreakerEvent::SlowCallRateExceeded { slow_call_rate } => {
+            debug!(target: T, name, slow_call_rate, "circuit breaker `{name}`: slow-call rate {slow_call_rate}% above its threshold");
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn retry(name: &str, event: &Event<RetryEvent>) {
+    const T: &str = "resil::retry";
+    match *event.kind() {
+        RetryEvent::Retry {
+            number_of_retry_attempts: attempt,
+            wait_interval,
+            error_kind,
+        } => {
+            let wait_ms = u64::try_from(wait_interval.as_millis()).unwrap_or(u64::MAX);
+            let with = with_kind(error_kind);
+            debug!(target: T, name, attempt, wait_ms, error = error_kind, "retry `{name}`: attempt {attempt} failed{with}, next in {wait_ms} ms");
+        }
+        RetryEvent::Error {
+            number_of_retry_attempts: attempts,
+            error_kind,
+        } => {
+            let with = with_kind(error_kind);
+            info!(target: T, name, attempts, error = error_kind, "retry `{name}`: the call failed after {attempts} attempts{with}");
+        }
+        _ => {}
+    }
+}
+
+/// ` with ConnectionRefused` when the error's kind is known.
+fn with_kind(kind: Option<&'static str>) -> String {
+    kind.map(|k| format!(" with {k}")).unwrap_or_default()
+}
+
+pub(crate) fn bulkhead(name: &str, event: &Event<BulkheadEvent>) {
+    if let BulkheadEvent::CallRejected = event.kind() {
+        debug!(target: "resil::bulkhead", name, "bulkhead `{name}` is full and rejected a call");
+    }
+}
+
+pub(crate) fn thread_pool_bulkhead(name: &str, event: &Event<ThreadPoolBulkheadEvent>) {
+    if let ThreadPoolBulkheadEvent::CallRejected = event.kind() {
+        debug!(target: "resil::thread_pool_bulkhead", name, "thread-pool bulkhead `{name}` is full and rejected a call");
+    }
+}
+
+pub(crate) fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
+    if let RateLimiterEvent::FailedAcquire { permits } = *event.kind() {
+        debug!(target: "resil::rate_limiter", name, permits, "rate limiter `{name}` did not permit a request");
+    }
+}
+
+pub(crate) fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
+    if let TimeLimiterEvent::Timeout = event.kind() {
+        debug!(target: "resil::time_limiter", name, "time limiter `{name}`: the call timed out");
+    }
+}

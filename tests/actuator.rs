@@ -1,0 +1,856 @@
+//! The actuator router end to end: every route's JSON compared whole, the
+//! Prometheus text, the event streams, and the state changes with their
+//! token. Each test loads its own registries on a `ManualClock` (wall time
+//! starts at 1970-01-01T00:00Z) and records into its own Prometheus recorder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+use resil::actuator::Actuator;
+use resil::circuit_breaker::Classifier;
+use resil::clock::ManualClock;
+use resil::retry::RetryClassifier;
+use resil::{Aspect, Registries, Report, Resilience};
+use resil_config::Declaration;
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+#[derive(Debug, resil::Classify)]
+enum InventoryError {
+    ConnectionRefused,
+}
+
+const CONFIG: &str = r#"
+[circuitbreaker.tags]
+env = "test"
+
+[circuitbreaker.instances.inventory-query]
+sliding-window-size = 2
+minimum-number-of-calls = 2
+failure-rate-threshold = 50
+register-health-indicator = true
+
+[circuitbreaker.instances.payment]
+sliding-window-size = 2
+minimum-number-of-calls = 2
+register-health-indicator = true
+allow-health-indicator-to-fail = true
+
+[circuitbreaker.instances.unlisted]
+
+[retry.instances.inventory-query]
+max-attempts = 3
+wait-duration = "100ms"
+
+[bulkhead.instances.inventory-query]
+max-concurrent-calls = 2
+
+[thread-pool-bulkhead.instances.report-export]
+max-thread-pool-size = 2
+core-thread-pool-size = 1
+queue-capacity = 5
+
+[ratelimiter.instances.inventory-query]
+limit-for-period = 2
+limit-refresh-period = "1s"
+timeout-duration = "0ms"
+register-health-indicator = true
+
+[timelimiter.instances.inventory-query]
+timeout-duration = "800ms"
+"#;
+
+const QUERY_RETRY: Declaration = Declaration {
+    aspect: Aspect::Retry,
+    name: "inventory-query",
+    module: "inventory",
+    function: "query",
+    file: "src/inventory.rs",
+    line: 10,
+    fallback: None,
+    error_type: "InventoryError",
+    error_kinds: &["ConnectionRefused"],
+};
+const QUERY_BREAKER: Declaration = Declaration {
+    aspect: Aspect::CircuitBreaker,
+    line: 11,
+    fallback: Some("Self::unknown"),
+    ..QUERY_RETRY
+};
+
+struct Fixture {
+    clock: ManualClock,
+    registries: Arc<Registries>,
+    report: Report,
+    recorder: PrometheusRecorder,
+    handle: PrometheusHandle,
+}
+
+fn fixture() -> Fixture {
+    let clock = ManualClock::new();
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", CONFIG)
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([&QUERY_RETRY, &QUERY_BREAKER])
+        .clock(clock.clone())
+        .load()
+        .unwrap();
+    let (registries, report) = loaded.into_parts();
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    Fixture {
+        clock,
+        registries: Arc::new(registries),
+        report,
+        recorder,
+        handle,
+    }
+}
+
+impl Fixture {
+    fn actuator(&self) -> resil::actuator::ActuatorBuilder {
+        Actuator::builder()
+            .registries(self.registries.clone())
+            .report(self.report.clone())
+            .prometheus(self.handle.clone())
+    }
+
+    fn router(&self) -> Router {
+        self.actuator().build().router()
+    }
+
+    /// Two recorded failures: the breaker opens.
+    fn trip(&self, name: &str) {
+        let cb = self.registries.circuit_breakers().circuit_breaker(name);
+        let classifier = Classifier::<(), InventoryError>::classified();
+        self.clock.advance(Duration::from_millis(1500));
+        for took in [12, 30] {
+            let _ = cb.call_with(&classifier, || {
+                self.clock.advance(Duration::from_millis(took));
+                Err(InventoryError::ConnectionRefused)
+            });
+        }
+    }
+}
+
+async fn send(
+    router: &Router,
+    request: Request<Body>,
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    (parts.status, parts.headers, bytes.to_vec())
+}
+
+async fn get(router: &Router, uri: &str) -> (StatusCode, Value) {
+    let request = Request::get(uri).body(Body::empty()).unwrap();
+    let (status, headers, body) = send(router, request).await;
+    assert_eq!(headers["content-type"], "application/json", "{uri}");
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+async fn post(router: &Router, uri: &str, token: Option<&str>, body: Value) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(Method::POST).uri(uri);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request.body(Body::from(body.to_string())).unwrap();
+    let (status, _, body) = send(router, request).await;
+    let body = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&body).unwrap()
+    };
+    (status, body)
+}
+
+fn closed_details(threshold: &str) -> Value {
+    json!({
+        "failureRate": "-1.0%",
+        "failureRateThreshold": threshold,
+        "slowCallRate": "-1.0%",
+        "slowCallRateThreshold": "100.0%",
+        "bufferedCalls": 0,
+        "failedCalls": 0,
+        "slowCalls": 0,
+        "slowFailedCalls": 0,
+        "notPermittedCalls": 0,
+        "state": "CLOSED",
+    })
+}
+
+fn open_details() -> Value {
+    json!({
+        "failureRate": "100.0%",
+        "failureRateThreshold": "50.0%",
+        "slowCallRate": "0.0%",
+        "slowCallRateThreshold": "100.0%",
+        "bufferedCalls": 2,
+        "failedCalls": 2,
+        "slowCalls": 0,
+        "slowFailedCalls": 0,
+        "notPermittedCalls": 0,
+        "state": "OPEN",
+    })
+}
+
+#[tokio::test]
+async fn circuitbreakers_lists_details_by_name() {
+    let f = fixture();
+    f.trip("inventory-query");
+    let (status, body) = get(&f.router(), "/actuator/circuitbreakers").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"circuitBreakers": {
+            "inventory-query": open_details(),
+            "payment": closed_details("50.0%"),
+            "unlisted": closed_details("50.0%"),
+        }})
+    );
+}
+
+#[tokio::test]
+async fn circuitbreakerevents_are_resilience4j_dtos() {
+    let f = fixture();
+    let router = f.router();
+    f.trip("inventory-query");
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    let _ = cb.call(|| Ok::<_, InventoryError>(()));
+    let at = |t: &str| format!("1970-01-01T00:00:01.{t}Z");
+    let expected = json!({"circuitBreakerEvents": [
+        {"circuitBreakerName": "inventory-query", "type": "ERROR", "creationTime": at("512"),
+         "errorMessage": "ConnectionRefused", "durationInMs": 12},
+        {"circuitBreakerName": "inventory-query", "type": "ERROR", "creationTime": at("542"),
+         "errorMessage": "ConnectionRefused", "durationInMs": 30},
+        {"circuitBreakerName": "inventory-query", "type": "FAILURE_RATE_EXCEEDED", "creationTime": at("542")},
+        {"circuitBreakerName": "inventory-query", "type": "STATE_TRANSITION", "creationTime": at("542"),
+         "stateTransition": "CLOSED_TO_OPEN"},
+        {"circuitBreakerName": "inventory-query", "type": "NOT_PERMITTED", "creationTime": at("542")},
+    ]});
+    assert_eq!(
+        get(&router, "/actuator/circuitbreakerevents").await,
+        (StatusCode::OK, expected.clone())
+    );
+    assert_eq!(
+        get(&router, "/actuator/circuitbreakerevents/inventory-query").await,
+        (StatusCode::OK, expected.clone())
+    );
+    let transitions =
+        json!({"circuitBreakerEvents": [expected["circuitBreakerEvents"][3].clone()]});
+    assert_eq!(
+        get(
+            &router,
+            "/actuator/circuitbreakerevents/inventory-query/state_transition"
+        )
+        .await,
+        (StatusCode::OK, transitions)
+    );
+    assert_eq!(
+        get(&router, "/actuator/circuitbreakerevents/payment").await,
+        (StatusCode::OK, json!({"circuitBreakerEvents": []}))
+    );
+    assert_eq!(
+        get(&router, "/actuator/circuitbreakerevents/nobody").await,
+        (StatusCode::OK, json!({"circuitBreakerEvents": []}))
+    );
+    let (status, body) = get(
+        &router,
+        "/actuator/circuitbreakerevents/inventory-query/OPENED",
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["status"], 400);
+    assert_eq!(
+        body["path"],
+        "/actuator/circuitbreakerevents/inventory-query/OPENED"
+    );
+}
+
+#[tokio::test]
+async fn events_of_every_kind_are_sorted_by_creation_time() {
+    let f = fixture();
+    let router = f.router();
+    let r = &f.registries;
+    let retry = r.retries().retry("inventory-query");
+    let mut failures = 2;
+    let classifier = RetryClassifier::<(), InventoryError>::classified();
+    let ok = retry.call_with(&classifier, || {
+        if failures > 0 {
+            failures -= 1;
+            return Err(InventoryError::ConnectionRefused);
+        }
+        Ok(())
+    });
+    assert!(ok.is_ok());
+    let at = |ms: u32| {
+        if ms == 0 {
+            "1970-01-01T00:00Z".to_owned()
+        } else {
+            format!("1970-01-01T00:00:00.{ms:03}Z")
+        }
+    };
+    assert_eq!(
+        get(&router, "/actuator/retryevents").await.1,
+        json!({"retryEvents": [
+            {"retryName": "inventory-query", "type": "RETRY", "creationTime": at(0),
+             "errorMessage": "ConnectionRefused", "numberOfAttempts": 1},
+            {"retryName": "inventory-query", "type": "RETRY", "creationTime": at(100),
+             "errorMessage": "ConnectionRefused", "numberOfAttempts": 2},
+            {"retryName": "inventory-query", "type": "SUCCESS", "creationTime": at(200),
+             "errorMessage": "ConnectionRefused", "numberOfAttempts": 2},
+        ]})
+    );
+
+    let bulkhead = r.bulkheads().bulkhead("inventory-query");
+    let (a, b) = (
+        bulkhead.try_acquire_permission().unwrap(),
+        bulkhead.try_acquire_permission().unwrap(),
+    );
+    assert!(bulkhead.call(|| Ok::<_, InventoryError>(())).is_err());
+    drop((a, b));
+    let pool = r
+        .thread_pool_bulkheads()
+        .thread_pool_bulkhead("report-export");
+    assert_eq!(pool.call(|| Ok::<_, InventoryError>(7)).unwrap(), 7);
+    let bulkhead_event =
+        |name: &str, ty: &str| json!({"bulkheadName": name, "type": ty, "creationTime": at(200)});
+    let semaphore = [
+        bulkhead_event("inventory-query", "CALL_PERMITTED"),
+        bulkhead_event("inventory-query", "CALL_PERMITTED"),
+        bulkhead_event("inventory-query", "CALL_REJECTED"),
+        bulkhead_event("inventory-query", "CALL_FINISHED"),
+        bulkhead_event("inventory-query", "CALL_FINISHED"),
+    ];
+    let threads = [
+        bulkhead_event("report-export", "CALL_PERMITTED"),
+        bulkhead_event("report-export", "CALL_FINISHED"),
+    ];
+    let mut both = semaphore.to_vec();
+    both.extend(threads.clone());
+    assert_eq!(
+        get(&router, "/actuator/bulkheadevents").await.1,
+        json!({ "bulkheadEvents": both })
+    );
+    assert_eq!(
+        get(&router, "/actuator/bulkheadevents/report-export")
+            .await
+            .1,
+        json!({ "bulkheadEvents": threads })
+    );
+    assert_eq!(
+        get(
+            &router,
+            "/actuator/bulkheadevents/inventory-query/call_rejected"
+        )
+        .await
+        .1,
+        json!({ "bulkheadEvents": [semaphore[2]] })
+    );
+    assert_eq!(
+        get(&router, "/actuator/threadpoolbulkheadevents").await.1,
+        json!({ "threadPoolBulkheadEvents": threads })
+    );
+
+    let limiter = r.rate_limiters().rate_limiter("inventory-query");
+    for _ in 0..3 {
+        let _ = limiter.call(|| Ok::<_, InventoryError>(()));
+    }
+    let limiter_event = |ty: &str| json!({"rateLimiterName": "inventory-query", "type": ty, "creationTime": at(200)});
+    assert_eq!(
+        get(&router, "/actuator/ratelimiterevents").await.1,
+        json!({"rateLimiterEvents": [
+            limiter_event("SUCCESSFUL_ACQUIRE"),
+            limiter_event("SUCCESSFUL_ACQUIRE"),
+            limiter_event("FAILED_ACQUIRE"),
+        ]})
+    );
+
+    let limiter = r.time_limiters().time_limiter("inventory-query");
+    let _ = limiter
+        .call_async(|| async { Ok::<_, InventoryError>(()) })
+        .await;
+    let _ = limiter
+        .call_async(std::future::pending::<Result<(), InventoryError>>)
+        .await;
+    assert_eq!(
+        get(&router, "/actuator/timelimiterevents/inventory-query")
+            .await
+            .1,
+        json!({"timeLimiterEvents": [
+            {"timeLimiterName": "inventory-query", "type": "SUCCESS", "creationTime": at(200)},
+            {"timeLimiterName": "inventory-query", "type": "TIMEOUT", "creationTime": "1970-01-01T00:00:01Z"},
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn name_lists_follow_resilience4j() {
+    let f = fixture();
+    let router = f.router();
+    assert_eq!(
+        get(&router, "/actuator/retries").await,
+        (StatusCode::OK, json!({"retries": ["inventory-query"]}))
+    );
+    assert_eq!(
+        get(&router, "/actuator/bulkheads").await.1,
+        json!({"bulkheads": ["inventory-query", "report-export"]})
+    );
+    assert_eq!(
+        get(&router, "/actuator/threadpoolbulkheads").await.1,
+        json!({"threadPoolBulkheads": ["report-export"]})
+    );
+    assert_eq!(
+        get(&router, "/actuator/ratelimiters").await.1,
+        json!({"rateLimiters": ["inventory-query"]})
+    );
+    assert_eq!(
+        get(&router, "/actuator/timelimiters").await.1,
+        json!({"timeLimiters": ["inventory-query"]})
+    );
+}
+
+#[tokio::test]
+async fn health_maps_states_as_resilience4j_indicators_do() {
+    let f = fixture();
+    let router = f.router();
+    let limiter_up = json!({"status": "UP", "details": {
+        "availablePermissions": 2, "numberOfWaitingThreads": 0}});
+    // `unlisted` does not register a health indicator
+    assert_eq!(
+        get(&router, "/actuator/health").await,
+        (
+            StatusCode::OK,
+            json!({"status": "UP", "components": {
+                "circuitBreakers": {"status": "UP", "details": {
+                    "inventory-query": {"status": "UP", "details": closed_details("50.0%")},
+                    "payment": {"status": "UP", "details": closed_details("50.0%")},
+                }},
+                "rateLimiters": {"status": "UP", "details": {"inventory-query": limiter_up}},
+                "ping": {"status": "UP"},
+            }})
+        )
+    );
+
+    // OPEN without allow-health-indicator-to-fail: CIRCUIT_OPEN, ignored by the aggregate
+    f.trip("inventory-query");
+    let (status, body) = get(&router, "/actuator/health/circuitBreakers").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"status": "UP", "details": {
+            "inventory-query": {"status": "CIRCUIT_OPEN", "details": open_details()},
+            "payment": {"status": "UP", "details": closed_details("50.0%")},
+        }})
+    );
+
+    // OPEN with allow-health-indicator-to-fail: DOWN, and the endpoint answers 503
+    f.trip("payment");
+    let (status, body) = get(&router, "/actuator/health").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body["status"], "DOWN");
+    assert_eq!(body["components"]["circuitBreakers"]["status"], "DOWN");
+    assert_eq!(
+        body["components"]["circuitBreakers"]["details"]["payment"]["status"],
+        "DOWN"
+    );
+
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    cb.transition_to_half_open_state().unwrap();
+    let (_, body) = get(&router, "/actuator/health/circuitBreakers").await;
+    assert_eq!(
+        body["details"]["inventory-query"]["status"],
+        "CIRCUIT_HALF_OPEN"
+    );
+    cb.transition_to_forced_open_state().unwrap();
+    let (_, body) = get(&router, "/actuator/health/circuitBreakers").await;
+    assert_eq!(body["details"]["inventory-query"]["status"], "UNKNOWN");
+
+    let (status, body) = get(&router, "/actuator/health/diskSpace").await;
+    assert_eq!(
+        (status, &body["status"]),
+        (StatusCode::NOT_FOUND, &json!(404))
+    );
+}
+
+#[tokio::test]
+async fn prometheus_shows_resilience4j_meters() {
+    let f = fixture();
+    let _recording = metrics::set_default_local_recorder(&f.recorder);
+    let router = f.router();
+    f.trip("inventory-query");
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    let _ = cb.call(|| Ok::<_, InventoryError>(()));
+
+    let request = Request::get("/actuator/prometheus")
+        .body(Body::empty())
+        .unwrap();
+    let (status, headers, body) = send(&router, request).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        headers["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = String::from_utf8(body).unwrap();
+    let labels = |extra: &str| format!(r#"{{env="test",{extra}name="inventory-query""#);
+    for line in [
+        format!(r#"resilience4j_circuitbreaker_state{},state="open"}} 1"#, labels("")),
+        format!(r#"resilience4j_circuitbreaker_state{},state="closed"}} 0"#, labels("")),
+        format!(r#"resilience4j_circuitbreaker_state{},state="metrics_only"}} 0"#, labels("")),
+        format!(r#"resilience4j_circuitbreaker_buffered_calls{}}} 2"#, labels(r#"kind="failed","#)),
+        format!(r#"resilience4j_circuitbreaker_buffered_calls{}}} 0"#, labels(r#"kind="successful","#)),
+        format!(r#"resilience4j_circuitbreaker_slow_calls{}}} 0"#, labels(r#"kind="failed","#)),
+        format!(r#"resilience4j_circuitbreaker_failure_rate{}}} 100"#, labels("")),
+        format!(r#"resilience4j_circuitbreaker_slow_call_rate{}}} 0"#, labels("")),
+        format!(r#"resilience4j_circuitbreaker_calls_seconds_count{}}} 2"#, labels(r#"kind="failed","#)),
+        format!(r#"resilience4j_circuitbreaker_not_permitted_calls_total{}}} 1"#, labels(r#"kind="not_permitted","#)),
+        r#"resilience4j_circuitbreaker_failure_rate{env="test",name="payment"} -1"#.to_owned(),
+        r#"resilience4j_retry_calls_total{kind="successful_without_retry",name="inventory-query"} 0"#.to_owned(),
+        r#"resilience4j_bulkhead_available_concurrent_calls{name="inventory-query"} 2"#.to_owned(),
+        r#"resilience4j_bulkhead_max_allowed_concurrent_calls{name="inventory-query"} 2"#.to_owned(),
+        r#"resilience4j_bulkhead_queue_capacity{name="report-export"} 5"#.to_owned(),
+        r#"resilience4j_bulkhead_max_thread_pool_size{name="report-export"} 2"#.to_owned(),
+        r#"resilience4j_bulkhead_core_thread_pool_size{name="report-export"} 1"#.to_owned(),
+        r#"resilience4j_bulkhead_available_thread_count{name="report-export"} 2"#.to_owned(),
+        r#"resilience4j_ratelimiter_available_permissions{name="inventory-query"} 2"#.to_owned(),
+        r#"resilience4j_ratelimiter_waiting_threads{name="inventory-query"} 0"#.to_owned(),
+        r#"resilience4j_timelimiter_calls_total{kind="timeout",name="inventory-query"} 0"#.to_owned(),
+        "# TYPE resilience4j_circuitbreaker_calls_seconds summary".to_owned(),
+        "# HELP resilience4j_circuitbreaker_state The states of the circuit breaker".to_owned(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing `{line}` in\n{text}");
+    }
+    let sum = value(
+        &text,
+        &format!(
+            "resilience4j_circuitbreaker_calls_seconds_sum{}}}",
+            labels(r#"kind="failed","#)
+        ),
+    );
+    assert!((sum - 0.042).abs() < 1e-9, "{sum}");
+}
+
+/// The value of the sample `series` in a Prometheus text.
+fn value(text: &str, series: &str) -> f64 {
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(series))
+        .unwrap_or_else(|| panic!("no `{series}` in\n{text}"));
+    line.trim().parse().unwrap()
+}
+
+#[tokio::test]
+async fn meters_recorded_before_the_recorder_count_after_it() {
+    let f = fixture();
+    let router = f.router();
+    let cb = f.registries.circuit_breakers().circuit_breaker("payment");
+    let success = || {
+        let _ = cb.call(|| Ok::<_, InventoryError>(()));
+    };
+    // no recorder yet: the handles taken now are the no-op recorder's
+    success();
+    let _recording = metrics::set_default_local_recorder(&f.recorder);
+    success();
+    success();
+    let request = Request::get("/actuator/prometheus")
+        .body(Body::empty())
+        .unwrap();
+    let text = String::from_utf8(send(&router, request).await.2).unwrap();
+    let series = r#"resilience4j_circuitbreaker_calls_seconds_count{env="test",kind="successful",name="payment"}"#;
+    assert_eq!(value(&text, series), 2.0);
+    // the snapshot gauges see every call, recorded or not
+    let series = r#"resilience4j_circuitbreaker_buffered_calls{env="test",kind="successful",name="payment"}"#;
+    assert_eq!(value(&text, series), 2.0);
+}
+
+#[tokio::test]
+async fn prometheus_route_exists_only_with_a_handle() {
+    let f = fixture();
+    let router = Actuator::builder()
+        .registries(f.registries.clone())
+        .build()
+        .router();
+    let request = Request::get("/actuator/prometheus")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&router, request).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn state_changes_do_not_exist_unless_enabled() {
+    let f = fixture();
+    let router = f.router();
+    let body = json!({"updateState": "FORCE_OPEN"});
+    for token in [None, Some("s3cr3t")] {
+        let (status, _) = post(
+            &router,
+            "/actuator/circuitbreakers/inventory-query",
+            token,
+            body.clone(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (status, _) = post(
+            &router,
+            "/actuator/ratelimiters/inventory-query",
+            token,
+            json!({"limitForPeriod": 5}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    assert_eq!(cb.state().as_str(), "CLOSED");
+}
+
+#[tokio::test]
+async fn state_changes_need_the_bearer_token() {
+    let f = fixture();
+    let router = f.actuator().state_changes("s3cr3t").build().router();
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    let uri = "/actuator/circuitbreakers/inventory-query";
+    let force = json!({"updateState": "FORCE_OPEN"});
+
+    for token in [None, Some("wrong"), Some("s3cr3"), Some("")] {
+        let (status, body) = post(&router, uri, token, force.clone()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}");
+        assert_eq!(body["status"], 401);
+        assert_eq!(body["path"], uri);
+    }
+    // an unknown name is not revealed before the token is checked
+    let (status, _) = post(
+        &router,
+        "/actuator/circuitbreakers/nobody",
+        None,
+        force.clone(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(cb.state().as_str(), "CLOSED");
+
+    let request = Request::post(uri)
+        .body(Body::from(force.to_string()))
+        .unwrap();
+    let (_, headers, _) = send(&router, request).await;
+    assert_eq!(headers["www-authenticate"], "Bearer");
+
+    for (update, state) in [
+        ("FORCE_OPEN", "FORCED_OPEN"),
+        ("DISABLE", "DISABLED"),
+        ("METRICS_ONLY", "METRICS_ONLY"),
+        ("CLOSE", "CLOSED"),
+        ("RESET", "CLOSED"),
+    ] {
+        let (status, body) =
+            post(&router, uri, Some("s3cr3t"), json!({"updateState": update})).await;
+        assert_eq!(status, StatusCode::OK, "{update}");
+        assert_eq!(
+            body,
+            json!({
+                "circuitBreakerName": "inventory-query",
+                "currentState": state,
+                "message": "inventory-query state has been changed successfully",
+            })
+        );
+        assert_eq!(cb.state().as_str(), state);
+    }
+
+    let (status, body) = post(
+        &router,
+        uri,
+        Some("s3cr3t"),
+        json!({"updateState": "HALF_OPEN"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body["message"],
+        "`updateState` must be one of CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY, RESET; got `HALF_OPEN`"
+    );
+    let (status, _) = post(
+        &router,
+        "/actuator/circuitbreakers/nobody",
+        Some("s3cr3t"),
+        force,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let limiter = f.registries.rate_limiters().rate_limiter("inventory-query");
+    let uri = "/actuator/ratelimiters/inventory-query";
+    let (status, _) = post(&router, uri, None, json!({"limitForPeriod": 5})).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(limiter.config().limit_for_period(), 2);
+    let (status, body) = post(
+        &router,
+        uri,
+        Some("s3cr3t"),
+        json!({"limitForPeriod": 5, "timeoutDuration": "250ms"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({
+            "rateLimiterName": "inventory-query",
+            "limitForPeriod": 5,
+            "timeoutDuration": "250ms",
+            "message": "inventory-query limits have been changed successfully",
+        })
+    );
+    assert_eq!(limiter.config().limit_for_period(), 5);
+    assert_eq!(
+        limiter.config().timeout_duration(),
+        Duration::from_millis(250)
+    );
+    // a refused value changes nothing, not even the valid one beside it
+    let (status, body) = post(
+        &router,
+        uri,
+        Some("s3cr3t"),
+        json!({"limitForPeriod": 0, "timeoutDuration": "1s"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["status"], 400);
+    assert_eq!(limiter.config().limit_for_period(), 5);
+    assert_eq!(
+        limiter.config().timeout_duration(),
+        Duration::from_millis(250)
+    );
+    let (status, _) = post(&router, uri, Some("s3cr3t"), json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test(start_paused = true)]
+async fn streams_send_live_events_and_pings() {
+    use tokio_stream::StreamExt as _;
+
+    let f = fixture();
+    let router = f.router();
+    let request = Request::get("/actuator/streamcircuitbreakerevents/inventory-query")
+        .body(Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut frames = response.into_body().into_data_stream();
+
+    // another instance's events are not this stream's
+    f.trip("payment");
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    cb.transition_to_forced_open_state().unwrap();
+    let frame = frames.next().await.unwrap().unwrap();
+    assert_eq!(
+        std::str::from_utf8(&frame).unwrap(),
+        concat!(
+            "event: STATE_TRANSITION\n",
+            r#"data: {"circuitBreakerName":"inventory-query","creationTime":"1970-01-01T00:00:01.542Z","stateTransition":"CLOSED_TO_FORCED_OPEN","type":"STATE_TRANSITION"}"#,
+            "\n",
+            "id: inventory-query\n\n",
+        )
+    );
+    // nothing happens for a second: a ping
+    let frame = frames.next().await.unwrap().unwrap();
+    assert_eq!(std::str::from_utf8(&frame).unwrap(), "event: ping\n\n");
+
+    // a typed stream filters by type
+    let request = Request::get("/actuator/streamcircuitbreakerevents/inventory-query/reset")
+        .body(Body::empty())
+        .unwrap();
+    let mut resets = router
+        .clone()
+        .oneshot(request)
+        .await
+        .unwrap()
+        .into_body()
+        .into_data_stream();
+    cb.transition_to_closed_state().unwrap();
+    cb.reset();
+    let frame = resets.next().await.unwrap().unwrap();
+    assert!(
+        std::str::from_utf8(&frame)
+            .unwrap()
+            .starts_with("event: RESET\n")
+    );
+
+    let request = Request::get("/actuator/streamretryevents/x/OPENED")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&router, request).await.0, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn resilience_shows_call_sites_with_configuration_and_state() {
+    let f = fixture();
+    let (status, body) = get(&f.router(), "/actuator/resilience").await;
+    assert_eq!(status, StatusCode::OK);
+    let retry_settings = json!({
+        "max-attempts": "3",
+        "wait-duration": "100ms",
+        "retry-errors": "[]",
+        "ignore-errors": "[]",
+        "fail-after-max-attempts": "false",
+        "event-consumer-buffer-size": "100",
+    });
+    let retry_state = json!({
+        "numberOfSuccessfulCallsWithoutRetryAttempt": 0,
+        "numberOfSuccessfulCallsWithRetryAttempt": 0,
+        "numberOfFailedCallsWithoutRetryAttempt": 0,
+        "numberOfFailedCallsWithRetryAttempt": 0,
+        "numberOfTotalCalls": 0,
+    });
+    let stack = &body["callSites"][0]["stack"];
+    assert_eq!(body["callSites"][0]["function"], json!("inventory::query"));
+    assert_eq!(
+        stack[0],
+        json!({
+            "aspect": "retry", "name": "inventory-query", "line": 10,
+            "configured": true, "chain": ["instances.inventory-query"],
+            "settings": retry_settings, "tags": {}, "state": retry_state,
+        })
+    );
+    assert_eq!(stack[1]["aspect"], "circuitbreaker");
+    assert_eq!(stack[1]["fallback"], "Self::unknown");
+    assert_eq!(stack[1]["state"], closed_details("50.0%"));
+    assert_eq!(stack[1]["tags"], json!({"env": "test"}));
+    assert_eq!(stack[1]["settings"]["sliding-window-size"], "2");
+    assert_eq!(stack.as_array().unwrap().len(), 2);
+    assert_eq!(body["callSites"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        body["instances"]["circuitbreaker"]["inventory-query"]["usedBy"],
+        json!(["inventory::query"])
+    );
+    assert_eq!(
+        body["instances"]["circuitbreaker"]["unlisted"]["usedBy"],
+        json!([])
+    );
+    assert_eq!(
+        body["instances"]["retry"]["inventory-query"]["settings"],
+        retry_settings
+    );
+    assert_eq!(body["source"]["file"], "resilience.toml");
+    assert_eq!(body["source"]["declarations"], 2);
+}

@@ -1,0 +1,192 @@
+//! The `tracing` feature: which events reach a subscriber, at which level
+//! and target, with the instance name as a field.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use resil::Resilience;
+use resil::clock::ManualClock;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+#[derive(Debug, resil::Classify)]
+enum InventoryError {
+    ConnectionRefused,
+}
+
+/// (level, target, fields) of every event of a `resil::` target.
+type Seen = Arc<Mutex<Vec<(Level, String, BTreeMap<String, String>)>>>;
+
+struct Capture(Seen);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let meta = event.metadata();
+        if !meta.target().starts_with("resil::") {
+            return;
+        }
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        self.0
+            .lock()
+            .unwrap()
+            .push((*meta.level(), meta.target().to_owned(), fields));
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+const CONFIG: &str = r#"
+[circuitbreaker.instances.inventory-query]
+sliding-window-size = 2
+minimum-number-of-calls = 2
+
+[retry.instances.inventory-query]
+max-attempts = 2
+wait-duration = "100ms"
+
+[bulkhead.instances.inventory-query]
+max-concurrent-calls = 0
+
+[ratelimiter.instances.inventory-query]
+limit-for-period = 1
+timeout-duration = "0ms"
+
+[timelimiter.instances.inventory-query]
+timeout-duration = "800ms"
+"#;
+
+#[test]
+fn transitions_rejections_retries_and_timeouts_are_traced() {
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", CONFIG)
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .clock(ManualClock::new())
+        .load()
+        .unwrap();
+    let r = loaded.registries();
+    resil::observe(r);
+    let seen = Seen::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(Capture(seen.clone()), || {
+        let cb = r.circuit_breakers().circuit_breaker("inventory-query");
+        for _ in 0..3 {
+            let _ = cb.call(|| Err::<(), _>(InventoryError::ConnectionRefused));
+        }
+        let retry = r.retries().retry("inventory-query");
+        let classified = resil::retry::RetryClassifier::classified();
+        let _ = retry.call_with(&classified, || {
+            Err::<(), _>(InventoryError::ConnectionRefused)
+        });
+        let bulkhead = r.bulkheads().bulkhead("inventory-query");
+        let _ = bulkhead.call(|| Ok::<_, InventoryError>(()));
+        let limiter = r.rate_limiters().rate_limiter("inventory-query");
+        let _ = limiter.call(|| Ok::<_, InventoryError>(()));
+        let _ = limiter.call(|| Ok::<_, InventoryError>(()));
+        let limiter = r.time_limiters().time_limiter("inventory-query");
+        let _ = runtime
+            .block_on(limiter.call_async(std::future::pending::<Result<(), InventoryError>>));
+        cb.reset();
+    });
+    let seen = seen.lock().unwrap();
+    let summary: Vec<(Level, &str, &str)> = seen
+        .iter()
+        .map(|(level, target, fields)| (*level, target.as_str(), fields["message"].as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                Level::DEBUG,
+                "resil::circuit_breaker",
+                "circuit breaker `inventory-query`: failure rate 100% above its threshold"
+            ),
+            (
+                Level::WARN,
+                "resil::circuit_breaker",
+                "circuit breaker `inventory-query` changed state from CLOSED to OPEN"
+            ),
+            (
+                Level::DEBUG,
+                "resil::circuit_breaker",
+                "circuit breaker `inventory-query` did not permit a call"
+            ),
+            (
+                Level::DEBUG,
+                "resil::retry",
+                "retry `inventory-query`: attempt 1 failed with ConnectionRefused, next in 100 ms"
+            ),
+            (
+                Level::INFO,
+                "resil::retry",
+                "retry `inventory-query`: the call failed after 2 attempts with ConnectionRefused"
+            ),
+            (
+                Level::DEBUG,
+                "resil::bulkhead",
+                "bulkhead `inventory-query` is full and rejected a call"
+            ),
+            (
+                Level::DEBUG,
+                "resil::rate_limiter",
+                "rate limiter `inventory-query` did not permit a request"
+            ),
+            (
+                Level::DEBUG,
+                "resil::time_limiter",
+                "time limiter `inventory-query`: the call timed out"
+            ),
+            (
+                Level::INFO,
+                "resil::circuit_breaker",
+                "circuit breaker `inventory-query` changed state from OPEN to CLOSED"
+            ),
+            (
+                Level::INFO,
+                "resil::circuit_breaker",
+                "circuit breaker `inventory-query` was reset"
+            ),
+        ]
+    );
+    for (_, _, fields) in seen.iter() {
+        assert_eq!(fields["name"], "inventory-query");
+    }
+    let transition = &seen[1].2;
+    assert_eq!(
+        (transition["from"].as_str(), transition["to"].as_str()),
+        ("CLOSED", "OPEN")
+    );
+    let retry = &seen[3].2;
+    assert_eq!(
+        (
+            retry["attempt"].as_str(),
+            retry["wait_ms"].as_str(),
+            retry["error"].as_str()
+        ),
+        ("1", "100", "ConnectionRefused")
+    );
+}
