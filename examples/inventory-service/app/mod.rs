@@ -8,6 +8,7 @@
 //! | `GET /inventory/attempts` | the physical attempts that reached the inventory |
 //! | `POST /inventory/{sku}/reservations?mode=...` | reserve, with an `Idempotency-Key` header and `{"quantity": n}` |
 //! | `GET /reservations/{key}` | what the inventory knows of a reservation |
+//! | `/actuator/...` | resil's actuator: `circuitbreakers`, `circuitbreakerevents`, `prometheus`, `health`, `resilience`, ... |
 
 pub(crate) mod domain;
 pub(crate) mod downstream;
@@ -21,6 +22,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use metrics_exporter_prometheus::PrometheusHandle;
+use resil::actuator::Actuator;
 use serde::{Deserialize, Serialize};
 
 use self::domain::{InventoryError, Mode, ReservationStatus, ReserveBody};
@@ -52,7 +55,24 @@ impl Inventory {
     }
 }
 
-/// The service's routes.
+/// The actuator of the service: `/actuator/prometheus` from `prometheus`,
+/// and the state changes (`POST /actuator/circuitbreakers/{name}`) only with
+/// a bearer token.
+pub(crate) fn actuator(prometheus: PrometheusHandle, token: Option<String>) -> Actuator {
+    let builder = Actuator::builder().prometheus(prometheus);
+    match token {
+        Some(token) => builder.state_changes(token),
+        None => builder,
+    }
+    .build()
+}
+
+/// The whole service: the inventory's routes and the actuator's.
+pub(crate) fn service(inventory: Inventory, actuator: &Actuator) -> Router {
+    app(inventory).merge(actuator.router())
+}
+
+/// The inventory's routes.
 pub(crate) fn app(inventory: Inventory) -> Router {
     Router::new()
         .route("/inventory/attempts", get(attempts))
