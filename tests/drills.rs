@@ -10,12 +10,13 @@
 #[path = "../examples/inventory-service/app/mod.rs"]
 mod app;
 
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, Classifier, State};
 use resil::clock::{Clock as _, TokioClock};
 use resil::event::SubscriptionId;
@@ -40,6 +41,15 @@ const PAST: Duration = Duration::from_millis(1);
 /// One drill at a time: they share the global `inventory-query` instances.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 static INIT: Once = Once::new();
+static PROMETHEUS: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The process's Prometheus recorder, installed before `init` so that the
+/// meters see every event.
+fn prometheus() -> PrometheusHandle {
+    PROMETHEUS
+        .get_or_init(|| PrometheusBuilder::new().install_recorder().unwrap())
+        .clone()
+}
 
 /// The seed's configuration, read from the repository's resilience.toml, on
 /// a clock that follows paused tokio time (and no environment overrides).
@@ -71,6 +81,7 @@ impl Drill {
     async fn start(latency: Duration) -> Drill {
         let serial = SERIAL.lock().await;
         INIT.call_once(|| {
+            prometheus();
             seed_config().init().unwrap();
         });
         let registries = resil::registries();
@@ -649,52 +660,154 @@ async fn drill_09_fallbacks_answer_degraded_and_write_nothing() {
     assert_eq!(d.client.stock(SKU), INITIAL_STOCK);
 }
 
-/// Drill 10: the events explain every transition of a failure and its
+/// Drill 10: what an operator has (the actuator's events, the Prometheus
+/// meters and the log) explains every transition of a failure and its
 /// recovery, with the numbers that caused it.
 #[tokio::test(start_paused = true)]
-async fn drill_10_events_explain_every_transition() {
+async fn drill_10_events_metrics_and_the_actuator_explain_every_transition() {
     let d = Drill::start(Duration::ZERO).await;
+    let log = Log::default();
+    let _log = tracing::subscriber::set_default(log.subscriber());
+    let router = app::service(d.inventory.clone(), &app::actuator(prometheus(), None));
+    let scrape = || async { send_text(&router, "/actuator/prometheus").await };
+    let before = scrape().await;
+
     d.open().await;
     assert_eq!(d.query(Mode::Success).await, unknown("CallNotPermitted"));
+    let open = scrape().await;
+    assert_eq!(metric(&open, STATE_OPEN), 1.0);
+    assert_eq!(metric(&open, STATE_CLOSED), 0.0);
+    assert_eq!(metric(&open, FAILURE_RATE), 100.0);
     tokio::time::advance(OPEN_WAIT + PAST).await;
     for _ in 0..3 {
         assert_eq!(d.query(Mode::Success).await, available());
     }
     assert_eq!(d.breaker.state(), State::Closed);
 
-    let events = d.events.lock().unwrap().clone();
-    let explained: Vec<String> = events
+    // the actuator's events, since this drill's reset
+    let (status, events) = send(
+        &router,
+        "GET",
+        "/actuator/circuitbreakerevents/inventory-query",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let events = events["circuitBreakerEvents"].as_array().unwrap();
+    let since_reset = events.rsplit(|e| e["type"] == "RESET").next().unwrap();
+    let explained: Vec<String> = since_reset
         .iter()
-        .filter_map(|e| match e {
-            CircuitBreakerEvent::FailureRateExceeded { failure_rate } => {
-                Some(format!("failure rate {failure_rate}"))
-            }
-            CircuitBreakerEvent::StateTransition { from, to } => Some(format!("{from} -> {to}")),
-            CircuitBreakerEvent::CallNotPermitted => Some("not permitted".to_owned()),
-            _ => None,
-        })
+        .map(
+            |e| match (&e["type"], &e["stateTransition"], &e["errorMessage"]) {
+                (_, Value::String(t), _) => t.clone(),
+                (ty, _, Value::String(error)) => format!("{} {error}", ty.as_str().unwrap()),
+                (ty, _, _) => ty.as_str().unwrap().to_owned(),
+            },
+        )
         .collect();
+    let mut expected = vec!["ERROR Unavailable"; 10];
+    expected.extend([
+        "FAILURE_RATE_EXCEEDED",
+        "CLOSED_TO_OPEN",
+        "NOT_PERMITTED",
+        "OPEN_TO_HALF_OPEN",
+        "SUCCESS",
+        "SUCCESS",
+        "SUCCESS",
+        "HALF_OPEN_TO_CLOSED",
+    ]);
+    assert_eq!(explained, expected);
+
+    // the meters moved by exactly what happened
+    let after = scrape().await;
+    assert_eq!(metric(&after, STATE_CLOSED), 1.0);
+    assert_eq!(metric(&after, STATE_OPEN), 0.0);
     assert_eq!(
-        explained,
+        metric(&after, NOT_PERMITTED) - metric(&before, NOT_PERMITTED),
+        1.0
+    );
+    assert_eq!(
+        metric(&after, FAILED_CALLS) - metric(&before, FAILED_CALLS),
+        10.0
+    );
+    assert_eq!(
+        metric(&after, SUCCESSFUL_CALLS) - metric(&before, SUCCESSFUL_CALLS),
+        3.0
+    );
+
+    // the log tells the transitions, and only them, at INFO and above
+    assert_eq!(
+        log.lines(),
         [
-            "failure rate 100",
-            "CLOSED -> OPEN",
-            "not permitted",
-            "OPEN -> HALF_OPEN",
-            "HALF_OPEN -> CLOSED",
+            " WARN resil::circuit_breaker: circuit breaker `inventory-query` changed state from CLOSED to OPEN",
+            " INFO resil::circuit_breaker: circuit breaker `inventory-query` changed state from OPEN to HALF_OPEN",
+            " INFO resil::circuit_breaker: circuit breaker `inventory-query` changed state from HALF_OPEN to CLOSED",
         ]
     );
-    let errors = events
-        .iter()
-        .filter(|e| {
-            matches!(
-                e,
-                CircuitBreakerEvent::Error {
-                    error_kind: Some("Unavailable"),
-                    ..
-                }
-            )
-        })
-        .count();
-    assert_eq!(errors, 10);
+}
+
+const STATE_OPEN: &str =
+    r#"resilience4j_circuitbreaker_state{name="inventory-query",state="open"}"#;
+const STATE_CLOSED: &str =
+    r#"resilience4j_circuitbreaker_state{name="inventory-query",state="closed"}"#;
+const FAILURE_RATE: &str = r#"resilience4j_circuitbreaker_failure_rate{name="inventory-query"}"#;
+const NOT_PERMITTED: &str = r#"resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted",name="inventory-query"}"#;
+const FAILED_CALLS: &str =
+    r#"resilience4j_circuitbreaker_calls_seconds_count{kind="failed",name="inventory-query"}"#;
+const SUCCESSFUL_CALLS: &str =
+    r#"resilience4j_circuitbreaker_calls_seconds_count{kind="successful",name="inventory-query"}"#;
+
+/// The value of one series in a Prometheus scrape; 0 for a series not
+/// there yet (a counter no event has moved).
+fn metric(scrape: &str, series: &str) -> f64 {
+    scrape
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+async fn send_text(router: &Router, uri: &str) -> String {
+    let request = Request::get(uri).body(Body::empty()).unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// The log lines of this thread at INFO and above, without their time and fields.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl Log {
+    fn subscriber(&self) -> impl tracing::Subscriber + Send + Sync + 'static {
+        let sink = self.clone();
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .without_time()
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish()
+    }
+
+    fn lines(&self) -> Vec<String> {
+        String::from_utf8(self.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            // the message, without the structured fields that follow it
+            .map(|l| l.split(" name=").next().unwrap().trim_end().to_owned())
+            .collect()
+    }
+}
+
+impl std::io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

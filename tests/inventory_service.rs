@@ -1,6 +1,6 @@
-//! The inventory service end to end: the example's router on an ephemeral
-//! loopback port, with the repository's resilience.toml, driven over
-//! HTTP/1.1 by a plain TCP client.
+//! The inventory service end to end: started as its `main` starts it, on an
+//! ephemeral loopback port, with the repository's resilience.toml, driven
+//! over HTTP/1.1 by a plain TCP client.
 
 #[allow(dead_code)] // a test binary uses only part of the example
 #[path = "../examples/inventory-service/app/mod.rs"]
@@ -9,6 +9,7 @@ mod app;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use metrics_exporter_prometheus::PrometheusBuilder;
 use resil::Resilience;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -113,17 +114,28 @@ async fn get(addr: SocketAddr, path: &str) -> Answer {
     http(addr, "GET", path, &[], None).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failures_degrade_and_open_the_breaker() {
+const TOKEN: &str = "e2e-operator-token";
+
+/// Starts the service as `main` does, on an ephemeral loopback port.
+async fn start() -> SocketAddr {
+    let prometheus = PrometheusBuilder::new().install_recorder().unwrap();
     Resilience::builder()
         .file(CONFIG)
         .env_vars(Vec::<(String, String)>::new())
         .init()
         .unwrap();
     let inventory = Inventory::new(Arc::new(InventoryHttpClient::new()), resil::registries());
+    let actuator = app::actuator(prometheus, Some(TOKEN.to_owned()));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app::app(inventory)).await.unwrap() });
+    let service = app::service(inventory, &actuator);
+    tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
+    let addr = start().await;
 
     let ok = get(addr, "/inventory/SKU-1001?mode=success").await;
     assert_eq!(ok.status, 200);
@@ -149,6 +161,76 @@ async fn failures_degrade_and_open_the_breaker() {
     );
     // the refused call never reached the inventory
     assert_eq!(get(addr, "/inventory/attempts").await.json(), json!(10));
+
+    let breakers = get(addr, "/actuator/circuitbreakers").await;
+    assert_eq!(breakers.status, 200);
+    assert_eq!(
+        breakers.json(),
+        json!({ "circuitBreakers": { "inventory-query": {
+            "bufferedCalls": 10, "failedCalls": 9, "failureRate": "90.0%",
+            "failureRateThreshold": "50.0%", "notPermittedCalls": 1,
+            "slowCallRate": "0.0%", "slowCallRateThreshold": "60.0%",
+            "slowCalls": 0, "slowFailedCalls": 0, "state": "OPEN"
+        } } })
+    );
+    let prometheus = get(addr, "/actuator/prometheus").await;
+    assert_eq!(prometheus.status, 200);
+    let line = |l: &str| prometheus.body.lines().any(|x| x == l);
+    assert!(
+        line(r#"resilience4j_circuitbreaker_state{name="inventory-query",state="open"} 1"#),
+        "{}",
+        prometheus.body
+    );
+    assert!(line(
+        r#"resilience4j_circuitbreaker_state{name="inventory-query",state="closed"} 0"#
+    ));
+    assert!(line(
+        r#"resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted",name="inventory-query"} 1"#
+    ));
+    let events = get(addr, "/actuator/circuitbreakerevents/inventory-query")
+        .await
+        .json();
+    let transitions: Vec<&Value> = events["circuitBreakerEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.get("stateTransition"))
+        .collect();
+    assert_eq!(transitions, [&json!("CLOSED_TO_OPEN")]);
+
+    // state changes: refused without the operator's token, done with it
+    let close = r#"{"updateState":"CLOSE"}"#;
+    let path = "/actuator/circuitbreakers/inventory-query";
+    let anonymous = http(addr, "POST", path, &[], Some(close)).await;
+    assert_eq!(anonymous.status, 401);
+    let wrong = http(
+        addr,
+        "POST",
+        path,
+        &[("Authorization", "Bearer guess")],
+        Some(close),
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    assert_eq!(
+        get(addr, "/actuator/circuitbreakers").await.json()["circuitBreakers"]["inventory-query"]["state"],
+        json!("OPEN")
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let operator = http(
+        addr,
+        "POST",
+        path,
+        &[("Authorization", &bearer)],
+        Some(close),
+    )
+    .await;
+    assert_eq!(operator.status, 200);
+    assert_eq!(operator.json()["currentState"], json!("CLOSED"));
+    assert_eq!(
+        get(addr, "/inventory/SKU-1001?mode=success").await.json()["status"],
+        json!("AVAILABLE")
+    );
 
     // a write without its idempotency key is refused, and nothing is reserved
     let keyless = http(
