@@ -59,8 +59,10 @@ inventory::submit! {
     GlobalHook(observe_global)
 }
 
-/// Every live binding, for [`refresh_all`].
-static BINDINGS: Mutex<Vec<Weak<Binding>>> = Mutex::new(Vec::new());
+/// Every binding, by the address of its registries, for [`refresh_all`]
+/// (and to find a binding when another extension took the registries' slot).
+/// A binding lives as long as its registries: their publishers hold it.
+static BINDINGS: Mutex<Vec<(usize, Weak<Binding>)>> = Mutex::new(Vec::new());
 
 /// Refreshes the gauges of every observed registries (and observes the
 /// global registries first, in case no hook could run).
@@ -71,8 +73,8 @@ pub(crate) fn refresh_all() {
     }
     let live: Vec<Arc<Binding>> = {
         let mut all = lock(&BINDINGS);
-        all.retain(|b| b.strong_count() > 0);
-        all.iter().filter_map(Weak::upgrade).collect()
+        all.retain(|(_, b)| b.strong_count() > 0);
+        all.iter().filter_map(|(_, b)| b.upgrade()).collect()
     };
     for binding in live {
         binding.refresh();
@@ -94,30 +96,51 @@ pub(crate) struct Binding {
 impl Binding {
     /// The binding of `registries`, created and attached the first time.
     pub(crate) fn of(registries: &Registries) -> Arc<Binding> {
+        let address = std::ptr::from_ref(registries) as usize;
         let mut fresh = None;
-        let binding = registries
-            .extension(|| {
-                let b = Arc::new(Binding::new());
-                fresh = Some(b.clone());
-                b
-            })
-            .cloned()
-            // another extension took the slot: observe through a binding of our own
-            .unwrap_or_else(|| {
-                let b = Arc::new(Binding::new());
-                fresh = Some(b.clone());
-                b
-            });
+        let binding = match registries.extension(|| {
+            let b = Arc::new(Binding::new());
+            fresh = Some(b.clone());
+            b
+        }) {
+            Some(b) => b.clone(),
+            // another extension took the slot: find ours by the registries' address
+            None => {
+                let mut all = lock(&BINDINGS);
+                all.retain(|(_, b)| b.strong_count() > 0);
+                match all
+                    .iter()
+                    .find(|(a, _)| *a == address)
+                    .and_then(|(_, b)| b.upgrade())
+                {
+                    Some(b) => b,
+                    None => {
+                        let b = Arc::new(Binding::new());
+                        all.push((address, Arc::downgrade(&b)));
+                        b.attach(registries);
+                        return b;
+                    }
+                }
+            }
+        };
         if let Some(b) = fresh {
-            lock(&BINDINGS).push(Arc::downgrade(&b));
-            b.attach(registries.circuit_breakers());
-            b.attach(registries.retries());
-            b.attach(registries.bulkheads());
-            b.attach(registries.thread_pool_bulkheads());
-            b.attach(registries.rate_limiters());
-            b.attach(registries.time_limiters());
+            let mut all = lock(&BINDINGS);
+            all.retain(|(_, b)| b.strong_count() > 0);
+            all.push((address, Arc::downgrade(&b)));
+            drop(all);
+            b.attach(registries);
         }
         binding
+    }
+
+    /// Follows every registry of `registries`.
+    fn attach(self: &Arc<Self>, registries: &Registries) {
+        self.attach_one(registries.circuit_breakers());
+        self.attach_one(registries.retries());
+        self.attach_one(registries.bulkheads());
+        self.attach_one(registries.thread_pool_bulkheads());
+        self.attach_one(registries.rate_limiters());
+        self.attach_one(registries.time_limiters());
     }
 
     fn new() -> Self {
@@ -134,13 +157,13 @@ impl Binding {
     }
 
     /// Follows `registry`: its instances now, and those added, removed or replaced later.
-    fn attach<P: Observed>(self: &Arc<Self>, registry: &Registry<P>) {
-        let weak = Arc::downgrade(self);
-        registry.event_publisher().on_event(move |event| {
-            let Some(binding) = weak.upgrade() else {
-                return;
-            };
-            match event.kind() {
+    fn attach_one<P: Observed>(self: &Arc<Self>, registry: &Registry<P>) {
+        // the registry keeps the binding alive; the binding holds no
+        // reference to the registry, so there is no cycle
+        let binding = self.clone();
+        registry
+            .event_publisher()
+            .on_event(move |event| match event.kind() {
                 RegistryEvent::Added(p) => binding.add(p),
                 RegistryEvent::Removed(p) => binding.remove(p),
                 RegistryEvent::Replaced { old, new } => {
@@ -148,8 +171,7 @@ impl Binding {
                     binding.add(new);
                 }
                 _ => {}
-            }
-        });
+            });
         // after subscribing, so that an instance added meanwhile is not
         // missed (and one seen twice is attached once)
         for p in registry.all() {
@@ -160,13 +182,13 @@ impl Binding {
     fn add<P: Observed>(&self, p: &Arc<P>) {
         let mut entries = lock(&P::attached(self).entries);
         let name = p.instance_name();
-        if let Some(entry) = entries.get(name) {
-            if std::ptr::eq(entry.instance.as_ptr(), Arc::as_ptr(p)) {
+        if let Some(entry) = entries.get(name)
+            && let Some(old) = entry.instance.upgrade()
+        {
+            if Arc::ptr_eq(&old, p) {
                 return;
             }
-            if let Some(old) = entry.instance.upgrade() {
-                old.publisher().unsubscribe(entry.subscription);
-            }
+            old.publisher().unsubscribe(entry.subscription);
         }
         let observer = Observer::<P>::new(p, self);
         let subscription = p.publisher().on_event(move |e| observer.on_event(e));
@@ -184,7 +206,8 @@ impl Binding {
         let name = p.instance_name();
         if entries
             .get(name)
-            .is_some_and(|e| std::ptr::eq(e.instance.as_ptr(), Arc::as_ptr(p)))
+            .and_then(|e| e.instance.upgrade())
+            .is_some_and(|old| Arc::ptr_eq(&old, p))
             && let Some(entry) = entries.remove(name)
         {
             p.publisher().unsubscribe(entry.subscription);
@@ -392,4 +415,69 @@ observed!(
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(all(test, feature = "actuator"))]
+mod tests {
+    use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+    use resil_core::circuit_breaker::CircuitBreakerConfig;
+
+    use super::*;
+
+    /// The successful calls the `successful` timer of `name` counted.
+    fn successes(handle: &PrometheusHandle, name: &str) -> u64 {
+        let series = format!(
+            r#"resilience4j_circuitbreaker_calls_seconds_count{{kind="successful",name="{name}"}} "#
+        );
+        handle
+            .render()
+            .lines()
+            .find_map(|l| l.strip_prefix(&series))
+            .map_or(0, |v| v.parse().unwrap())
+    }
+
+    fn succeed(cb: &CircuitBreaker) {
+        cb.call(|| Ok::<_, std::io::Error>(())).unwrap();
+    }
+
+    #[test]
+    fn binding_twice_counts_once_and_follows_replace_and_remove() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            let registries = Registries::of_defaults();
+            let old = registries.circuit_breakers().circuit_breaker("a");
+            observe(&registries);
+            observe(&registries);
+            succeed(&old);
+            assert_eq!(successes(&handle, "a"), 1);
+
+            registries
+                .circuit_breakers()
+                .replace("a", CircuitBreakerConfig::default());
+            let new = registries.circuit_breakers().circuit_breaker("a");
+            succeed(&old); // no longer in the registry: no longer observed
+            succeed(&new);
+            assert_eq!(successes(&handle, "a"), 2);
+
+            registries.circuit_breakers().remove("a");
+            succeed(&new);
+            assert_eq!(successes(&handle, "a"), 2);
+        });
+    }
+
+    #[test]
+    fn a_foreign_extension_does_not_make_bindings_pile_up() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            let registries = Registries::of_defaults();
+            assert_eq!(registries.extension(|| 5_u8), Some(&5));
+            observe(&registries);
+            observe(&registries);
+            let cb = registries.circuit_breakers().circuit_breaker("b");
+            succeed(&cb);
+            assert_eq!(successes(&handle, "b"), 1);
+        });
+    }
 }

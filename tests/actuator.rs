@@ -802,55 +802,174 @@ async fn streams_send_live_events_and_pings() {
     assert_eq!(send(&router, request).await.0, StatusCode::BAD_REQUEST);
 }
 
+/// The settings of a circuit breaker of this file's configuration.
+fn breaker_settings(window: &str) -> Value {
+    json!({
+        "automatic-transition-from-open-to-half-open-enabled": "false",
+        "event-consumer-buffer-size": "100",
+        "failure-rate-threshold": "50",
+        "ignore-errors": "[]",
+        "max-wait-duration-in-half-open-state": "0ms",
+        "minimum-number-of-calls": window,
+        "permitted-number-of-calls-in-half-open-state": "10",
+        "record-errors": "[]",
+        "sliding-window-size": window,
+        "sliding-window-type": "COUNT_BASED",
+        "slow-call-duration-threshold": "1m",
+        "slow-call-rate-threshold": "100",
+        "wait-duration-in-open-state": "1m",
+    })
+}
+
+/// An instance as `/actuator/resilience` lists it, configured in this file.
+fn instance(name: &str, settings: Value, tags: Value, state: Value, used_by: &[&str]) -> Value {
+    json!({
+        "chain": [format!("instances.{name}")],
+        "configured": true,
+        "settings": settings,
+        "state": state,
+        "tags": tags,
+        "usedBy": used_by,
+    })
+}
+
 #[tokio::test]
 async fn resilience_shows_call_sites_with_configuration_and_state() {
     let f = fixture();
+    f.trip("payment");
     let (status, body) = get(&f.router(), "/actuator/resilience").await;
     assert_eq!(status, StatusCode::OK);
     let retry_settings = json!({
-        "max-attempts": "3",
-        "wait-duration": "100ms",
-        "retry-errors": "[]",
-        "ignore-errors": "[]",
-        "fail-after-max-attempts": "false",
         "event-consumer-buffer-size": "100",
+        "fail-after-max-attempts": "false",
+        "ignore-errors": "[]",
+        "max-attempts": "3",
+        "retry-errors": "[]",
+        "wait-duration": "100ms",
     });
     let retry_state = json!({
-        "numberOfSuccessfulCallsWithoutRetryAttempt": 0,
-        "numberOfSuccessfulCallsWithRetryAttempt": 0,
-        "numberOfFailedCallsWithoutRetryAttempt": 0,
         "numberOfFailedCallsWithRetryAttempt": 0,
+        "numberOfFailedCallsWithoutRetryAttempt": 0,
+        "numberOfSuccessfulCallsWithRetryAttempt": 0,
+        "numberOfSuccessfulCallsWithoutRetryAttempt": 0,
         "numberOfTotalCalls": 0,
     });
-    let stack = &body["callSites"][0]["stack"];
-    assert_eq!(body["callSites"][0]["function"], json!("inventory::query"));
+    let env = json!({"env": "test"});
+    let query = ["inventory::query"];
+    let unused = |table: &str, name: &str| {
+        format!(
+            "resilience.toml: {table}.instances.{name}: no protected function in this binary declares {table} `{name}` (a crate that the binary never names is not linked: add `use that_crate as _;`)"
+        )
+    };
+    let expected = json!({
+        "callSites": [{
+            "errorType": "InventoryError",
+            "file": "src/inventory.rs",
+            "function": "inventory::query",
+            "line": 10,
+            "stack": [
+                {"aspect": "retry", "name": "inventory-query", "line": 10,
+                 "chain": ["instances.inventory-query"], "configured": true,
+                 "settings": retry_settings, "state": retry_state, "tags": {}},
+                {"aspect": "circuitbreaker", "name": "inventory-query", "line": 11,
+                 "fallback": "Self::unknown",
+                 "chain": ["instances.inventory-query"], "configured": true,
+                 "settings": breaker_settings("2"), "state": closed_details("50.0%"), "tags": env},
+            ],
+        }],
+        "instances": {
+            "circuitbreaker": {
+                "inventory-query": instance("inventory-query", breaker_settings("2"), env.clone(), closed_details("50.0%"), &query),
+                "payment": instance("payment", breaker_settings("2"), env.clone(), open_details(), &[]),
+                "unlisted": instance("unlisted", breaker_settings("100"), env.clone(), closed_details("50.0%"), &[]),
+            },
+            "retry": {
+                "inventory-query": instance("inventory-query", retry_settings, json!({}), retry_state, &query),
+            },
+            "bulkhead": {
+                "inventory-query": instance(
+                    "inventory-query",
+                    json!({
+                        "event-consumer-buffer-size": "100",
+                        "fair-call-handling-enabled": "true",
+                        "max-concurrent-calls": "2",
+                        "max-wait-duration": "0ms",
+                    }),
+                    json!({}),
+                    json!({"availableConcurrentCalls": 2, "maxAllowedConcurrentCalls": 2}),
+                    &[],
+                ),
+            },
+            "thread-pool-bulkhead": {
+                "report-export": instance(
+                    "report-export",
+                    json!({
+                        "core-thread-pool-size": "1",
+                        "event-consumer-buffer-size": "100",
+                        "keep-alive-duration": "20ms",
+                        "max-thread-pool-size": "2",
+                        "queue-capacity": "5",
+                    }),
+                    json!({}),
+                    json!({
+                        "activeThreadCount": 0, "availableThreadCount": 2,
+                        "coreThreadPoolSize": 1, "maximumThreadPoolSize": 2,
+                        "queueCapacity": 5, "queueDepth": 0,
+                        "remainingQueueCapacity": 5, "threadPoolSize": 0,
+                    }),
+                    &[],
+                ),
+            },
+            "ratelimiter": {
+                "inventory-query": instance(
+                    "inventory-query",
+                    json!({
+                        "event-consumer-buffer-size": "100",
+                        "limit-for-period": "2",
+                        "limit-refresh-period": "1s",
+                        "timeout-duration": "0ms",
+                    }),
+                    json!({}),
+                    json!({"availablePermissions": 2, "numberOfWaitingThreads": 0}),
+                    &[],
+                ),
+            },
+            "timelimiter": {
+                "inventory-query": instance(
+                    "inventory-query",
+                    json!({
+                        "cancel-running-future": "true",
+                        "event-consumer-buffer-size": "100",
+                        "timeout-duration": "800ms",
+                    }),
+                    json!({}),
+                    json!({"numberOfFailedCalls": 0, "numberOfSuccessfulCalls": 0, "numberOfTimeoutCalls": 0}),
+                    &[],
+                ),
+            },
+        },
+        "source": {
+            "declarations": 2,
+            "envOverrides": [],
+            "file": "resilience.toml",
+            "warnings": [
+                unused("bulkhead", "inventory-query"),
+                unused("circuitbreaker", "payment"),
+                unused("circuitbreaker", "unlisted"),
+                unused("ratelimiter", "inventory-query"),
+                unused("thread-pool-bulkhead", "report-export"),
+                unused("timelimiter", "inventory-query"),
+            ],
+        },
+    });
+    assert_eq!(body, expected);
+
+    // a live change shows: the settings are the instance's current ones
+    let limiter = f.registries.rate_limiters().rate_limiter("inventory-query");
+    limiter.change_limit_for_period(7).unwrap();
+    let (_, body) = get(&f.router(), "/actuator/resilience").await;
     assert_eq!(
-        stack[0],
-        json!({
-            "aspect": "retry", "name": "inventory-query", "line": 10,
-            "configured": true, "chain": ["instances.inventory-query"],
-            "settings": retry_settings, "tags": {}, "state": retry_state,
-        })
+        body["instances"]["ratelimiter"]["inventory-query"]["settings"]["limit-for-period"],
+        "7"
     );
-    assert_eq!(stack[1]["aspect"], "circuitbreaker");
-    assert_eq!(stack[1]["fallback"], "Self::unknown");
-    assert_eq!(stack[1]["state"], closed_details("50.0%"));
-    assert_eq!(stack[1]["tags"], json!({"env": "test"}));
-    assert_eq!(stack[1]["settings"]["sliding-window-size"], "2");
-    assert_eq!(stack.as_array().unwrap().len(), 2);
-    assert_eq!(body["callSites"].as_array().unwrap().len(), 1);
-    assert_eq!(
-        body["instances"]["circuitbreaker"]["inventory-query"]["usedBy"],
-        json!(["inventory::query"])
-    );
-    assert_eq!(
-        body["instances"]["circuitbreaker"]["unlisted"]["usedBy"],
-        json!([])
-    );
-    assert_eq!(
-        body["instances"]["retry"]["inventory-query"]["settings"],
-        retry_settings
-    );
-    assert_eq!(body["source"]["file"], "resilience.toml");
-    assert_eq!(body["source"]["declarations"], 2);
 }

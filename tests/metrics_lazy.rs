@@ -15,9 +15,9 @@ impl From<resil::Rejection> for QueryError {
     }
 }
 
-#[resil::retry(name = "lazy-query")]
-fn query(attempt: &std::sync::atomic::AtomicU32) -> Result<u32, QueryError> {
-    if attempt.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+#[resil::circuit_breaker(name = "lazy-query")]
+fn query(fail: bool) -> Result<u32, QueryError> {
+    if fail {
         Err(QueryError::Refused)
     } else {
         Ok(7)
@@ -29,16 +29,21 @@ fn the_first_call_observes_the_global_registries() {
     let recorder = PrometheusBuilder::new().build_recorder();
     let handle = recorder.handle();
     metrics::with_local_recorder(&recorder, || {
-        let attempts = std::sync::atomic::AtomicU32::new(0);
-        assert_eq!(query(&attempts).unwrap(), 7);
+        assert_eq!(query(false).unwrap(), 7);
+        assert!(query(true).is_err());
         resil::metrics::refresh();
     });
     let text = handle.render();
-    let line =
-        r#"resilience4j_retry_calls_total{kind="successful_with_retry",name="lazy-query"} 1"#;
-    assert!(
-        text.lines().any(|l| l == line),
-        "missing `{line}` in\n{text}"
-    );
-    assert!(resil::registries().retries().find("lazy-query").is_some());
+    for line in [
+        r#"resilience4j_circuitbreaker_calls_seconds_count{kind="successful",name="lazy-query"} 1"#,
+        r#"resilience4j_circuitbreaker_calls_seconds_count{kind="failed",name="lazy-query"} 1"#,
+        r#"resilience4j_circuitbreaker_buffered_calls{kind="failed",name="lazy-query"} 1"#,
+        r#"resilience4j_circuitbreaker_state{name="lazy-query",state="closed"} 1"#,
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing `{line}` in\n{text}"
+        );
+    }
+    assert!(!resil::is_initialized());
 }

@@ -1,25 +1,5 @@
-//! `/actuator/health`: Spring Boot's health endpoint with Resilience4j's
-//! two health indicators.
-//!
-//! `CircuitBreakersHealthIndicator` and `RateLimitersHealthIndicator`
-//! (Resilience4j 2.2, `resilience4j-spring-boot3`) report the instances
-//! whose `register-health-indicator` is `true` (default `false`):
-//!
-//! | circuit breaker state | status |
-//! | --- | --- |
-//! | CLOSED | `UP` |
-//! | OPEN | `DOWN` if `allow-health-indicator-to-fail`, else `CIRCUIT_OPEN` |
-//! | HALF_OPEN | `CIRCUIT_HALF_OPEN` |
-//! | DISABLED, FORCED_OPEN, METRICS_ONLY | `UNKNOWN` |
-//!
-//! A rate limiter is `UP` while it has permits or nobody waits; when a
-//! permit would take longer than its timeout it is `DOWN` if
-//! `allow-health-indicator-to-fail`, else `RATE_LIMITED`; otherwise `UNKNOWN`.
-//!
-//! Statuses are aggregated as Spring Boot's `SimpleStatusAggregator` does:
-//! the first of `DOWN`, `OUT_OF_SERVICE`, `UP`, `UNKNOWN` present, ignoring
-//! the custom ones (`CIRCUIT_OPEN` alone aggregates to `UNKNOWN`). The
-//! response is 503 when the overall status is `DOWN` or `OUT_OF_SERVICE`.
+//! `/actuator/health`: Spring Boot's health document with Resilience4j's
+//! two health indicators (the rules are in the [module documentation](super#health)).
 
 use resil_config::{Aspect, Extras, Report};
 use resil_core::circuit_breaker::{CircuitBreaker, State};

@@ -72,8 +72,9 @@
 //! `{"rateLimiterName":..,"type":"FAILED_ACQUIRE","creationTime":..}`,
 //! `{"timeLimiterName":..,"type":"TIMEOUT","creationTime":..}`.
 //!
-//! `GET /actuator/health` (Spring Boot with `show-details: always` and both
-//! of Resilience4j's indicators enabled; see [`health`] for the statuses):
+//! `GET /actuator/health` (as Spring Boot answers with `show-details: always`
+//! and both of Resilience4j's health indicators enabled; see
+//! [Health](#health) for the statuses):
 //!
 //! ```json
 //! {"status":"UP","components":{
@@ -104,6 +105,32 @@
 //! {"circuitBreakerName":"inventory-query","currentState":"FORCED_OPEN",
 //!  "message":"inventory-query state has been changed successfully"}
 //! ```
+//!
+//! # Health
+//!
+//! Resilience4j's `CircuitBreakersHealthIndicator` and
+//! `RateLimitersHealthIndicator` report the instances whose
+//! `register-health-indicator` is `true` in resilience.toml (default
+//! `false`), with the details of `/actuator/circuitbreakers`:
+//!
+//! | circuit breaker state | status |
+//! | --- | --- |
+//! | CLOSED | `UP` |
+//! | OPEN | `DOWN` if `allow-health-indicator-to-fail`, else `CIRCUIT_OPEN` |
+//! | HALF_OPEN | `CIRCUIT_HALF_OPEN` |
+//! | DISABLED, FORCED_OPEN, METRICS_ONLY | `UNKNOWN` |
+//!
+//! A rate limiter is `UP` while it has permits or nobody waits; when a
+//! permit would take longer than its timeout it is `DOWN` if
+//! `allow-health-indicator-to-fail`, else `RATE_LIMITED`; otherwise
+//! `UNKNOWN` (details `availablePermissions`, `numberOfWaitingThreads`).
+//!
+//! Statuses are aggregated as Spring Boot's `SimpleStatusAggregator` does:
+//! the first of `DOWN`, `OUT_OF_SERVICE`, `UP`, `UNKNOWN` present, ignoring
+//! the others (`CIRCUIT_OPEN` alone aggregates to `UNKNOWN`, and next to a
+//! breaker that is `UP` to `UP`). A `ping` component is always `UP`, as
+//! Spring Boot's is. The answer is 503 when the status is `DOWN` or
+//! `OUT_OF_SERVICE`, else 200.
 //!
 //! # State changes
 //!
@@ -148,10 +175,14 @@ use serde_json::{Map, Value, json};
 
 use crate::observe::Binding;
 
-pub mod health;
+mod health;
 pub(crate) mod json;
 mod resilience;
 pub(crate) mod stream;
+
+/// `metrics-exporter-prometheus`, whose [`PrometheusHandle`] [`ActuatorBuilder::prometheus`]
+/// takes, re-exported so that the application uses the same version.
+pub use metrics_exporter_prometheus;
 
 use self::json::Shown;
 
@@ -171,6 +202,29 @@ pub struct Actuator {
 }
 
 /// Chooses the registries, the Prometheus handle and whether state changes exist.
+///
+/// # Examples
+///
+/// Registries loaded without [`init`](crate::init), shown with their report:
+///
+/// ```
+/// use resil::Resilience;
+/// use resil::actuator::Actuator;
+///
+/// let (registries, report) = Resilience::builder()
+///     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
+///     .env_vars(Vec::<(String, String)>::new())
+///     .load()?
+///     .into_parts();
+/// let actuator = Actuator::builder()
+///     .registries(registries)
+///     .report(report)
+///     .state_changes(std::env::var("ACTUATOR_TOKEN").unwrap_or_default())
+///     .build();
+/// let router: axum::Router = actuator.router();
+/// # drop(router);
+/// # Ok::<(), resil::InitError>(())
+/// ```
 #[derive(Debug)]
 pub struct ActuatorBuilder {
     source: Source,
@@ -181,6 +235,18 @@ pub struct ActuatorBuilder {
 
 /// The registries an [`Actuator`] shows: a `&'static Registries` (the
 /// global ones), an `Arc<Registries>` or owned [`Registries`].
+///
+/// # Examples
+///
+/// ```
+/// use resil::Registries;
+/// use resil::actuator::{Actuator, SharedRegistries};
+/// use std::sync::Arc;
+///
+/// let shared = Arc::new(Registries::of_defaults());
+/// let _ = Actuator::builder().registries(shared.clone()).build();
+/// let _: SharedRegistries = resil::registries().into();
+/// ```
 #[derive(Debug)]
 pub struct SharedRegistries(Source);
 
