@@ -16,7 +16,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use resil::actuator::metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, Classifier, State};
 use resil::clock::{Clock as _, TokioClock};
 use resil::event::SubscriptionId;

@@ -20,7 +20,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use metrics_exporter_prometheus::PrometheusBuilder;
+use resil::actuator::metrics_exporter_prometheus::PrometheusBuilder;
 
 use crate::app::Inventory;
 use crate::app::downstream::InventoryHttpClient;

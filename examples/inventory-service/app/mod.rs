@@ -22,8 +22,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use metrics_exporter_prometheus::PrometheusHandle;
 use resil::actuator::Actuator;
+use resil::actuator::metrics_exporter_prometheus::PrometheusHandle;
 use serde::{Deserialize, Serialize};
 
 use self::domain::{InventoryError, Mode, ReservationStatus, ReserveBody};
