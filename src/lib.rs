@@ -33,6 +33,10 @@
 //! }
 //!
 //! fn main() {
+//! #   // run where no resilience.toml is: the repository's belongs to its example
+//! #   let dir = std::env::temp_dir().join(format!("resil-doc-{}", std::process::id()));
+//! #   std::fs::create_dir_all(&dir).unwrap();
+//! #   std::env::set_current_dir(&dir).unwrap();
 //!     // reads ./resilience.toml (or $RESIL_CONFIG) when there is one
 //!     let report = resil::init().expect("a valid resilience.toml");
 //!     println!("{report}");
@@ -41,6 +45,7 @@
 //! #   let _ = InventoryError::ConnectionRefused;
 //! #   if let InventoryError::Unavailable(r) = InventoryError::from(resil::Rejection::from(
 //! #       resil::rate_limiter::RequestNotPermitted::new("x".into()))) { let _ = r.name(); }
+//! #   std::fs::remove_dir(&dir).unwrap();
 //! }
 //! ```
 //!

@@ -1,0 +1,177 @@
+//! The calls to the inventory, protected: the seed's `InventoryGateway`
+//! (section 25.4) with resil's attributes, its `NativeInventoryGateway`
+//! (section 25.7) composed by hand, and the write path.
+
+use std::sync::Arc;
+
+use resil::circuit_breaker::{CircuitBreaker, Classifier};
+use resil::retry::{Retry, RetryClassifier};
+use resil::{Error, Registries};
+
+use crate::app::domain::{InventoryError, InventoryView, Mode, Reservation, reason};
+use crate::app::downstream::InventoryHttpClient;
+
+/// Stock queries through the attributes, in Resilience4j's order:
+/// `Retry(CircuitBreaker(TimeLimiter(Bulkhead(query))))`.
+///
+/// Every threshold comes from `[*.instances.inventory-query]` in
+/// resilience.toml: the retry retries only `ConnectionRefused`, the breaker
+/// ignores `InvalidSku`, the bulkhead admits 20 calls without waiting, and
+/// the time limiter gives up after 800 ms.
+#[derive(Debug, Clone)]
+pub(crate) struct InventoryGateway {
+    client: Arc<InventoryHttpClient>,
+}
+
+impl InventoryGateway {
+    pub(crate) fn new(client: Arc<InventoryHttpClient>) -> Self {
+        InventoryGateway { client }
+    }
+
+    /// The stock of `sku`; when the inventory cannot say, an `UNKNOWN`
+    /// answer with `degraded = true` and the reason.
+    ///
+    /// # Errors
+    ///
+    /// Only the caller's mistakes (`InvalidSku`): a fallback answers every
+    /// failure of the inventory and every rejection.
+    #[resil::retry(name = "inventory-query", fallback = Self::unknown_inventory)]
+    #[resil::circuit_breaker(name = "inventory-query")]
+    #[resil::time_limiter(name = "inventory-query")]
+    #[resil::bulkhead(name = "inventory-query")]
+    pub(crate) async fn query(
+        &self,
+        sku: &str,
+        mode: Mode,
+    ) -> Result<InventoryView, InventoryError> {
+        self.client.query(sku, mode).await
+    }
+
+    /// The fallback of the outermost layer, so that it runs once the retry
+    /// is done (a fallback on the breaker would answer before the retry could
+    /// try again). It says that the stock is unknown, never that it is there.
+    async fn unknown_inventory(
+        &self,
+        sku: &str,
+        _mode: Mode,
+        error: Error<InventoryError>,
+    ) -> Result<InventoryView, InventoryError> {
+        degrade(sku, error)
+    }
+}
+
+/// Answers a failure with `UNKNOWN`; the caller's own mistakes stay errors,
+/// so that a fallback does not hide them.
+fn degrade(sku: &str, error: Error<InventoryError>) -> Result<InventoryView, InventoryError> {
+    match error {
+        Error::Inner(e @ (InventoryError::InvalidSku | InventoryError::KeyReused)) => Err(e),
+        other => Ok(InventoryView::unknown(sku, reason(&other))),
+    }
+}
+
+/// The seed's section 25.7: Retry outside CircuitBreaker, written out so that
+/// the order can be read and tested.
+///
+/// Each physical attempt passes through the breaker on its own; swapping the
+/// two would let the breaker see only the retry's final outcome. The
+/// instances are the registries' `inventory-query` ones, the same the
+/// attributes use in the service.
+#[derive(Debug, Clone)]
+pub(crate) struct NativeInventoryGateway {
+    breaker: Arc<CircuitBreaker>,
+    retry: Arc<Retry>,
+    client: Arc<InventoryHttpClient>,
+}
+
+/// The breaker names errors by their kinds, for `ignore-errors`.
+const BREAKER: Classifier<InventoryView, InventoryError> = Classifier::classified();
+/// The retry names errors by their kinds, for `retry-errors`.
+const RETRY: RetryClassifier<InventoryView, InventoryError> = RetryClassifier::classified();
+
+impl NativeInventoryGateway {
+    pub(crate) fn new(registries: &Registries, client: Arc<InventoryHttpClient>) -> Self {
+        NativeInventoryGateway {
+            breaker: registries
+                .circuit_breakers()
+                .circuit_breaker("inventory-query"),
+            retry: registries.retries().retry("inventory-query"),
+            client,
+        }
+    }
+
+    /// The breaker this gateway goes through.
+    #[allow(dead_code)] // read by tests/drills.rs
+    pub(crate) fn breaker(&self) -> &CircuitBreaker {
+        &self.breaker
+    }
+
+    /// The retry this gateway goes through.
+    #[allow(dead_code)] // read by tests/drills.rs
+    pub(crate) fn retry(&self) -> &Retry {
+        &self.retry
+    }
+
+    /// As [`InventoryGateway::query`].
+    ///
+    /// # Errors
+    ///
+    /// As [`InventoryGateway::query`].
+    pub(crate) async fn query(
+        &self,
+        sku: &str,
+        mode: Mode,
+    ) -> Result<InventoryView, InventoryError> {
+        let attempt = || {
+            self.breaker
+                .call_async_with(&BREAKER, || self.client.query(sku, mode))
+        };
+        let retry_outside_circuit = self.retry.decorate_async(&RETRY, attempt);
+        match retry_outside_circuit.await {
+            Ok(view) => Ok(view),
+            Err(error) => degrade(sku, error),
+        }
+    }
+}
+
+/// Reservations: the write path, bounded by its own time limiter and
+/// bulkhead (`inventory-reserve`), so that a flood of slow stock queries
+/// cannot take its capacity.
+///
+/// It has no retry and no fallback. A write that timed out may still happen
+/// in the inventory (the seed's sections 14 and 29.4), so it is never
+/// repeated blindly nor answered with a guess: the caller learns that the
+/// outcome is unknown and asks the inventory for the fact, or repeats the
+/// request with the same idempotency key, which cannot reserve twice.
+#[derive(Debug, Clone)]
+pub(crate) struct ReservationGateway {
+    client: Arc<InventoryHttpClient>,
+}
+
+impl ReservationGateway {
+    pub(crate) fn new(client: Arc<InventoryHttpClient>) -> Self {
+        ReservationGateway { client }
+    }
+
+    /// Reserves `quantity` units of `sku` under the idempotency key `key`.
+    ///
+    /// # Errors
+    ///
+    /// The inventory's errors, and `Rejected` with the time limiter's
+    /// `Timeout` or the bulkhead's `BulkheadFull`.
+    #[resil::time_limiter(name = "inventory-reserve")]
+    #[resil::bulkhead(name = "inventory-reserve")]
+    pub(crate) async fn reserve(
+        &self,
+        key: &str,
+        sku: &str,
+        quantity: u32,
+        mode: Mode,
+    ) -> Result<Reservation, InventoryError> {
+        self.client.reserve(key, sku, quantity, mode).await
+    }
+
+    /// The inventory's record of the reservation `key`, if it has one.
+    pub(crate) fn fact(&self, key: &str) -> Option<Reservation> {
+        self.client.reservation(key)
+    }
+}

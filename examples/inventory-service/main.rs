@@ -1,0 +1,69 @@
+//! The seed's inventory service (its section 25) with resil.
+//!
+//! ```text
+//! cargo run --example inventory-service
+//! curl "http://127.0.0.1:8080/inventory/SKU-1001?mode=success"
+//! ```
+//!
+//! Reads `./resilience.toml` (the seed's section 24 configuration), listens
+//! on `127.0.0.1:8080` or on the port in `PORT`, and serves resil's actuator
+//! beside the inventory's routes; its state changes need
+//! `Authorization: Bearer $ACTUATOR_TOKEN` and are off without that variable.
+//! The README walks through the seed's checks with the answers this service
+//! gives.
+
+mod app;
+
+use std::error::Error;
+use std::io::IsTerminal as _;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use resil::actuator::metrics_exporter_prometheus::PrometheusBuilder;
+
+use crate::app::Inventory;
+use crate::app::downstream::InventoryHttpClient;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    // resil logs its start-up summary and warnings with target `resil`
+    tracing_subscriber::fmt()
+        .with_ansi(std::io::stdout().is_terminal())
+        .init();
+    // the recorder first, so that the meters see every event from init on
+    let prometheus = PrometheusBuilder::new().install_recorder()?;
+    let upkeep = prometheus.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    let report = resil::init()?;
+    println!("{report}");
+
+    let port = match std::env::var("PORT") {
+        Ok(port) => port
+            .parse::<u16>()
+            .map_err(|e| format!("PORT must be a port number, got `{port}`: {e}"))?,
+        Err(_) => 8080,
+    };
+    let inventory = Inventory::new(Arc::new(InventoryHttpClient::new()), resil::registries());
+    // state changes (force open, close, ...) only for operators holding the token
+    let token = std::env::var("ACTUATOR_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    if token.is_none() {
+        println!("ACTUATOR_TOKEN is not set: the actuator's state changes are off");
+    }
+    let actuator = app::actuator(prometheus, token);
+    let listener =
+        tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
+    println!(
+        "inventory-service listening on http://{}",
+        listener.local_addr()?
+    );
+    axum::serve(listener, app::service(inventory, &actuator)).await?;
+    Ok(())
+}
