@@ -108,6 +108,34 @@ fn chain(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // Each layer alone, through its primitive's own async call, to show what
+    // the chain adds over the sum of its layers.
+    let mut g = c.benchmark_group("layer_ready_async");
+    macro_rules! layer {
+        ($name:literal, $call:expr) => {
+            g.bench_function($name, |b| {
+                b.iter_custom(|iters| {
+                    rt.block_on(async {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            black_box($call.await.ok());
+                        }
+                        start.elapsed()
+                    })
+                })
+            });
+        };
+    }
+    layer!("retry", retry.call_async(|| ready(black_box(1))));
+    layer!(
+        "circuit breaker",
+        breaker.call_async(|| ready(black_box(1)))
+    );
+    layer!("rate limiter", limiter.call_async(|| ready(black_box(1))));
+    layer!("time limiter", timeout.call_async(|| ready(black_box(1))));
+    layer!("bulkhead", bulkhead.call_async(|| ready(black_box(1))));
+    g.finish();
 }
 
 criterion_group!(benches, chain);

@@ -29,7 +29,14 @@ fn fail(x: u64) -> Result<u64, u64> {
     Err(black_box(x))
 }
 
-/// A breaker that never opens: a time window whose minimum is never reached.
+/// The default breaker (a count window of 100 calls, like recloser's default
+/// ring of 100): successes never open it.
+fn resil_default() -> CircuitBreaker {
+    CircuitBreaker::of_defaults("bench")
+}
+
+/// A breaker that never opens, even on failures: a time window whose minimum
+/// is never reached (a count window clamps its minimum to its size).
 fn resil_never_opens() -> CircuitBreaker {
     CircuitBreaker::new(
         "bench",
@@ -105,8 +112,14 @@ fn single_thread(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("success");
     g.bench_function("bare", |b| b.iter(|| work(black_box(1))));
+    let cb = resil_default();
+    g.bench_function("resil count window", |b| {
+        b.iter(|| cb.call(|| work(black_box(1))))
+    });
     let cb = resil_never_opens();
-    g.bench_function("resil", |b| b.iter(|| cb.call(|| work(black_box(1)))));
+    g.bench_function("resil time window", |b| {
+        b.iter(|| cb.call(|| work(black_box(1))))
+    });
     let rc = recloser_never_opens();
     g.bench_function("recloser", |b| b.iter(|| rc.call(|| work(black_box(1)))));
     let fs = failsafe_never_opens();
@@ -120,7 +133,9 @@ fn single_thread(c: &mut Criterion) {
     let mut g = c.benchmark_group("failure");
     g.bench_function("bare", |b| b.iter(|| fail(black_box(1))));
     let cb = resil_never_opens();
-    g.bench_function("resil", |b| b.iter(|| cb.call(|| fail(black_box(1)))));
+    g.bench_function("resil time window", |b| {
+        b.iter(|| cb.call(|| fail(black_box(1))))
+    });
     let rc = recloser_never_opens();
     g.bench_function("recloser", |b| b.iter(|| rc.call(|| fail(black_box(1)))));
     let fs = failsafe_never_opens();
@@ -195,7 +210,16 @@ fn contended(c: &mut Criterion) {
             })
         })
     });
-    g.bench_function("resil", |b| {
+    g.bench_function("resil count window", |b| {
+        let cb = resil_default();
+        b.iter_custom(move |iters| {
+            let cb = cb.clone();
+            two_threads(iters, move || {
+                let _ = black_box(cb.call(|| work(black_box(1))));
+            })
+        })
+    });
+    g.bench_function("resil time window", |b| {
         let cb = resil_never_opens();
         b.iter_custom(move |iters| {
             let cb = cb.clone();
