@@ -218,24 +218,19 @@ fn contended(c: &mut Criterion) {
             })
         })
     });
-    g.bench_function("resil count window", |b| {
-        let cb = resil_default();
-        b.iter_custom(move |iters| {
-            let cb = cb.clone();
-            two_threads(iters, move || {
-                let _ = black_box(cb.call(|| work(black_box(1))));
+    for (label, cb) in [
+        ("resil count window", resil_default()),
+        ("resil time window", resil_never_opens()),
+    ] {
+        g.bench_function(label, |b| {
+            b.iter_custom(|iters| {
+                let cb = cb.clone();
+                two_threads(iters, move || {
+                    let _ = black_box(cb.call(|| work(black_box(1))));
+                })
             })
-        })
-    });
-    g.bench_function("resil time window", |b| {
-        let cb = resil_never_opens();
-        b.iter_custom(move |iters| {
-            let cb = cb.clone();
-            two_threads(iters, move || {
-                let _ = black_box(cb.call(|| work(black_box(1))));
-            })
-        })
-    });
+        });
+    }
     g.bench_function("recloser", |b| {
         let rc = Arc::new(recloser_never_opens());
         b.iter_custom(move |iters| {
