@@ -135,6 +135,12 @@ fn chain(c: &mut Criterion) {
     layer!("rate limiter", limiter.call_async(|| ready(black_box(1))));
     layer!("time limiter", timeout.call_async(|| ready(black_box(1))));
     layer!("bulkhead", bulkhead.call_async(|| ready(black_box(1))));
+    // The chain's own cost: `Decorators` with no primitive at all.
+    let empty = Decorators::new();
+    layer!(
+        "Decorators without layers",
+        empty.call_async(|| ready(black_box(1)))
+    );
     g.finish();
 }
 
