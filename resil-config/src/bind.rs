@@ -92,6 +92,11 @@ pub(crate) trait Binder: GlobalPrimitive {
     ) -> Vec<(&'static str, String)>;
     /// The error-kind lists of a configuration, by key.
     fn kinds(config: &Self::Config) -> Vec<(&'static str, Vec<String>)>;
+    /// Settings that the attributes cannot honour, by key, with the reason
+    /// (reported for instances that protected functions declare).
+    fn unhonoured_by_attributes(_config: &Self::Config) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
 }
 
 /// The builder and what has been applied so far.
@@ -905,6 +910,16 @@ impl Binder for TimeLimiter {
 
     fn kinds(_: &TimeLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
+    }
+
+    fn unhonoured_by_attributes(c: &TimeLimiterConfig) -> Vec<(&'static str, &'static str)> {
+        if c.cancel_running_future() {
+            return Vec::new();
+        }
+        vec![(
+            "cancel-running-future",
+            "`#[time_limiter]` always cancels the call on timeout (the future it protects borrows the function's arguments, so it cannot run on in the background); call `TimeLimiter::call_async_detached` with a `'static` future to let it finish",
+        )]
     }
 }
 

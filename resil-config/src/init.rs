@@ -590,6 +590,24 @@ impl Parts<'_> {
                 check_kinds::<P>(aspect, name, sites, effective, &mut self.d);
             }
         }
+        // settings that the attributes of the declared functions cannot honour
+        for (name, sites) in &declared {
+            let Some(effective) = instances.get(name).or(default) else {
+                continue;
+            };
+            for (key, why) in P::unhonoured_by_attributes(&effective.config) {
+                let Some(setting) = effective.provenance.get(key) else {
+                    continue;
+                };
+                let site = sites[0];
+                self.d.warn(setting.problem(format!(
+                    "has no effect on {aspect} `{name}` as `{}` at {}:{} uses it: {why}",
+                    site.path(),
+                    site.file,
+                    site.line
+                )));
+            }
+        }
         // the registry, with every configured and declared instance
         let mut builder = Registry::<P>::builder().clock(self.clock.clone()).tags(
             module

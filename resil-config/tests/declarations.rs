@@ -89,6 +89,7 @@ mod inventory {
 #[allow(dead_code)]
 fn charge() -> Result<(), PaymentError> {
     declare!(CircuitBreaker, "payment", "charge", PaymentError, None);
+    declare!(TimeLimiter, "payment", "charge", PaymentError, None);
     Ok(())
 }
 
@@ -114,6 +115,7 @@ fn every_declaration_is_found_sorted() {
             (Aspect::CircuitBreaker, "payment", "charge"),
             (Aspect::Retry, "inventory-query", "query"),
             (Aspect::Bulkhead, "inventory-query", "query"),
+            (Aspect::TimeLimiter, "payment", "charge"),
         ]
     );
     let cb = declarations()[1];
@@ -211,6 +213,53 @@ sliding-window-size = 10
 }
 
 #[test]
+fn a_setting_the_attributes_cannot_honour_is_a_warning() {
+    let file = "[timelimiter.instances.payment]\ntimeout-duration = \"2s\"\ncancel-running-future = false\n";
+    let loaded = load(file, false).unwrap_or_else(|e| panic!("{e}"));
+    let warnings = loaded.report().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let w = &warnings[0];
+    assert_eq!(
+        w.key(),
+        "timelimiter.instances.payment.cancel-running-future"
+    );
+    assert_eq!(w.value(), Some("false"));
+    assert!(
+        w.message().contains(
+            "has no effect on timelimiter `payment` as `declarations::charge` at resil-config/tests/declarations.rs:"
+        ),
+        "{w}"
+    );
+    assert!(w.message().contains("call_async_detached"), "{w}");
+    // the instance is built as configured all the same
+    let limiter = loaded.registries().time_limiters().find("payment").unwrap();
+    assert!(!limiter.config().cancel_running_future());
+
+    // inherited from configs.default, the key path is where the value is
+    let inherited = load(
+        "[timelimiter.configs.default]\ncancel-running-future = false\n",
+        false,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let keys: Vec<&str> = inherited
+        .report()
+        .warnings()
+        .iter()
+        .map(|w| w.key())
+        .collect();
+    assert_eq!(keys, ["timelimiter.configs.default.cancel-running-future"]);
+
+    // strict: an error; the default (true): nothing to say
+    let err = load(file, true).unwrap_err();
+    assert_eq!(err.problems().len(), 1, "{err}");
+    let fine = load(
+        "[timelimiter.instances.payment]\ncancel-running-future = true\n",
+        true,
+    );
+    assert!(fine.is_ok());
+}
+
+#[test]
 fn an_error_kind_the_declared_type_does_not_have_is_an_error() {
     let err = load(
         r#"
@@ -264,7 +313,7 @@ fn the_report_prints_every_call_site_with_its_effective_config() {
     )
     .unwrap();
     let shown = loaded.report().to_string();
-    assert!(shown.starts_with("resil: configuration from resilience.toml; 5 protected function declarations linked into this binary, 5 instances\n"), "{shown}");
+    assert!(shown.starts_with("resil: configuration from resilience.toml; 6 protected function declarations linked into this binary, 6 instances\n"), "{shown}");
     assert!(shown.contains("\ncircuitbreaker `inventory-query` (instances.inventory-query)\n    failure-rate-threshold = 25, slow-call-rate-threshold = 100,"), "{shown}");
     // settings wrap
     assert!(
