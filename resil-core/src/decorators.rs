@@ -50,7 +50,6 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
 
 use crate::Error;
 use crate::bulkhead::Bulkhead;
@@ -87,6 +86,8 @@ impl Layer {
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// An async fallback's future.
+type Recovering<'a, T, E> = BoxFuture<'a, Result<T, Error<E>>>;
 type SyncFallback<'a, T, E> = dyn Fn(Error<E>) -> Result<T, Error<E>> + Send + Sync + 'a;
 type AsyncFallback<'a, T, E> =
     dyn Fn(Error<E>) -> BoxFuture<'a, Result<T, Error<E>>> + Send + Sync + 'a;
@@ -296,11 +297,14 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     /// `f` is called once per attempt. The returned future is `Send` whenever
     /// `f`'s futures, `T` and `E` are; dropping it releases every permit held.
     ///
-    /// Each attempt calls `f` first, then builds the layers from the outside
-    /// in, each asking for permission as it is created (see
-    /// [`crate::future`]); without a retry, the first attempt starts when this
-    /// method is called. The chain's future holds `f`'s future once, and each
-    /// layer adds a few words to it, whatever its size.
+    /// Nothing happens until the returned future is first polled. Then each
+    /// attempt goes through the layers from the outside in: each layer's
+    /// future is created (and asks for its permission, see
+    /// [`crate::future`]) when the layer outside it is first polled, inside
+    /// that layer's pinned future, and `f` is called by the innermost one.
+    /// The chain's future holds `f`'s future once, and each layer adds a few
+    /// words to it, whatever its size. The attribute macros expand into the
+    /// same nesting.
     ///
     /// # Errors
     ///
@@ -310,155 +314,131 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        // Every layer's future is built by a plain closure, never inside an
-        // `async` block: an `async` block that awaits a future it captured
-        // keeps it twice (rust-lang/rust#62958), which doubled the chain's
-        // size at each layer. Each closure owns what is inside it, and is
-        // consumed when its layer starts its inner layer. Each layer is one
-        // future whether the layer is present or not (an `Either`): two
-        // futures per layer would hold the inner chain twice, 2^5 times in all.
-        let fallbacks = &self.fallbacks;
-        let (circuit_breaker, rate_limiter, time_limiter, bulkhead) = (
-            self.circuit_breaker.as_ref(),
-            self.rate_limiter,
-            self.time_limiter,
-            self.bulkhead,
-        );
-        let mut attempt = move || {
-            let call = f();
-            let bulkhead_layer = move || {
-                let call = move || InnerErrors::new(call);
-                let future = match bulkhead {
-                    Some(b) => Either::Left {
-                        future: b.decorate_async(call),
-                    },
-                    None => Either::Right { future: call() },
-                };
-                WithFallback::new(fallbacks, Layer::Bulkhead, future)
-            };
-            let time_limiter_layer = move || {
-                let future = match time_limiter {
-                    Some(t) => Either::Left {
-                        future: t.decorate_async(bulkhead_layer),
-                    },
-                    None => Either::Right {
-                        future: bulkhead_layer(),
-                    },
-                };
-                WithFallback::new(fallbacks, Layer::TimeLimiter, future)
-            };
-            let rate_limiter_layer = move || {
-                let future = match rate_limiter {
-                    Some(l) => Either::Left {
-                        future: l.decorate_async(time_limiter_layer),
-                    },
-                    None => Either::Right {
-                        future: time_limiter_layer(),
-                    },
-                };
-                WithFallback::new(fallbacks, Layer::RateLimiter, future)
-            };
-            let future = match circuit_breaker {
-                Some((cb, c)) => Either::Left {
-                    future: cb.decorate_async(c, rate_limiter_layer),
-                },
-                None => Either::Right {
-                    future: rate_limiter_layer(),
-                },
-            };
-            WithFallback::new(fallbacks, Layer::CircuitBreaker, future)
+        // Each layer is an `async fn` that creates the layer inside it when
+        // it is first polled, so nothing is built by value and moved into its
+        // parent (which cost a copy of the whole chain per layer), and no
+        // `async` block owns a future it then awaits (which keeps it twice,
+        // rust-lang/rust#62958): the layers capture only references, and the
+        // caller's future is created where it is awaited.
+        let layers = Layers {
+            circuit_breaker: self.circuit_breaker.as_ref(),
+            rate_limiter: self.rate_limiter,
+            time_limiter: self.time_limiter,
+            bulkhead: self.bulkhead,
+            fallbacks: &self.fallbacks,
         };
-        let future = match &self.retry {
-            Some((retry, c)) => Either::Left {
-                future: retry.decorate_async(c, attempt),
-            },
-            None => Either::Right { future: attempt() },
-        };
-        WithFallback::new(fallbacks, Layer::Retry, future)
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A layer's future followed by the layer's fallback, if it has one.
-    #[project = WithFallbackProj]
-    enum WithFallback<'s, 'a, Fut, T, E> {
-        Layer {
-            #[pin]
-            future: Fut,
-            fallback: Option<&'s Fallback<'a, T, E>>,
-        },
-        Recovering {
-            future: BoxFuture<'a, Result<T, Error<E>>>,
-        },
-        Done,
-    }
-}
-
-impl<'s, 'a, Fut, T, E> WithFallback<'s, 'a, Fut, T, E> {
-    #[inline]
-    fn new(fallbacks: &'s [Option<Fallback<'a, T, E>>; 5], layer: Layer, future: Fut) -> Self {
-        WithFallback::Layer {
-            future,
-            fallback: fallbacks[layer as usize].as_ref(),
-        }
-    }
-}
-
-impl<Fut, T, E> Future for WithFallback<'_, '_, Fut, T, E>
-where
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        loop {
-            match self.as_mut().project() {
-                WithFallbackProj::Layer { future, fallback } => {
-                    let result = ready!(future.poll(cx));
-                    let fallback = *fallback;
-                    // The layer's future is dropped before its fallback runs.
-                    self.set(WithFallback::Done);
-                    match (fallback, result) {
-                        (Some(Fallback::Sync(f)), Err(e)) => return Poll::Ready(f(e)),
-                        (Some(Fallback::Async(f)), Err(e)) => {
-                            self.set(WithFallback::Recovering { future: f(e) });
-                        }
-                        (_, result) => return Poll::Ready(result),
+        let retry = self.retry.as_ref();
+        async move {
+            let result = match retry {
+                // The retry's loop (`Retry::decorate_async`), written out so
+                // that each attempt can borrow `f`.
+                Some((retry, c)) => {
+                    let mut call = retry.start_async_call();
+                    loop {
+                        let attempt = layers.circuit_breaker(&mut f).await;
+                        let wait = match call.settle(c, attempt) {
+                            Ok(result) => break result,
+                            Err(wait) => wait,
+                        };
+                        call.wait(wait).await;
                     }
                 }
-                WithFallbackProj::Recovering { future } => {
-                    let result = ready!(future.as_mut().poll(cx));
-                    self.set(WithFallback::Done);
-                    return Poll::Ready(result);
-                }
-                WithFallbackProj::Done => panic!("a decorated future polled after completion"),
+                None => layers.circuit_breaker(&mut f).await,
+            };
+            match recover(layers.fallback(Layer::Retry), result) {
+                Ok(result) => result,
+                Err(recovering) => recovering.await,
             }
         }
     }
 }
 
-pin_project_lite::pin_project! {
-    /// One of two futures with the same output, polled in place.
-    #[project = EitherProj]
-    enum Either<A, B> {
-        Left { #[pin] future: A },
-        Right { #[pin] future: B },
+/// The layers inside the retry, by reference.
+struct Layers<'s, 'a, T, E> {
+    circuit_breaker: Option<&'s (&'a CircuitBreaker, Classifier<T, E>)>,
+    rate_limiter: Option<&'a RateLimiter>,
+    time_limiter: Option<&'a TimeLimiter>,
+    bulkhead: Option<&'a Bulkhead>,
+    fallbacks: &'s [Option<Fallback<'a, T, E>>; 5],
+}
+
+impl<'s, 'a, T, E> Layers<'s, 'a, T, E> {
+    fn fallback(&self, layer: Layer) -> Option<&'s Fallback<'a, T, E>> {
+        self.fallbacks[layer as usize].as_ref()
+    }
+
+    async fn circuit_breaker<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let result = match self.circuit_breaker {
+            Some((cb, c)) => cb.decorate_async(c, || self.rate_limiter(f)).await,
+            None => self.rate_limiter(f).await,
+        };
+        match recover(self.fallback(Layer::CircuitBreaker), result) {
+            Ok(result) => result,
+            Err(recovering) => recovering.await,
+        }
+    }
+
+    async fn rate_limiter<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let result = match self.rate_limiter {
+            Some(l) => l.decorate_async(|| self.time_limiter(f)).await,
+            None => self.time_limiter(f).await,
+        };
+        match recover(self.fallback(Layer::RateLimiter), result) {
+            Ok(result) => result,
+            Err(recovering) => recovering.await,
+        }
+    }
+
+    async fn time_limiter<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let result = match self.time_limiter {
+            Some(t) => t.decorate_async(|| self.bulkhead(f)).await,
+            None => self.bulkhead(f).await,
+        };
+        match recover(self.fallback(Layer::TimeLimiter), result) {
+            Ok(result) => result,
+            Err(recovering) => recovering.await,
+        }
+    }
+
+    async fn bulkhead<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let result = match self.bulkhead {
+            Some(b) => b.decorate_async(|| InnerErrors::new(f())).await,
+            None => InnerErrors::new(f()).await,
+        };
+        match recover(self.fallback(Layer::Bulkhead), result) {
+            Ok(result) => result,
+            Err(recovering) => recovering.await,
+        }
     }
 }
 
-impl<A, B, O> Future for Either<A, B>
-where
-    A: Future<Output = O>,
-    B: Future<Output = O>,
-{
-    type Output = O;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O> {
-        match self.project() {
-            EitherProj::Left { future } => future.poll(cx),
-            EitherProj::Right { future } => future.poll(cx),
-        }
+/// A layer's result after the layer's fallback, if it has one (the layer's
+/// future is gone by then): `Ok` when known at once, `Err` with the async
+/// fallback's future to await.
+fn recover<'a, T, E>(
+    fallback: Option<&Fallback<'a, T, E>>,
+    result: Result<T, Error<E>>,
+) -> Result<Result<T, Error<E>>, Recovering<'a, T, E>> {
+    match (fallback, result) {
+        (Some(Fallback::Sync(f)), Err(e)) => Ok(f(e)),
+        (Some(Fallback::Async(f)), Err(e)) => Err(f(e)),
+        (_, result) => Ok(result),
     }
 }
 

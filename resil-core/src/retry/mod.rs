@@ -424,30 +424,21 @@ impl Retry {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        let mut call = CallState::new(&self.inner);
+        let mut call = self.start_async_call();
         loop {
-            // A block, so that the result's storage ends before the sleep: a
-            // borrowed local otherwise counts as held across the `.await`,
-            // and a `T` or `E` that is not `Send` would make this future so.
-            let wait = {
-                let result = f().await;
-                match call.next(classifier, &result) {
-                    Next::Return => return result,
-                    Next::Exhausted => return Err(self.inner.exhausted()),
-                    Next::Retry { attempt, wait } => {
-                        if let (Some(consume), Ok(value)) =
-                            (classifier.consume_result_before_retry, result)
-                        {
-                            consume(attempt, value);
-                        }
-                        wait
-                    }
-                }
+            let wait = match call.settle(classifier, f().await) {
+                Ok(result) => return result,
+                Err(wait) => wait,
             };
-            if !wait.is_zero() {
-                self.inner.clock.sleep_async(wait).await;
-            }
+            call.wait(wait).await;
         }
+    }
+
+    /// The state of one async call, for loops that make their own attempts
+    /// (the decorator chain, whose attempts borrow what a closure could not
+    /// lend): after each attempt, [`CallState::settle`].
+    pub(crate) fn start_async_call(&self) -> CallState<'_> {
+        CallState::new(&self.inner)
     }
 }
 
@@ -733,7 +724,7 @@ impl Inner {
 }
 
 /// One call's progress (Resilience4j's `Retry.Context`), on the caller's stack.
-struct CallState<'r> {
+pub(crate) struct CallState<'r> {
     inner: &'r Inner,
     /// Failed attempts so far (Resilience4j's `numOfAttempts`).
     attempts: u32,
@@ -751,6 +742,37 @@ impl<'r> CallState<'r> {
             attempts: 0,
             last_kind: None,
             done: false,
+        }
+    }
+
+    /// Counts an async attempt's outcome: the call's result, or the wait
+    /// before the next attempt (for [`CallState::wait`]).
+    ///
+    /// The result is consumed here, so a caller that binds the wait with
+    /// `let` before awaiting never holds a `T` or `E` across the wait (one
+    /// that is not `Send` would make its future so).
+    pub(crate) fn settle<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: Result<T, Error<E>>,
+    ) -> Result<Result<T, Error<E>>, Duration> {
+        match self.next(classifier, &result) {
+            Next::Return => Ok(result),
+            Next::Exhausted => Ok(Err(self.inner.exhausted())),
+            Next::Retry { attempt, wait } => {
+                if let (Some(consume), Ok(value)) = (classifier.consume_result_before_retry, result)
+                {
+                    consume(attempt, value);
+                }
+                Err(wait)
+            }
+        }
+    }
+
+    /// Waits on the retry's clock before the next attempt.
+    pub(crate) async fn wait(&self, wait: Duration) {
+        if !wait.is_zero() {
+            self.inner.clock.sleep_async(wait).await;
         }
     }
 
