@@ -45,7 +45,6 @@ use resil_core::thread_pool_bulkhead::{
 };
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterConfigBuilder};
 
-use crate::declared::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Setting, Table, Val};
@@ -921,9 +920,4 @@ impl Binder for TimeLimiter {
             "`#[time_limiter]` always cancels the call on timeout (the future it protects borrows the function's arguments, so it cannot run on in the background); call `TimeLimiter::call_async_detached` with a `'static` future to let it finish",
         )]
     }
-}
-
-/// The aspects whose tables name error kinds (checked against the declarations).
-pub(crate) fn has_kinds(aspect: Aspect) -> bool {
-    matches!(aspect, Aspect::CircuitBreaker | Aspect::Retry)
 }

@@ -581,32 +581,15 @@ impl Parts<'_> {
                 "no protected function in this binary declares {aspect} `{name}`{close} (a crate that the binary never names is not linked: add `use that_crate as _;`)"
             )));
         }
-        // error kinds named in the file must exist in the declared error types
-        if bind::has_kinds(aspect) {
-            for (name, sites) in &declared {
-                let Some(effective) = instances.get(name).or(default) else {
-                    continue;
-                };
-                check_kinds::<P>(aspect, name, sites, effective, &mut self.d);
-            }
-        }
-        // settings that the attributes of the declared functions cannot honour
+        // what the file says of each declared instance: the error kinds it
+        // names must exist in the declared error types, and its settings must
+        // be ones the attributes can honour
         for (name, sites) in &declared {
             let Some(effective) = instances.get(name).or(default) else {
                 continue;
             };
-            for (key, why) in P::unhonoured_by_attributes(&effective.config) {
-                let Some(setting) = effective.provenance.get(key) else {
-                    continue;
-                };
-                let site = sites[0];
-                self.d.warn(setting.problem(format!(
-                    "has no effect on {aspect} `{name}` as `{}` at {}:{} uses it: {why}",
-                    site.path(),
-                    site.file,
-                    site.line
-                )));
-            }
+            check_kinds::<P>(aspect, name, sites, effective, &mut self.d);
+            check_honoured::<P>(aspect, name, sites, effective, &mut self.d);
         }
         // the registry, with every configured and declared instance
         let mut builder = Registry::<P>::builder().clock(self.clock.clone()).tags(
@@ -650,6 +633,27 @@ impl Parts<'_> {
             });
         }
         registry
+    }
+}
+
+/// Warns of settings that the attributes of `sites` cannot honour.
+fn check_honoured<P: Binder>(
+    aspect: Aspect,
+    name: &str,
+    sites: &[&'static Declaration],
+    effective: &Bound<P::Config>,
+    d: &mut Diagnostics,
+) {
+    let site = sites[0];
+    for (key, why) in P::unhonoured_by_attributes(&effective.config) {
+        if let Some(setting) = effective.provenance.get(key) {
+            d.warn(setting.problem(format!(
+                "has no effect on {aspect} `{name}` as `{}` at {}:{} uses it: {why}",
+                site.path(),
+                site.file,
+                site.line
+            )));
+        }
     }
 }
 
