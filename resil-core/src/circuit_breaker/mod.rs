@@ -25,6 +25,24 @@
 //! open a breaker exactly once and HALF_OPEN never admits more probes than
 //! permitted.
 //!
+//! A call's outcome is recorded in the state current when it completes, as in
+//! Resilience4j: a probe admitted by an older HALF_OPEN (the breaker has since
+//! opened and half-opened again) counts in the newer HALF_OPEN's window and
+//! may decide it. Only its permit is tied to the state that issued it: it is
+//! never given to a newer HALF_OPEN's budget.
+//!
+//! # Panics in user code
+//!
+//! A panic in the guarded call, or in a user's predicate while its outcome is
+//! classified, is recorded as one failure (kind `"panic"`), frees the call's
+//! permit and is resumed. A panicking open-state interval function does not
+//! stop the transition: the breaker opens for Resilience4j's default wait
+//! (60 s), arms its timer, and the panic is resumed (dropped instead when the
+//! thread is already unwinding, so a second panic never aborts the process).
+//! An async call's future dropped by an unwind that is not its own (another
+//! value's destructor, a panic beside it) gives its permit back and records
+//! nothing.
+//!
 //! # Examples
 //!
 //! ```
@@ -68,6 +86,7 @@ mod loom;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, ready};
@@ -177,7 +196,15 @@ struct Transitioned {
     from: State,
     word: Word,
     open_wait: Duration,
+    // The panic of a user's open-state interval function: the transition
+    // completed with the default wait, and the panic is resumed once the
+    // transition is published and its timer armed.
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }
+
+/// The open-state wait when the user's interval function panics:
+/// Resilience4j's default `wait-duration-in-open-state`.
+const WAIT_WHEN_INTERVAL_PANICS: Duration = Duration::from_secs(60);
 
 /// The result of evaluating the window after a call.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -451,7 +478,10 @@ impl CircuitBreaker {
     /// Finish it with [`CallGuard::record`] (or `on_success` / `on_error` /
     /// `on_ignored_error`). A guard dropped unfinished gives its permit back
     /// and records nothing, unless the thread is panicking: then the call is
-    /// recorded as a failure (kind `"panic"`).
+    /// recorded as a failure (kind `"panic"`). A guard held by a
+    /// [`CircuitBreakerFuture`] counts a panic only while the caller's future
+    /// is being created or polled: the future dropped during some other
+    /// unwind gives its permit back and records nothing.
     ///
     /// # Errors
     ///
@@ -467,6 +497,7 @@ impl CircuitBreaker {
             start: self.inner.clock.now(),
             permit,
             done: false,
+            in_call: true,
         })
     }
 
@@ -584,10 +615,16 @@ impl CircuitBreaker {
         let stage = match self.start_call() {
             // Should `f` panic, the guard is dropped while unwinding and
             // records the panic, as in `decorate`.
-            Ok(guard) => Stage::Running {
-                future: f.start(),
-                guard: Some(guard),
-            },
+            Ok(mut guard) => {
+                let future = f.start();
+                // From here on, an unwind that drops the future is not the
+                // call's own unless it comes from polling it (see `poll`).
+                guard.in_call = false;
+                Stage::Running {
+                    future,
+                    guard: Some(guard),
+                }
+            }
             Err(refused) => Stage::Refused {
                 error: Some(refused),
             },
@@ -622,6 +659,9 @@ pub struct CallGuard<'a> {
     start: Nanos,
     permit: Permit,
     done: bool,
+    // Whether an unwind that drops this guard is the protected call's own
+    // (recorded as a failure) rather than some other code's (permit returned).
+    in_call: bool,
 }
 
 impl CallGuard<'_> {
@@ -629,10 +669,14 @@ impl CallGuard<'_> {
     /// `record_errors` / `ignore_errors`.
     #[inline]
     pub fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
-        self.done = true;
         let end = self.inner.clock.now();
         let elapsed = end.as_u64().saturating_sub(self.start.as_u64());
+        // The user's predicates run while the guard is still unfinished: a
+        // panic in one drops the guard while unwinding, which records the
+        // call as a failure (kind "panic") and frees its permit.
+        self.in_call = true;
         let verdict = classifier.classify(&self.inner.config, result);
+        self.done = true;
         self.inner.finish(end, elapsed, verdict, Some(self.permit));
         if let Some(f) = classifier.transition_on_result
             && !matches!(verdict, Verdict::Ignored(_))
@@ -678,7 +722,7 @@ impl Drop for CallGuard<'_> {
         if self.done {
             return;
         }
-        if std::thread::panicking() {
+        if self.in_call && std::thread::panicking() {
             let end = self.inner.clock.now();
             self.inner.finish(
                 end,
@@ -775,7 +819,14 @@ where
         let mut stage = this.stage;
         match stage.as_mut().project() {
             StageProj::Running { future, guard } => {
-                let result = ready!(future::poll_holding(future, guard, cx));
+                if let Some(g) = guard.as_mut() {
+                    g.in_call = true;
+                }
+                let poll = future::poll_holding(future, guard, cx);
+                if let Some(g) = guard.as_mut() {
+                    g.in_call = false;
+                }
+                let result = ready!(poll);
                 let guard = guard.take();
                 // The caller's future is dropped before the outcome is
                 // recorded, as at the end of an `.await`.
@@ -1169,7 +1220,7 @@ impl Inner {
                         slow_call_rate: rate,
                     });
             }
-            self.after_transition(&t, State::Open, false);
+            self.after_transition(t, State::Open, false);
         }
     }
 
@@ -1250,7 +1301,7 @@ impl Inner {
     fn manual(&self, target: Target) -> Result<(), IllegalStateTransition> {
         let t = self.transition(None, target)?;
         if let Some(t) = t {
-            self.after_transition(&t, target.state(), matches!(target, Target::Reset));
+            self.after_transition(t, target.state(), matches!(target, Target::Reset));
         }
         Ok(())
     }
@@ -1258,7 +1309,7 @@ impl Inner {
     /// Transitions (if the gate is still this generation) and publishes.
     fn transition_and_publish(&self, generation: Option<u32>, target: Target) {
         if let Ok(Some(t)) = self.transition(generation, target) {
-            self.after_transition(&t, target.state(), false);
+            self.after_transition(t, target.state(), false);
         }
     }
 
@@ -1286,6 +1337,7 @@ impl Inner {
             _ => self.attempts.load(Ordering::Acquire),
         };
         let mut open_wait = Duration::ZERO;
+        let mut panic = None;
         let (slot, attempts, permits) = match target {
             Target::Closed | Target::Reset => {
                 self.reset_cell(Slot::Closed, now);
@@ -1293,10 +1345,18 @@ impl Inner {
             }
             Target::Open => {
                 let attempts = attempts.saturating_add(1);
-                open_wait = self
-                    .config
-                    .wait_interval_function_in_open_state
-                    .apply(attempts);
+                let interval = &self.config.wait_interval_function_in_open_state;
+                // A user's interval function runs under the transition lock:
+                // should it panic, the transition still completes (with the
+                // default wait) and the panic is resumed after it.
+                open_wait =
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| interval.apply(attempts))) {
+                        Ok(wait) => wait,
+                        Err(payload) => {
+                            panic = Some(payload);
+                            WAIT_WHEN_INTERVAL_PANICS
+                        }
+                    };
                 self.open_until(now.saturating_add(open_wait));
                 (cur.slot(), attempts, 0)
             }
@@ -1351,6 +1411,7 @@ impl Inner {
             from,
             word,
             open_wait,
+            panic,
         }))
     }
 
@@ -1365,7 +1426,7 @@ impl Inner {
     }
 
     /// Publishes the transition and arms (or cancels) the timer of the new state.
-    fn after_transition(&self, t: &Transitioned, to: State, reset: bool) {
+    fn after_transition(&self, mut t: Transitioned, to: State, reset: bool) {
         if t.from != to {
             self.events
                 .publish(|| CircuitBreakerEvent::StateTransition { from: t.from, to });
@@ -1373,7 +1434,15 @@ impl Inner {
         if reset {
             self.events.publish(|| CircuitBreakerEvent::Reset);
         }
-        self.arm_timer(t, to);
+        self.arm_timer(&t, to);
+        if let Some(payload) = t.panic.take() {
+            // Resumed only when it is not a second panic: an interval function
+            // that panics while a panicking call is being recorded must not
+            // abort the process.
+            if !std::thread::panicking() {
+                std::panic::resume_unwind(payload);
+            }
+        }
     }
 
     fn arm_timer(&self, t: &Transitioned, to: State) {
@@ -1396,14 +1465,9 @@ impl Inner {
             }
             _ => None,
         };
-        let mut timer = self
-            .timer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // A slower transition must not replace the timer of a newer one.
-        if (generation.wrapping_sub(timer.0) as i32) < 0 {
-            return;
-        }
+        // Scheduled before the timer slot is locked: a clock may run a due
+        // task inline (the manual clock does for a zero delay), and that task
+        // transitions and arms a timer of its own.
         let handle = match scheduled {
             Some((delay, target)) => {
                 let weak = self.weak_self();
@@ -1418,7 +1482,19 @@ impl Inner {
             }
             None => TimerHandle::none(),
         };
-        *timer = (generation, handle); // the previous timer is cancelled on drop
+        let mut timer = self
+            .timer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A slower transition must not replace the timer of a newer one: its
+        // own handle is dropped (cancelled) instead.
+        let replaced = if (generation.wrapping_sub(timer.0) as i32) < 0 {
+            handle
+        } else {
+            std::mem::replace(&mut *timer, (generation, handle)).1
+        };
+        drop(timer);
+        drop(replaced); // cancelled outside the lock: a clock may lock in cancel
     }
 
     fn weak_self(&self) -> Weak<Inner> {
