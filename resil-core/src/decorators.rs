@@ -335,7 +335,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
                 Some((retry, c)) => {
                     let mut call = retry.start_async_call();
                     loop {
-                        let attempt = layers.circuit_breaker(&mut f).await;
+                        let attempt = call.attempt(layers.circuit_breaker(&mut f)).await;
                         let wait = match call.settle(c, attempt) {
                             Ok(result) => break result,
                             Err(wait) => wait,

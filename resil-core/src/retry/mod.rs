@@ -426,7 +426,8 @@ impl Retry {
     {
         let mut call = self.start_async_call();
         loop {
-            let wait = match call.settle(classifier, f().await) {
+            let attempt = call.attempt(f()).await;
+            let wait = match call.settle(classifier, attempt) {
                 Ok(result) => return result,
                 Err(wait) => wait,
             };
@@ -438,7 +439,12 @@ impl Retry {
     /// (the decorator chain, whose attempts borrow what a closure could not
     /// lend): after each attempt, [`CallState::settle`].
     pub(crate) fn start_async_call(&self) -> CallState<'_> {
-        CallState::new(&self.inner)
+        let call = CallState::new(&self.inner);
+        // Async: an unwind counts as the call's panic only while an attempt
+        // is being polled (see `CallState::attempt`).
+        call.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        call
     }
 }
 
@@ -732,6 +738,9 @@ pub(crate) struct CallState<'r> {
     last_kind: Option<&'static str>,
     /// The call's outcome is counted; until then a drop means cancellation or panic.
     done: bool,
+    /// Whether an unwind that drops this state is the call's own panic (an
+    /// attempt's) rather than some other code's, which records nothing.
+    in_attempt: std::sync::atomic::AtomicBool,
 }
 
 impl<'r> CallState<'r> {
@@ -742,6 +751,16 @@ impl<'r> CallState<'r> {
             attempts: 0,
             last_kind: None,
             done: false,
+            in_attempt: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    /// An async attempt, marked as the call's own while it is polled.
+    #[inline]
+    pub(crate) fn attempt<F: Future>(&self, future: F) -> Attempt<'_, F> {
+        Attempt {
+            future,
+            in_attempt: &self.in_attempt,
         }
     }
 
@@ -930,8 +949,36 @@ impl<'r> CallState<'r> {
 impl Drop for CallState<'_> {
     #[inline]
     fn drop(&mut self) {
-        if !self.done {
+        if !self.done && self.in_attempt.load(std::sync::atomic::Ordering::Relaxed) {
             self.abandoned();
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An async attempt of a retried call (see [`CallState::attempt`]).
+    pub(crate) struct Attempt<'c, F> {
+        #[pin]
+        future: F,
+        in_attempt: &'c std::sync::atomic::AtomicBool,
+    }
+}
+
+impl<F: Future> Future for Attempt<'_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = self.project();
+        this.in_attempt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        // Left set if the attempt panics: the unwind is the call's own.
+        let poll = this.future.poll(cx);
+        this.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        poll
     }
 }
