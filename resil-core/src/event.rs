@@ -13,6 +13,14 @@
 //! and the guarded call is not affected (Resilience4j catches consumer
 //! exceptions only in some modules; resil does it everywhere).
 //!
+//! Consumers run on the thread that publishes (the caller's, or a timer's for
+//! automatic transitions), from a snapshot of the subscriber list and with no
+//! lock of the publisher held. A consumer may therefore subscribe, unsubscribe
+//! (itself included: it still sees the event being delivered), read
+//! [`EventPublisher::recent_events`] or call the instance that published; a
+//! subscription made during a delivery sees the next event, not the current
+//! one. A consumer should still be quick: it runs inside the guarded call.
+//!
 //! # Examples
 //!
 //! ```
@@ -104,6 +112,20 @@ struct Subscriber<K: EventKind> {
     consumer: Consumer<K>,
 }
 
+impl<K: EventKind> Clone for Subscriber<K> {
+    fn clone(&self) -> Self {
+        Subscriber {
+            id: self.id,
+            only: self.only,
+            consumer: Arc::clone(&self.consumer),
+        }
+    }
+}
+
+/// The subscriber list, copied on write: a publisher takes a snapshot (one
+/// reference count) and runs the consumers with no lock held.
+type Subscribers<K> = Arc<[Subscriber<K>]>;
+
 /// Identifies a subscription, to remove it with [`EventPublisher::unsubscribe`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SubscriptionId(u64);
@@ -117,7 +139,7 @@ pub struct EventPublisher<K: EventKind> {
     /// `true` while there is a subscriber, so a buffer alone skips the subscriber list.
     subscribed: AtomicBool,
     next_id: AtomicU64,
-    subscribers: RwLock<Vec<Subscriber<K>>>,
+    subscribers: RwLock<Subscribers<K>>,
     /// The recent events, kept compact (no name, no wall time: both are added
     /// when the buffer is read), so buffering costs a lock and a copy.
     buffer: Mutex<Option<Ring<(Nanos, K)>>>,
@@ -131,7 +153,7 @@ impl<K: EventKind> EventPublisher<K> {
             active: AtomicBool::new(false),
             subscribed: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
-            subscribers: RwLock::new(Vec::new()),
+            subscribers: RwLock::new(Arc::from(Vec::new())),
             buffer: Mutex::new(None),
         }
     }
@@ -155,7 +177,9 @@ impl<K: EventKind> EventPublisher<K> {
     fn subscribe(&self, only: Option<K::Type>, consumer: Consumer<K>) -> SubscriptionId {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut subs = write(&self.subscribers);
-        subs.push(Subscriber { id, only, consumer });
+        let mut list = subs.to_vec();
+        list.push(Subscriber { id, only, consumer });
+        *subs = Arc::from(list);
         self.subscribed.store(true, Ordering::Release);
         self.active.store(true, Ordering::Release);
         SubscriptionId(id)
@@ -165,9 +189,13 @@ impl<K: EventKind> EventPublisher<K> {
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
         let mut subs = write(&self.subscribers);
         let before = subs.len();
-        subs.retain(|s| s.id != id.0);
-        let removed = subs.len() != before;
-        self.refresh_active(subs.is_empty());
+        let list: Vec<_> = subs.iter().filter(|s| s.id != id.0).cloned().collect();
+        let removed = list.len() != before;
+        let empty = list.is_empty();
+        if removed {
+            *subs = Arc::from(list);
+        }
+        self.refresh_active(empty);
         removed
     }
 
@@ -233,7 +261,10 @@ impl<K: EventKind> EventPublisher<K> {
     pub(crate) fn publish_at(&self, at: Nanos, kind: K) {
         if self.subscribed.load(Ordering::Acquire) {
             let event = self.event(at, kind.clone());
-            let subs = read(&self.subscribers);
+            // A snapshot: the consumers run with no lock held, so one may
+            // subscribe or unsubscribe on this publisher, and a slow one holds
+            // up only its own call, never a concurrent subscribe or publish.
+            let subs = Arc::clone(&read(&self.subscribers));
             let ty = event.kind.event_type();
             for s in subs.iter() {
                 if s.only.is_none_or(|t| t == ty) {
