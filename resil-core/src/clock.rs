@@ -492,7 +492,18 @@ impl TimerQueue {
         self.tasks.remove(&id);
         if self.tasks.is_empty() {
             self.heap.clear();
+        } else if self.heap.len() > 2 * self.tasks.len() + 16 {
+            // Cancelled entries are dropped once they are the majority, so
+            // the heap stays within twice the live timers (amortized O(1) a
+            // cancel) instead of growing with rate × wait until deadlines pass.
+            let tasks = &self.tasks;
+            self.heap.retain(|Reverse((_, id))| tasks.contains_key(id));
         }
+    }
+
+    #[cfg(test)]
+    fn heap_len(&self) -> usize {
+        self.heap.len()
     }
 
     /// Pops the earliest live timer whose deadline is at or before `now`.
@@ -580,10 +591,94 @@ impl fmt::Debug for TimerHandle {
 
 /// resil's timer thread (`resil-timer`), started on first use, for timers of
 /// clocks that have no runtime to run them.
+///
+/// The timer thread only keeps time: it hands each due task to a runner
+/// thread (`resil-timer-task`), so a task that takes long (a transition whose
+/// event consumer is slow) delays no other timer. Runners are started when a
+/// task is due and none is idle, up to [`MAX_TIMER_RUNNERS`], and an idle
+/// runner above the first leaves after [`RUNNER_KEEP_ALIVE`].
 struct GlobalTimer {
     clock: SystemClock,
     queue: Mutex<TimerQueue>,
     wake: Condvar,
+    runners: Runners,
+}
+
+/// The most threads running due timer tasks at once: past it, due tasks wait
+/// for a runner to finish (only when that many tasks block at once).
+const MAX_TIMER_RUNNERS: usize = 64;
+/// How long a runner above the first stays idle before it leaves.
+const RUNNER_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+struct Runners {
+    state: Mutex<RunnerState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct RunnerState {
+    due: std::collections::VecDeque<Task>,
+    threads: usize,
+    idle: usize,
+}
+
+impl Runners {
+    /// Queues a due task, starting a runner when none is idle.
+    fn run(&'static self, task: Task) {
+        let mut state = lock(&self.state);
+        state.due.push_back(task);
+        if state.idle >= state.due.len() || state.threads >= MAX_TIMER_RUNNERS {
+            drop(state);
+            self.ready.notify_one();
+            return;
+        }
+        state.threads += 1;
+        drop(state);
+        let spawned = std::thread::Builder::new()
+            .name("resil-timer-task".into())
+            .spawn(move || self.work());
+        if spawned.is_err() {
+            let mut state = lock(&self.state);
+            state.threads -= 1;
+            if state.threads == 0 {
+                // No runner at all: run what is due here rather than never.
+                let due: Vec<Task> = state.due.drain(..).collect();
+                drop(state);
+                for task in due {
+                    run_task(task);
+                }
+            }
+        }
+    }
+
+    fn work(&self) {
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(task) = state.due.pop_front() {
+                drop(state);
+                run_task(task);
+                state = lock(&self.state);
+                continue;
+            }
+            state.idle += 1;
+            let (next, timeout) = self
+                .ready
+                .wait_timeout(state, RUNNER_KEEP_ALIVE)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state = next;
+            state.idle -= 1;
+            if timeout.timed_out() && state.due.is_empty() && state.threads > 1 {
+                state.threads -= 1;
+                return;
+            }
+        }
+    }
+}
+
+/// Runs a timer task; a panicking task takes no thread down with it.
+fn run_task(task: Task) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
 }
 
 fn global_timer() -> &'static GlobalTimer {
@@ -593,6 +688,7 @@ fn global_timer() -> &'static GlobalTimer {
             clock: SystemClock::new(),
             queue: Mutex::new(TimerQueue::default()),
             wake: Condvar::new(),
+            runners: Runners::default(),
         }));
         std::thread::Builder::new()
             .name("resil-timer".into())
@@ -614,14 +710,13 @@ impl GlobalTimer {
         lock(&self.queue).cancel(id);
     }
 
-    fn run(&self) {
+    fn run(&'static self) {
         let mut queue = lock(&self.queue);
         loop {
             let now = self.clock.now();
             if let Some(task) = queue.pop_due(now) {
                 drop(queue);
-                // A panicking task must not take the timer thread down with it.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
+                self.runners.run(task);
                 queue = lock(&self.queue);
                 continue;
             }
@@ -698,6 +793,52 @@ impl fmt::Debug for Sleep {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn cancelled_timers_leave_the_heap() {
+        let mut queue = TimerQueue::default();
+        let ids: Vec<u64> = (0..1000)
+            .map(|i| queue.push(Nanos(1_000_000 + i), Box::new(|| {})))
+            .collect();
+        for id in &ids[10..] {
+            queue.cancel(*id);
+        }
+        assert!(queue.heap_len() <= 2 * 10 + 16, "{}", queue.heap_len());
+        let mut due = 0;
+        while queue.pop_due(Nanos(u64::MAX)).is_some() {
+            due += 1;
+        }
+        assert_eq!(due, 10, "the live timers are all still there");
+    }
+
+    #[test]
+    fn a_slow_timer_task_does_not_delay_the_next_timer() {
+        let clock = SystemClock::new();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let (entered, has_entered) = std::sync::mpsc::channel::<()>();
+        let slow = clock.schedule(
+            Duration::ZERO,
+            Box::new(move || {
+                let _ = entered.send(());
+                let _ = released.recv_timeout(Duration::from_secs(30));
+            }),
+        );
+        has_entered
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the slow task starts");
+        let (fired, has_fired) = std::sync::mpsc::channel::<()>();
+        let next = clock.schedule(
+            Duration::from_millis(1),
+            Box::new(move || {
+                let _ = fired.send(());
+            }),
+        );
+        // Before runners, this waited for the slow task (30 s) and failed.
+        let on_time = has_fired.recv_timeout(Duration::from_secs(10));
+        let _ = release.send(());
+        assert!(on_time.is_ok(), "the second timer waited for the first");
+        drop((slow, next));
+    }
 
     #[test]
     fn manual_clock_clones_share_time() {
