@@ -306,3 +306,84 @@ fn a_refused_call_is_not_an_error_of_the_caller() {
         Err(Error::CallNotPermitted(_))
     ));
 }
+
+#[test]
+fn a_panicking_retry_predicate_in_an_async_call_is_counted_once() {
+    use resil_core::retry::RetryClassifier;
+    let retry = Retry::with_clock(
+        "inventory-query",
+        RetryConfig::builder().build().unwrap(),
+        ManualClock::new(),
+    );
+    const PANICS: RetryClassifier<u32, &str> = RetryClassifier::new().retry_on(|_| panic!("p"));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let fut = retry.call_async_with(&PANICS, || async { Err::<u32, _>("down") });
+        let mut fut = pin!(fut);
+        let _ = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    }));
+    assert!(outcome.is_err());
+    let m = retry.metrics();
+    assert_eq!(m.number_of_failed_calls_without_retry_attempt(), 1);
+    assert_eq!(m.number_of_total_calls(), 1);
+}
+
+/// Every published event reaches a consumer subscribed throughout, exactly
+/// once, while other threads subscribe and unsubscribe in a loop.
+#[test]
+fn stress_every_event_reaches_a_steady_consumer_exactly_once() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    const THREADS: u64 = 4;
+    const CALLS: u64 = 5_000;
+    let cb = CircuitBreaker::with_clock(
+        "inventory-query",
+        CircuitBreakerConfig::default(),
+        ManualClock::new(),
+    );
+    let steady = Arc::new(AtomicU64::new(0));
+    let counter = steady.clone();
+    cb.event_publisher().on_event(move |_| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = {
+        let (cb, stop) = (cb.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut churned = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let id = cb.event_publisher().on_event(|_| {});
+                assert!(cb.event_publisher().unsubscribe(id));
+                churned += 1;
+            }
+            churned
+        })
+    };
+    let callers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let cb = cb.clone();
+            std::thread::spawn(move || {
+                let mut ok = 0u64;
+                for _ in 0..CALLS {
+                    if cb.call(|| Ok::<u32, &str>(1)).is_ok() {
+                        ok += 1;
+                    }
+                }
+                ok
+            })
+        })
+        .collect();
+    let ok: u64 = callers.into_iter().map(|t| t.join().unwrap()).sum();
+    stop.store(true, Ordering::Relaxed);
+    let churned = churn.join().unwrap();
+    assert_eq!(ok, THREADS * CALLS, "every call admitted");
+    assert_eq!(
+        steady.load(Ordering::Relaxed),
+        THREADS * CALLS,
+        "one Success event per call"
+    );
+    assert!(churned > 0);
+    assert_eq!(
+        cb.metrics().number_of_buffered_calls(),
+        100,
+        "the default window is full"
+    );
+}

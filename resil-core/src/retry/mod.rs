@@ -775,7 +775,11 @@ impl<'r> CallState<'r> {
         classifier: &RetryClassifier<T, E>,
         result: Result<T, Error<E>>,
     ) -> Result<Result<T, Error<E>>, Duration> {
-        match self.next(classifier, &result) {
+        // The user's predicates and result consumer run here: a panic in one
+        // is the call's own.
+        self.in_attempt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let settled = match self.next(classifier, &result) {
             Next::Return => Ok(result),
             Next::Exhausted => Ok(Err(self.inner.exhausted())),
             Next::Retry { attempt, wait } => {
@@ -785,7 +789,10 @@ impl<'r> CallState<'r> {
                 }
                 Err(wait)
             }
-        }
+        };
+        self.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        settled
     }
 
     /// Waits on the retry's clock before the next attempt.
