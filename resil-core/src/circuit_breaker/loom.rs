@@ -147,3 +147,37 @@ fn packed_window_records_exactly_and_reads_consistently() {
         );
     });
 }
+
+/// A transition that arms a timer (OPEN, automatic) racing one that cancels
+/// it (DISABLED): whatever the order, the timer left armed is the newer
+/// state's. Scheduling happens outside the timer slot's lock, so the slower
+/// transition must drop its own handle rather than replace the newer one.
+#[test]
+fn the_newer_transition_keeps_its_timer() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let config = CircuitBreakerConfig::builder()
+            .automatic_transition_from_open_to_half_open_enabled(true)
+            .wait_duration_in_open_state(Duration::from_secs(10))
+            .build()
+            .unwrap();
+        let cb = CircuitBreaker::with_clock("loom", config, clock.clone());
+        let opener = {
+            let cb = cb.clone();
+            loom::thread::spawn(move || {
+                let _ = cb.transition_to_open_state();
+            })
+        };
+        let _ = cb.transition_to_disabled_state();
+        opener.join().unwrap();
+        let last = cb.state();
+        clock.advance(Duration::from_secs(11));
+        match last {
+            // OPEN last: its timer survived and half-opened the breaker.
+            State::Open => assert_eq!(cb.state(), State::HalfOpen),
+            // DISABLED last: OPEN's timer (if any) was cancelled.
+            State::Disabled => assert_eq!(cb.state(), State::Disabled),
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+}

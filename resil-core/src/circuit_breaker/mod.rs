@@ -139,7 +139,7 @@ struct Inner {
     /// Serializes transitions; never held on the call path.
     transition_lock: Mutex<()>,
     /// The pending auto-transition timer and the generation it belongs to.
-    timer: std::sync::Mutex<(u32, TimerHandle)>,
+    timer: Mutex<(u32, TimerHandle)>,
     events: EventPublisher<CircuitBreakerEvent>,
 }
 
@@ -285,7 +285,7 @@ impl CircuitBreaker {
                 metrics_only_published: AtomicU32::new(0),
                 slots,
                 transition_lock: Mutex::new(()),
-                timer: std::sync::Mutex::new((0, TimerHandle::none())),
+                timer: Mutex::new((0, TimerHandle::none())),
                 events,
             }),
         }
@@ -1482,10 +1482,7 @@ impl Inner {
             }
             None => TimerHandle::none(),
         };
-        let mut timer = self
-            .timer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut timer = lock(&self.timer);
         // A slower transition must not replace the timer of a newer one: its
         // own handle is dropped (cancelled) instead.
         let replaced = if (generation.wrapping_sub(timer.0) as i32) < 0 {
