@@ -133,7 +133,13 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     /// Runs `task` once `delay` of this clock's time has passed, unless the
     /// returned handle is cancelled or dropped first.
     ///
-    /// The default runs it on resil's timer thread after `delay` of real time.
+    /// The default runs it on resil's timer thread after `delay` of real time
+    /// (on a runner thread of that timer, so a slow task delays no other).
+    ///
+    /// An implementation may run a task that is already due inline, inside
+    /// `schedule` (as [`ManualClock`] does for a zero delay): resil never
+    /// calls `schedule` while holding a lock that a task takes, so such a
+    /// clock cannot deadlock it.
     fn schedule(&self, delay: Duration, task: Task) -> TimerHandle {
         global_timer().schedule(delay, task)
     }
