@@ -387,3 +387,40 @@ fn stress_every_event_reaches_a_steady_consumer_exactly_once() {
         "the default window is full"
     );
 }
+
+#[test]
+fn a_panicking_fallback_leaks_no_permit_of_any_layer() {
+    use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    use resil_core::decorators::{Decorators, Layer};
+    let cb = half_open(one_probe());
+    let bulkhead = Bulkhead::new(
+        "inventory-query",
+        BulkheadConfig::builder()
+            .max_concurrent_calls(1)
+            .build()
+            .unwrap(),
+    );
+    for layer in [Layer::Bulkhead, Layer::CircuitBreaker] {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            Decorators::new()
+                .with_circuit_breaker(&cb)
+                .with_bulkhead(&bulkhead)
+                .with_fallback(layer, |_e: Error<&str>| -> Result<u32, Error<&str>> {
+                    panic!("fallback")
+                })
+                .call(|| Err::<u32, _>("down"))
+        }));
+        assert!(
+            outcome.is_err(),
+            "{layer:?}: the fallback's panic is resumed"
+        );
+        assert_eq!(
+            bulkhead.metrics().available_concurrent_calls(),
+            1,
+            "{layer:?}: the bulkhead's permit came back"
+        );
+    }
+    // The first call's bulkhead fallback panicked inside the breaker: one
+    // failure (the panic), so the single probe decided OPEN.
+    assert_eq!(cb.state(), State::Open);
+}
