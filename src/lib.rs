@@ -78,6 +78,12 @@
 
 pub use resil_core::*;
 
+/// The README's snippets, compiled (and run, unless marked `no_run`) as doc
+/// tests so that they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use resil_config::{
     Aspect, ConfigProblem, InitError, InstanceReport, Registries, Report, Resilience,
     ResilienceBuilder, declarations, init, is_initialized, registries,
