@@ -227,13 +227,36 @@ impl ResilienceBuilder {
     /// [`InitError::Invalid`] with every problem found.
     pub fn load(self) -> Result<Resilience, InitError> {
         let declarations = self.declarations.unwrap_or_else(declared::declarations);
+        let mut not_utf8 = Vec::new();
         let vars = match self.env {
             Some(vars) => vars,
-            None => std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect(),
+            None => {
+                let mut vars = Vec::new();
+                for (key, value) in std::env::vars_os() {
+                    match (key.into_string(), value.into_string()) {
+                        (Ok(key), Ok(value)) => vars.push((key, value)),
+                        (key, value) => not_utf8.push((
+                            key.unwrap_or_else(|k| k.to_string_lossy().into_owned()),
+                            value.unwrap_or_else(|v| v.to_string_lossy().into_owned()),
+                        )),
+                    }
+                }
+                vars
+            }
         };
         let mut d = Diagnostics::default();
+        // A variable of ours that is not UTF-8 cannot be read: an error naming
+        // it, never a silent start on the file's (or the default) settings.
+        for (key, raw) in not_utf8 {
+            if key.starts_with(&format!("{}_", self.env_prefix)) {
+                d.error(ConfigProblem::new(
+                    format!("environment variable {key}"),
+                    "",
+                    Some(raw),
+                    "is not UTF-8 text; resil reads its variables as UTF-8".to_owned(),
+                ));
+            }
+        }
         let config_var = format!("{}_{}", self.env_prefix, env::CONFIG_VAR);
         let input = match (self.contents, self.file) {
             (Some((name, text)), _) => Some((name, text)),
@@ -307,34 +330,67 @@ impl ResilienceBuilder {
 
 /// Reads a file; `None` when it is absent and not `required`, or unreadable (reported).
 fn read(path: &Path, required: bool, d: &mut Diagnostics) -> Option<(String, String)> {
+    use std::io::Read;
     let name = path.display().to_string();
     let problem = |message: String| ConfigProblem::new(name.clone(), "", None, message);
+    // The type is checked before opening: opening a FIFO for reading blocks
+    // until a writer comes, and a device or `/proc` file reports no size.
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return None,
-        Ok(m) if m.len() > MAX_FILE_SIZE as u64 => {
+        Err(e) => {
+            d.error(problem(format!("cannot read the file: {e}")));
+            return None;
+        }
+        Ok(m) if !m.is_file() => {
             d.error(problem(format!(
-                "is {} bytes; resil reads at most {MAX_FILE_SIZE} bytes",
-                m.len()
+                "cannot read the file: it is not a regular file ({}); resil reads its configuration from a regular file",
+                file_kind(&m.file_type())
             )));
             return None;
         }
-        _ => {}
+        Ok(_) => {}
     }
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Some((name, text)),
-            Err(e) => {
-                d.error(problem(format!(
-                    "cannot read the file: it is not UTF-8 text (invalid byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                )));
-                None
-            }
-        },
+    // Bounded whatever the metadata says: at most one byte past the limit is read.
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_SIZE as u64 + 1).read_to_end(&mut bytes));
+    if let Err(e) = read {
+        d.error(problem(format!("cannot read the file: {e}")));
+        return None;
+    }
+    if bytes.len() > MAX_FILE_SIZE {
+        d.error(problem(format!(
+            "is more than {MAX_FILE_SIZE} bytes; resil reads at most {MAX_FILE_SIZE} bytes"
+        )));
+        return None;
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Some((name, text)),
         Err(e) => {
-            d.error(problem(format!("cannot read the file: {e}")));
+            d.error(problem(format!(
+                "cannot read the file: it is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            )));
             None
         }
+    }
+}
+
+/// What a file that is not a regular file is, for the error.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
     }
 }
 
