@@ -973,3 +973,81 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
         "7"
     );
 }
+
+#[test]
+fn the_builders_debug_never_shows_the_token() {
+    let f = fixture();
+    let shown = format!("{:?}", f.actuator().state_changes("s3cr3t-token"));
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}
+
+/// A body that counts how often it is polled, and never ends.
+struct Watched(Arc<std::sync::atomic::AtomicUsize>);
+
+impl http_body::Body for Watched {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(
+            axum::body::Bytes::from_static(&[b' '; 4096]),
+        ))))
+    }
+}
+
+#[tokio::test]
+async fn a_stranger_is_refused_before_the_body_is_read() {
+    let f = fixture();
+    let router = f.actuator().state_changes("s3cr3t").build().router();
+    let polled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/actuator/circuitbreakers/inventory-query")
+        .body(Body::new(Watched(polled.clone())))
+        .unwrap();
+    let (status, _, _) = send(&router, request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        polled.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no byte read"
+    );
+}
+
+#[tokio::test]
+async fn a_state_change_body_is_bounded_even_without_axums_limit() {
+    let f = fixture();
+    let router = f
+        .actuator()
+        .state_changes("s3cr3t")
+        .build()
+        .router()
+        .layer(axum::extract::DefaultBodyLimit::disable());
+    let polled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/actuator/circuitbreakers/inventory-query")
+        .header("authorization", "Bearer s3cr3t")
+        .body(Body::new(Watched(polled.clone())))
+        .unwrap();
+    let (status, _, _) = send(&router, request).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let frames = polled.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        frames <= resil::actuator::MAX_STATE_CHANGE_BODY / 4096 + 2,
+        "{frames} frames read"
+    );
+    // A small body still works.
+    let (status, body) = post(
+        &router,
+        "/actuator/circuitbreakers/inventory-query",
+        Some("s3cr3t"),
+        json!({"updateState": "FORCE_OPEN"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
