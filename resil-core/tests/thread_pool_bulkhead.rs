@@ -779,3 +779,98 @@ fn a_submission_allocates_once() {
     assert_eq!(n, 1, "the task and its result slot share one allocation");
     assert_eq!(s.unwrap().wait().unwrap(), 7);
 }
+
+/// Waits for a submission on a helper thread, so that a task nobody runs
+/// fails the test instead of hanging it.
+fn wait_bounded<T: Send + 'static>(
+    sub: resil_core::thread_pool_bulkhead::Submission<T>,
+) -> Result<T, resil_core::error::BulkheadFull> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || tx.send(sub.wait()).unwrap());
+    recv(&rx)
+}
+
+/// A value whose `Drop` panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("PanicsOnDrop dropped");
+    }
+}
+
+#[test]
+fn issue_5_a_result_whose_drop_panics_on_the_worker_keeps_the_pool_whole() {
+    let (bh, _clock) = pool("drop-panics", 1, 1, 1);
+    let gate = Gate::default();
+    let g = gate.clone();
+    let (started, rx) = mpsc::channel();
+    let sub = bh.submit(move || {
+        started.send(()).unwrap();
+        g.wait();
+        PanicsOnDrop
+    });
+    recv(&rx);
+    // The receiver is gone: the worker drops the value, and its panic.
+    drop(sub);
+    gate.open();
+    assert_eq!(
+        wait_bounded(bh.submit(|| 7)),
+        Ok(7),
+        "a later task still runs"
+    );
+    assert_eq!(bh.metrics().thread_pool_size(), 1);
+    assert!(bh.shutdown_timeout(SAFETY), "shutdown completes");
+}
+
+#[test]
+fn issue_5_a_waker_that_panics_keeps_the_pool_whole() {
+    struct Panics;
+    impl std::task::Wake for Panics {
+        fn wake(self: Arc<Self>) {
+            panic!("the waker panics");
+        }
+    }
+    let (bh, _clock) = pool("waker-panics", 1, 1, 1);
+    let gate = Gate::default();
+    let g = gate.clone();
+    let mut sub = bh.submit(move || {
+        g.wait();
+        1
+    });
+    let waker = std::task::Waker::from(Arc::new(Panics));
+    let mut cx = std::task::Context::from_waker(&waker);
+    assert!(std::future::Future::poll(std::pin::Pin::new(&mut sub), &mut cx).is_pending());
+    gate.open();
+    assert_eq!(
+        wait_bounded(bh.submit(|| 2)),
+        Ok(2),
+        "a later task still runs"
+    );
+    assert!(bh.shutdown_timeout(SAFETY), "shutdown completes");
+    drop(sub);
+}
+
+#[test]
+fn issue_5_a_name_no_thread_can_take_is_refused_not_panicked() {
+    let err = ThreadPoolBulkhead::try_new("bad\0name", config(1, 1, 1)).unwrap_err();
+    assert_eq!(err.problems()[0].field(), "name");
+    assert!(ThreadPoolBulkhead::try_new("good-name", config(1, 1, 1)).is_ok());
+
+    // The infallible constructor takes it; no thread can start, so every
+    // task is refused and no slot stays counted.
+    let bh = ThreadPoolBulkhead::new("bad\0name", config(1, 1, 1));
+    for _ in 0..3 {
+        assert!(bh.try_submit(|| 1).is_err());
+    }
+    let m = bh.metrics();
+    assert_eq!(
+        (
+            m.thread_pool_size(),
+            m.active_thread_count(),
+            m.queue_depth()
+        ),
+        (0, 0, 0)
+    );
+    assert!(bh.shutdown_timeout(SAFETY), "shutdown completes");
+}

@@ -418,3 +418,102 @@ fn the_registry_shares_instances_and_applies_configs() {
         .collect();
     assert_eq!(kinds, [Timeout]);
 }
+
+fn detaching(max: u32) -> TimeLimiter {
+    let config = TimeLimiterConfig::builder()
+        .timeout_duration(SEC)
+        .cancel_running_future(false)
+        .max_detached_futures(max)
+        .build()
+        .unwrap();
+    TimeLimiter::with_clock("tl", config, TokioClock::new())
+}
+
+#[tokio::test(start_paused = true)]
+async fn issue_8_detached_futures_are_counted_and_bounded() {
+    let tl = detaching(2);
+    let finished = Arc::new(AtomicUsize::new(0));
+    let mut dropped = Vec::new();
+    for _ in 0..3 {
+        let d = Arc::new(AtomicBool::new(false));
+        let (guard, f) = (DropGuard(d.clone()), finished.clone());
+        dropped.push(d);
+        let result = tl
+            .call_async_detached(|| async move {
+                let _guard = guard;
+                sleep(SEC * 3).await;
+                f.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, std::io::Error>(())
+            })
+            .await;
+        assert!(
+            matches!(result, Err(Error::Timeout(_))),
+            "always the timeout"
+        );
+    }
+    assert_eq!(tl.detached_futures(), 2);
+    assert_eq!(tl.metrics().number_of_detached_futures(), 2);
+    assert_eq!(tl.metrics().number_of_timeout_calls(), 3);
+    let flags: Vec<_> = dropped.iter().map(|d| d.load(Ordering::SeqCst)).collect();
+    assert_eq!(flags, [false, false, true], "past the bound, cancelled");
+
+    sleep(SEC * 3).await;
+    tokio::task::yield_now().await;
+    assert_eq!(finished.load(Ordering::SeqCst), 2);
+    assert_eq!(tl.detached_futures(), 0, "finished futures are counted out");
+
+    // Room again: the next timed-out future is left running.
+    let _ = tl
+        .call_async_detached(|| async {
+            sleep(SEC * 3).await;
+            Ok::<_, ()>(())
+        })
+        .await;
+    assert_eq!(tl.detached_futures(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn issue_8_a_detached_future_that_panics_is_counted_out() {
+    let tl = detaching(1);
+    let result = tl
+        .call_async_detached(|| async {
+            sleep(SEC * 2).await;
+            panic!("the background work failed");
+            #[allow(unreachable_code)]
+            Ok::<(), ()>(())
+        })
+        .await;
+    assert!(matches!(result, Err(Error::Timeout(_))));
+    assert_eq!(tl.detached_futures(), 1);
+    sleep(SEC * 2).await;
+    tokio::task::yield_now().await;
+    assert_eq!(tl.detached_futures(), 0);
+}
+
+#[test]
+fn issue_8_a_detached_future_dropped_with_its_runtime_is_counted_out() {
+    let tl = detaching(1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let result = rt.block_on(tl.call_async_detached(|| async {
+        std::future::pending::<()>().await;
+        Ok::<(), ()>(())
+    }));
+    assert!(matches!(result, Err(Error::Timeout(_))));
+    assert_eq!(tl.detached_futures(), 1);
+    drop(rt);
+    assert_eq!(tl.detached_futures(), 0);
+}
+
+#[test]
+fn issue_8_max_detached_futures_must_be_positive() {
+    let err = TimeLimiterConfig::builder()
+        .max_detached_futures(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems()[0].field(), "max_detached_futures");
+    assert_eq!(TimeLimiterConfig::default().max_detached_futures(), 1000);
+}

@@ -89,6 +89,7 @@ mod task;
 
 use std::fmt;
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
@@ -106,7 +107,7 @@ pub use crate::bulkhead::BulkheadFull;
 use self::pool::{Admission, Idle, Pool, Step};
 use self::task::Job;
 use crate::clock::{Clock, SharedClock, SystemClock, TimerHandle};
-use crate::error::Error;
+use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
 use crate::{Name, Tags};
 
@@ -168,6 +169,61 @@ impl ThreadPoolBulkhead {
         clock: impl Clock,
     ) -> Self {
         Self::with_parts(name.into(), config, clock.into_shared(), Tags::default())
+    }
+
+    /// Like [`with_clock`](ThreadPoolBulkhead::with_clock), with the name
+    /// checked first: the threads are named after it, so it must be a valid
+    /// thread name.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] for `name` when it contains a NUL byte. The
+    /// infallible constructors accept such a name, and then every task is
+    /// refused with [`BulkheadFull`], since no thread can start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::SystemClock;
+    /// use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
+    ///
+    /// let config = ThreadPoolBulkheadConfig::default();
+    /// assert!(ThreadPoolBulkhead::try_with_clock("pdf-render", config.clone(), SystemClock::new()).is_ok());
+    /// let err = ThreadPoolBulkhead::try_with_clock("pdf\0render", config, SystemClock::new()).unwrap_err();
+    /// assert_eq!(err.problems()[0].field(), "name");
+    /// ```
+    pub fn try_with_clock(
+        name: impl Into<Name>,
+        config: ThreadPoolBulkheadConfig,
+        clock: impl Clock,
+    ) -> Result<Self, ConfigError> {
+        let name = name.into();
+        let mut p = Problems::default();
+        p.check(
+            !name.contains('\0'),
+            "name",
+            name.escape_debug(),
+            "must not contain a NUL byte (it names the pool's threads)",
+        );
+        p.finish(())?;
+        Ok(Self::with_parts(
+            name,
+            config,
+            clock.into_shared(),
+            Tags::default(),
+        ))
+    }
+
+    /// [`try_with_clock`](ThreadPoolBulkhead::try_with_clock) on the system clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_with_clock`](ThreadPoolBulkhead::try_with_clock).
+    pub fn try_new(
+        name: impl Into<Name>,
+        config: ThreadPoolBulkheadConfig,
+    ) -> Result<Self, ConfigError> {
+        Self::try_with_clock(name, config, SystemClock::new())
     }
 
     pub(crate) fn with_parts(
@@ -524,18 +580,34 @@ impl Shared {
     }
 }
 
+/// The name of worker `number`. A name the OS cannot take (one with a NUL
+/// byte) is an error here, where `std` would panic.
+fn thread_name(name: &str, number: u64) -> std::io::Result<String> {
+    if name.contains('\0') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a thread name cannot contain a NUL byte",
+        ));
+    }
+    Ok(format!("bulkhead-{name}-{number}"))
+}
+
 fn spawn_worker(shared: &Arc<Shared>, number: u64, first: Job) -> std::io::Result<()> {
+    let name = thread_name(&shared.name, number)?;
     let s = Arc::clone(shared);
     thread::Builder::new()
-        .name(format!("bulkhead-{}-{}", shared.name, number))
+        .name(name)
         .spawn(move || work(s, first))
         .map(drop)
 }
 
 /// A worker thread: runs its first job, then whatever the pool gives it.
 fn work(shared: Arc<Shared>, first: Job) {
-    let _alive = Alive(&shared);
-    let mut me = Idle::default();
+    let mut me = Worker {
+        shared: &shared,
+        idle: Idle::default(),
+        running: true,
+    };
     let mut timer = TimerHandle::none();
     let mut job = first;
     loop {
@@ -545,33 +617,56 @@ fn work(shared: Arc<Shared>, first: Job) {
         let step = {
             let mut pool = lock(&shared.pool);
             pool.finish_job();
-            pool.next_step(&mut me)
+            let step = pool.next_step(&mut me.idle);
+            me.running = matches!(step, Step::Run(_));
+            step
         };
         if let Step::Wait { arm: Some(ticket) } = step {
             timer = shared.schedule_keep_alive(ticket);
         }
         // Only now, with this thread back in the pool's books, does the
         // caller see its result: metrics read after a result are settled.
-        ran.deliver();
+        // Handing it back runs the caller's code (a waker; the value's
+        // `Drop` when the submission is gone), whose panic has nobody to
+        // reach: the hook has reported it, and the worker goes on.
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| ran.deliver()));
         job = match step {
             Step::Run(next) => next,
             Step::Exit => return,
-            Step::Wait { .. } => match shared.wait_for_job(&mut me, &mut timer) {
-                Some(next) => next,
+            Step::Wait { .. } => match shared.wait_for_job(&mut me.idle, &mut timer) {
+                Some(next) => {
+                    me.running = true;
+                    next
+                }
                 None => return,
             },
         };
     }
 }
 
-/// Counts a worker thread out when it ends, however it ends.
-struct Alive<'a>(&'a Shared);
+/// A worker thread's place in the pool's books, given back when the thread
+/// ends, however it ends: a panic outside the task (an event consumer, a
+/// clock) must not leave a slot counted that no thread fills.
+struct Worker<'a> {
+    shared: &'a Shared,
+    idle: Idle,
+    /// Counted as running a job.
+    running: bool,
+}
 
-impl Drop for Alive<'_> {
+impl Drop for Worker<'_> {
     fn drop(&mut self) {
-        if lock(&self.0.pool).exited() {
-            self.0.terminated.notify_all();
+        let s = self.shared;
+        let mut pool = lock(&s.pool);
+        let stranded = pool.worker_gone(&mut self.idle, self.running);
+        let last = pool.exited();
+        drop(pool);
+        s.work.notify_all();
+        if last {
+            s.terminated.notify_all();
         }
+        // Outside the lock: each job resolves its submission as it drops.
+        drop(stranded);
     }
 }
 

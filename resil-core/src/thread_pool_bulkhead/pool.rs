@@ -201,6 +201,34 @@ impl<J> Pool<J> {
         true
     }
 
+    /// A worker thread ends, however it ends (a panic outside its task
+    /// included): whatever slot it still holds (`running`: counted active;
+    /// or registered as waiting) is given back, so no worker that is gone
+    /// stays counted. When no worker is left, the queued jobs are returned:
+    /// nobody would run them (drop them outside the lock).
+    pub(super) fn worker_gone(&mut self, me: &mut Idle, running: bool) -> VecDeque<J> {
+        if running {
+            self.active -= 1;
+            self.workers -= 1;
+        } else if me.waiting {
+            if me.ticket != 0
+                && let Some(i) = self.retired.iter().position(|&t| t == me.ticket)
+            {
+                // Its timer already counted it out.
+                self.retired.swap_remove(i);
+                *me = Idle::default();
+            } else {
+                self.stop_waiting(me);
+                self.workers -= 1;
+            }
+        }
+        if self.workers == 0 {
+            std::mem::take(&mut self.queue)
+        } else {
+            VecDeque::new()
+        }
+    }
+
     /// A worker thread is about to end. Returns `true` when it was the last.
     pub(super) fn exited(&mut self) -> bool {
         self.alive -= 1;
@@ -328,6 +356,33 @@ mod tests {
         assert!(matches!(p.next_step(&mut me), Step::Exit));
         assert_eq!(p.workers(), 0);
         assert!(p.exited());
+    }
+
+    #[test]
+    fn a_worker_gone_outside_its_task_gives_its_slot_back() {
+        let mut p = Pool::new(1, 2, 0);
+        spawned(p.admit(1));
+        spawned(p.admit(2));
+        let mut a = Idle::default();
+        p.finish_job();
+        assert!(matches!(p.next_step(&mut a), Step::Wait { arm: Some(_) }));
+        // Waiting, then gone: the waiting slot goes back.
+        assert!(p.worker_gone(&mut a, false).is_empty());
+        assert_eq!((p.workers(), p.active()), (1, 1));
+        assert!(!p.exited());
+        // No hand-off to a worker that is gone.
+        assert!(matches!(p.admit(3), Admission::Spawn { .. }));
+    }
+
+    #[test]
+    fn the_last_worker_gone_returns_the_jobs_nobody_would_run() {
+        let mut p = Pool::new(1, 1, 1);
+        spawned(p.admit(1));
+        assert!(matches!(p.admit(2), Admission::Queued));
+        assert_eq!(Vec::from(p.worker_gone(&mut Idle::default(), true)), [2]);
+        assert_eq!((p.workers(), p.active(), p.queue_depth()), (0, 0, 0));
+        assert!(p.exited());
+        assert_eq!(spawned(p.admit(3)).1, 3, "a later task starts a worker");
     }
 
     /// One simulated worker of the model below.

@@ -10,6 +10,7 @@ use crate::error::{ConfigError, Problems};
 /// | --- | --- |
 /// | `timeout_duration` | 1 s (0: time out unless the future is done at its first poll) |
 /// | `cancel_running_future` | true (drop the future on timeout) |
+/// | `max_detached_futures` | 1000 (timed-out futures left running at once; must be at least 1) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
 ///
 /// `cancel_running_future = false` is honoured by the detached calls
@@ -17,6 +18,13 @@ use crate::error::{ConfigError, Problems};
 /// which need a `Send + 'static` future to leave running; the borrowing
 /// calls always cancel, since a future that borrows from its caller cannot
 /// outlive the call.
+///
+/// Futures left running are bounded by `max_detached_futures`: a dependency
+/// that hangs would otherwise pile up one background task per call, without
+/// limit. While that many are still running, a call that times out is
+/// cancelled instead (its future is dropped) and the caller gets the timeout
+/// as usual. [`TimeLimiter::detached_futures`](super::TimeLimiter::detached_futures)
+/// reads how many are running now.
 ///
 /// # Examples
 ///
@@ -36,14 +44,19 @@ use crate::error::{ConfigError, Problems};
 pub struct TimeLimiterConfig {
     pub(crate) timeout_duration: Duration,
     pub(crate) cancel_running_future: bool,
+    pub(crate) max_detached_futures: u32,
     pub(crate) event_consumer_buffer_size: u32,
 }
+
+/// The default `max_detached_futures`.
+pub const DEFAULT_MAX_DETACHED_FUTURES: u32 = 1000;
 
 impl Default for TimeLimiterConfig {
     fn default() -> Self {
         TimeLimiterConfig {
             timeout_duration: Duration::from_secs(1),
             cancel_running_future: true,
+            max_detached_futures: DEFAULT_MAX_DETACHED_FUTURES,
             event_consumer_buffer_size: 100,
         }
     }
@@ -71,6 +84,11 @@ impl TimeLimiterConfig {
     pub fn cancel_running_future(&self) -> bool {
         self.cancel_running_future
     }
+    /// The most timed-out futures the detached calls leave running at once;
+    /// past it a timed-out future is dropped.
+    pub fn max_detached_futures(&self) -> u32 {
+        self.max_detached_futures
+    }
     /// Size of the recent-events buffer that registries attach to each instance.
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
@@ -95,6 +113,13 @@ impl TimeLimiterConfigBuilder {
         self.config.cancel_running_future = cancel;
         self
     }
+    /// The most timed-out futures the detached calls leave running at once
+    /// (at least 1); past it a timed-out future is dropped, as with
+    /// `cancel_running_future = true`.
+    pub fn max_detached_futures(mut self, max: u32) -> Self {
+        self.config.max_detached_futures = max;
+        self
+    }
     /// Size of the recent-events buffer a registry attaches (0: none).
     pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
         self.config.event_consumer_buffer_size = size;
@@ -103,14 +128,22 @@ impl TimeLimiterConfigBuilder {
 
     /// Builds the configuration.
     ///
+    /// Every `Duration` is a valid timeout (Resilience4j accepts 0 and
+    /// negative ones, which Rust's `Duration` cannot express).
+    ///
     /// # Errors
     ///
-    /// None today: every `Duration` is a valid timeout (Resilience4j accepts
-    /// 0 and negative ones, which Rust's `Duration` cannot express). It
-    /// returns a `Result` like every other builder, so that configuration
-    /// layers treat the primitives alike.
+    /// A [`ConfigError`] when `max_detached_futures` is 0.
     pub fn build(self) -> Result<TimeLimiterConfig, ConfigError> {
-        Problems::default().finish(self.config)
+        let c = self.config;
+        let mut p = Problems::default();
+        p.check(
+            c.max_detached_futures >= 1,
+            "max_detached_futures",
+            c.max_detached_futures,
+            "must be at least 1",
+        );
+        p.finish(c)
     }
 }
 
@@ -124,7 +157,25 @@ mod tests {
         assert_eq!(c.timeout_duration(), Duration::from_secs(1));
         assert!(c.cancel_running_future());
         assert_eq!(c.event_consumer_buffer_size(), 100);
+        assert_eq!(c.max_detached_futures(), 1000);
         assert_eq!(TimeLimiterConfig::builder().build().unwrap(), c);
+    }
+
+    #[test]
+    fn max_detached_futures_must_be_at_least_one() {
+        let err = TimeLimiterConfig::builder()
+            .max_detached_futures(0)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "max_detached_futures = 0: must be at least 1"
+        );
+        let ok = TimeLimiterConfig::builder()
+            .max_detached_futures(1)
+            .build()
+            .unwrap();
+        assert_eq!(ok.max_detached_futures(), 1);
     }
 
     #[test]

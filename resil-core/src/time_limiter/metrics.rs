@@ -3,12 +3,14 @@
 /// Call counts of a time limiter since its creation, taken by
 /// [`TimeLimiter::metrics`](super::TimeLimiter::metrics): the
 /// `resilience4j.timelimiter.calls` counters (`kind` = `successful`,
-/// `failed`, `timeout`), one per published event.
+/// `failed`, `timeout`), one per published event, and the gauge of
+/// timed-out futures still running in the background.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TimeLimiterMetrics {
     pub(crate) successful: u64,
     pub(crate) failed: u64,
     pub(crate) timeout: u64,
+    pub(crate) detached: usize,
 }
 
 impl TimeLimiterMetrics {
@@ -23,5 +25,10 @@ impl TimeLimiterMetrics {
     /// Calls that timed out.
     pub fn number_of_timeout_calls(&self) -> u64 {
         self.timeout
+    }
+    /// Timed-out futures the detached calls left running that have not
+    /// finished yet (at most `max_detached_futures`).
+    pub fn number_of_detached_futures(&self) -> usize {
+        self.detached
     }
 }

@@ -15,7 +15,10 @@
 //! [`TimeLimiter::decorate_async_detached`]), which take a `Send + 'static`
 //! future and hand it to `tokio::spawn` on timeout; the borrowing calls
 //! ([`TimeLimiter::call_async`], [`TimeLimiter::decorate_async`]) always
-//! cancel, whatever the configuration says.
+//! cancel, whatever the configuration says. At most `max_detached_futures`
+//! are left running at once ([`TimeLimiter::detached_futures`] counts them);
+//! past that a timed-out call is cancelled like any other, so a dependency
+//! that hangs cannot pile up background tasks without limit.
 //!
 //! Each call publishes one event, as Resilience4j does: `Success` for `Ok`
 //! (unit results included, decision Q17), `Error` for `Err`, `Timeout` when
@@ -86,10 +89,10 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll, ready};
 
-pub use self::config::{TimeLimiterConfig, TimeLimiterConfigBuilder};
+pub use self::config::{DEFAULT_MAX_DETACHED_FUTURES, TimeLimiterConfig, TimeLimiterConfigBuilder};
 pub use self::error::Timeout;
 pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
 pub use self::metrics::TimeLimiterMetrics;
@@ -116,6 +119,9 @@ struct Inner {
     successful: AtomicU64,
     failed: AtomicU64,
     timeout: AtomicU64,
+    /// Timed-out futures left running; shared with their tasks, which may
+    /// outlive the limiter.
+    detached: Arc<AtomicUsize>,
     events: EventPublisher<TimeLimiterEvent>,
 }
 
@@ -151,6 +157,7 @@ impl TimeLimiter {
                 successful: AtomicU64::new(0),
                 failed: AtomicU64::new(0),
                 timeout: AtomicU64::new(0),
+                detached: Arc::new(AtomicUsize::new(0)),
             }),
         }
     }
@@ -186,7 +193,14 @@ impl TimeLimiter {
             successful: self.inner.successful.load(Ordering::Relaxed),
             failed: self.inner.failed.load(Ordering::Relaxed),
             timeout: self.inner.timeout.load(Ordering::Relaxed),
+            detached: self.detached_futures(),
         }
+    }
+
+    /// Timed-out futures that the detached calls left running and that have
+    /// not finished (or been dropped) yet; at most `max_detached_futures`.
+    pub fn detached_futures(&self) -> usize {
+        self.inner.detached.load(Ordering::Relaxed)
     }
 
     /// Runs the future that `f` returns, dropping it if it takes longer than
@@ -254,7 +268,9 @@ impl TimeLimiter {
     /// Like [`TimeLimiter::call_async`] for a future that owns its data: with
     /// `cancel_running_future = false` a timed-out future is left running on
     /// the tokio runtime (its result is discarded) while the caller gets the
-    /// timeout; with `true` it is dropped like in `call_async`.
+    /// timeout; with `true` it is dropped like in `call_async`. While
+    /// `max_detached_futures` are still running, a timed-out future is dropped
+    /// too (the caller gets the same timeout).
     ///
     /// The future still runs on the caller's task until the timeout (so one
     /// that finishes in time costs no spawn); leaving it running costs one
@@ -625,14 +641,44 @@ impl Inner {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        match tokio::runtime::Handle::try_current() {
-            // Dropping the join handle detaches the task.
-            Ok(runtime) => drop(runtime.spawn(fut)),
-            Err(_) => panic!(
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            panic!(
                 "time limiter `{}` must leave a timed-out future running (cancel_running_future = false), \
                  which needs a tokio runtime",
                 self.name
-            ),
-        }
+            )
+        };
+        let max = self.config.max_detached_futures as usize;
+        let Some(slot) = DetachedSlot::acquire(&self.detached, max) else {
+            // Full: cancel this one instead of leaving it running.
+            drop(fut);
+            return;
+        };
+        // Dropping the join handle detaches the task. The slot is given back
+        // when the task ends: done, panicked, or dropped with its runtime.
+        drop(runtime.spawn(async move {
+            let _slot = slot;
+            fut.await;
+        }));
+    }
+}
+
+/// One detached future counted in [`Inner::detached`]; given back on drop.
+struct DetachedSlot(Arc<AtomicUsize>);
+
+impl DetachedSlot {
+    fn acquire(count: &Arc<AtomicUsize>, max: usize) -> Option<Self> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| DetachedSlot(Arc::clone(count)))
+    }
+}
+
+impl Drop for DetachedSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
