@@ -131,7 +131,7 @@ fn a_panicking_interval_function_during_an_unwind_does_not_abort() {
 fn a_breaker_future_dropped_by_an_unrelated_unwind_records_nothing() {
     let cb = half_open(one_probe());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let _pending = cb.call_async(|| std::future::pending::<Result<u32, &str>>());
+        let _pending = cb.call_async(std::future::pending::<Result<u32, &str>>);
         panic!("elsewhere");
     }));
     assert!(outcome.is_err());
