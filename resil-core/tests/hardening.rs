@@ -424,3 +424,107 @@ fn a_panicking_fallback_leaks_no_permit_of_any_layer() {
     // failure (the panic), so the single probe decided OPEN.
     assert_eq!(cb.state(), State::Open);
 }
+
+#[test]
+fn a_panicking_context_propagator_keeps_the_pool_whole() {
+    use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
+    use std::sync::atomic::{AtomicU8, Ordering};
+    // 0: capturing panics (on the caller); 1: entering panics (on the
+    // worker); 2: neither.
+    static MODE: AtomicU8 = AtomicU8::new(0);
+    let config = ThreadPoolBulkheadConfig::builder()
+        .core_thread_pool_size(1)
+        .max_thread_pool_size(1)
+        .queue_capacity(1)
+        .context_propagator(|| {
+            assert_ne!(MODE.load(Ordering::SeqCst), 0, "capture");
+            || assert_ne!(MODE.load(Ordering::SeqCst), 1, "enter")
+        })
+        .build()
+        .unwrap();
+    let pool = ThreadPoolBulkhead::new("report-export", config);
+
+    let captured = catch_unwind(AssertUnwindSafe(|| pool.try_submit(|| 1)));
+    assert!(captured.is_err(), "the capture's panic reaches the caller");
+
+    MODE.store(1, Ordering::SeqCst);
+    let submitted = pool.try_submit(|| 1).expect("admitted");
+    let entered = catch_unwind(AssertUnwindSafe(|| submitted.wait()));
+    assert!(entered.is_err(), "the enter's panic is the task's");
+
+    MODE.store(2, Ordering::SeqCst);
+    assert_eq!(
+        pool.try_submit(|| 7).unwrap().wait().unwrap(),
+        7,
+        "the worker lives"
+    );
+    assert!(pool.shutdown(), "and the pool shuts down");
+}
+
+/// Many threads submit to one small pool: every submission is either run
+/// exactly once or refused, and the pool shuts down with nothing left.
+#[test]
+fn stress_every_thread_pool_submission_is_run_once_or_refused() {
+    use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    const THREADS: u64 = 4;
+    const TASKS: u64 = 500;
+    let pool = ThreadPoolBulkhead::new(
+        "report-export",
+        ThreadPoolBulkheadConfig::builder()
+            .core_thread_pool_size(1)
+            .max_thread_pool_size(2)
+            .queue_capacity(4)
+            .build()
+            .unwrap(),
+    );
+    let ran = Arc::new(AtomicU64::new(0));
+    let submitters: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (pool, ran) = (pool.clone(), ran.clone());
+            std::thread::spawn(move || {
+                let (mut done, mut refused) = (0u64, 0u64);
+                let mut pending = Vec::new();
+                for i in 0..TASKS {
+                    let ran = ran.clone();
+                    match pool.try_submit(move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        i
+                    }) {
+                        Ok(s) => pending.push((i, s)),
+                        Err(_) => refused += 1,
+                    }
+                    if pending.len() >= 3 {
+                        for (i, s) in pending.drain(..) {
+                            assert_eq!(s.wait().unwrap(), i);
+                            done += 1;
+                        }
+                    }
+                }
+                for (i, s) in pending {
+                    assert_eq!(s.wait().unwrap(), i);
+                    done += 1;
+                }
+                (done, refused)
+            })
+        })
+        .collect();
+    let (mut done, mut refused) = (0, 0);
+    for t in submitters {
+        let (d, r) = t.join().unwrap();
+        done += d;
+        refused += r;
+    }
+    assert_eq!(
+        done + refused,
+        THREADS * TASKS,
+        "every submission accounted for"
+    );
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        done,
+        "each admitted task ran once"
+    );
+    assert!(done > 0);
+    assert!(pool.shutdown(), "nothing left behind");
+}
