@@ -495,6 +495,7 @@ impl Binder for CircuitBreaker {
                     );
                 }
             }
+            check_inert_ranges(s, t);
             return;
         };
         let Some((base_wait, _)) = duration_of(Some(base)) else {
@@ -596,6 +597,39 @@ fn warn_unused<P: Binder>(
     ] {
         if let (Some(setting), None) = (t.get(key), flag) {
             s.warn(setting, format!("has no effect without `{needs} = true`"));
+            if key != max_key {
+                check_range(s, setting);
+            }
+        }
+    }
+}
+
+/// Holds a multiplier and a randomization factor that take no effect to the
+/// same rules as one that does, so that a file which starts today does not
+/// fail the day someone sets the wait or the flag that makes them count.
+fn check_inert_ranges<P: Binder>(s: &mut State<'_, P>, t: &Table) {
+    for key in [MULTIPLIER, FACTOR] {
+        if let Some(setting) = t.get(key) {
+            check_range(s, setting);
+        }
+    }
+}
+
+/// The interval function's own rule for a multiplier or a factor (the core's
+/// check, not a copy of it), as a problem on `setting`.
+fn check_range<P: Binder>(s: &mut State<'_, P>, setting: &Setting) {
+    let Some((value, _)) = float_of(Some(setting)) else {
+        return; // a value of the wrong type is reported where it is read
+    };
+    let one = std::time::Duration::from_millis(1);
+    let checked = if setting.path.ends_with(MULTIPLIER) {
+        IntervalFunction::of_exponential_backoff(one, value).map(drop)
+    } else {
+        IntervalFunction::of_randomized(one, value).map(drop)
+    };
+    if let Err(e) = checked {
+        for p in e.problems() {
+            s.problems.push(setting.problem(p.rule().to_owned()));
         }
     }
 }
@@ -738,6 +772,7 @@ impl Binder for Retry {
         let multiplier = float_of(s.inherited(t, MULTIPLIER));
         let max = duration_of(s.inherited(t, RETRY_MAX));
         let Some(base) = t.get(RETRY_WAIT) else {
+            check_inert_ranges(s, t);
             if last && t.section == "instances" {
                 for key in [
                     ENABLE_EXPONENTIAL,
