@@ -75,3 +75,34 @@ fn in_range_ineffective_keys_are_only_warned() {
     );
     assert!(found.is_empty(), "{found:#?}");
 }
+
+#[test]
+fn an_event_buffer_past_its_bound_is_an_error_for_every_module() {
+    for module in [
+        "circuitbreaker",
+        "retry",
+        "bulkhead",
+        "thread-pool-bulkhead",
+        "ratelimiter",
+        "timelimiter",
+    ] {
+        let found = problems(&format!(
+            "[{module}.instances.inventory-query]\nevent-consumer-buffer-size = 100001\n"
+        ));
+        assert_eq!(found.len(), 1, "{module}: {found:#?}");
+        assert!(
+            found[0].contains(&format!(
+                "{module}.instances.inventory-query.event-consumer-buffer-size"
+            )),
+            "{found:#?}"
+        );
+        assert!(found[0].contains("at most 100000"), "{found:#?}");
+        assert!(
+            problems(&format!(
+                "[{module}.instances.inventory-query]\nevent-consumer-buffer-size = 100000\n"
+            ))
+            .is_empty(),
+            "{module}: the bound itself is allowed"
+        );
+    }
+}

@@ -104,6 +104,10 @@ impl<K: fmt::Debug> fmt::Debug for Event<K> {
     }
 }
 
+/// The largest `event_consumer_buffer_size` of every primitive: the buffer
+/// keeps whole events in memory, per instance.
+pub const MAX_EVENT_CONSUMER_BUFFER_SIZE: u32 = 100_000;
+
 type Consumer<K> = Arc<dyn Fn(&Event<K>) + Send + Sync>;
 
 struct Subscriber<K: EventKind> {

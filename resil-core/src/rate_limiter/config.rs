@@ -166,6 +166,12 @@ impl RateLimiterConfigBuilder {
             "must be at most 9223372036854775807ns (i64::MAX nanoseconds)",
         );
         check_timeout(&mut p, c.timeout_duration);
+        p.check(
+            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
+            "event_consumer_buffer_size",
+            c.event_consumer_buffer_size,
+            "must be at most 100000",
+        );
         p.finish(c)
     }
 }
