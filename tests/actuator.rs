@@ -837,7 +837,8 @@ fn instance(name: &str, settings: Value, tags: Value, state: Value, used_by: &[&
 async fn resilience_shows_call_sites_with_configuration_and_state() {
     let f = fixture();
     f.trip("payment");
-    let (status, body) = get(&f.router(), "/actuator/resilience").await;
+    let router = f.actuator().expose_sources(true).build().router();
+    let (status, body) = get(&router, "/actuator/resilience").await;
     assert_eq!(status, StatusCode::OK);
     let retry_settings = json!({
         "event-consumer-buffer-size": "100",

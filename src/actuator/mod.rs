@@ -155,9 +155,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::sse::Sse;
 use axum::response::{IntoResponse, Response};
@@ -225,12 +225,29 @@ pub struct Actuator {
 /// # drop(router);
 /// # Ok::<(), resil::InitError>(())
 /// ```
-#[derive(Debug)]
 pub struct ActuatorBuilder {
     source: Source,
     report: Option<Report>,
     prometheus: Option<PrometheusHandle>,
     token: Option<String>,
+    max_stream_clients: usize,
+    expose_sources: bool,
+}
+
+/// What the token's place shows in `Debug`: whether there is one, never its text.
+const REDACTED: &str = "<redacted>";
+
+impl std::fmt::Debug for ActuatorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActuatorBuilder")
+            .field("source", &self.source)
+            .field("report", &self.report.is_some())
+            .field("prometheus", &self.prometheus.is_some())
+            .field("token", &self.token.as_ref().map(|_| REDACTED))
+            .field("max_stream_clients", &self.max_stream_clients)
+            .field("expose_sources", &self.expose_sources)
+            .finish()
+    }
 }
 
 /// The registries an [`Actuator`] shows: a `&'static Registries` (the
@@ -283,6 +300,8 @@ impl Actuator {
             report: None,
             prometheus: None,
             token: None,
+            max_stream_clients: DEFAULT_MAX_STREAM_CLIENTS,
+            expose_sources: false,
         }
     }
 
@@ -362,6 +381,23 @@ impl ActuatorBuilder {
         self
     }
 
+    /// At most `n` event streams open at once, all `/actuator/stream*events`
+    /// routes together (default 16); past it a stream is refused with 503
+    /// until one closes. With 0 every stream is refused.
+    pub fn max_stream_clients(mut self, n: usize) -> Self {
+        self.max_stream_clients = n;
+        self
+    }
+
+    /// Shows where things come from in `/actuator/resilience`: the
+    /// configuration file's path and its warnings (which name it), and each
+    /// call site's source file and lines. Off by default: the document then
+    /// leaves them out.
+    pub fn expose_sources(mut self, expose: bool) -> Self {
+        self.expose_sources = expose;
+        self
+    }
+
     /// Builds the actuator, and subscribes to the registries' instances for
     /// the event streams and the meters (the global registries are
     /// subscribed to as soon as they are built).
@@ -371,6 +407,8 @@ impl ActuatorBuilder {
             report: self.report,
             prometheus: self.prometheus,
             token: self.token,
+            streams: stream::Slots::new(self.max_stream_clients),
+            expose_sources: self.expose_sources,
         };
         if let Some(registries) = shared.registries_if_any() {
             let _ = Binding::of(registries);
@@ -386,7 +424,16 @@ struct Shared {
     report: Option<Report>,
     prometheus: Option<PrometheusHandle>,
     token: Option<String>,
+    streams: stream::Slots,
+    expose_sources: bool,
 }
+
+/// [`ActuatorBuilder::max_stream_clients`]'s default.
+const DEFAULT_MAX_STREAM_CLIENTS: usize = 16;
+
+/// The most a state change's body may hold, whatever limit the application's
+/// router sets (or lifts with `DefaultBodyLimit::disable()`).
+const MAX_BODY: usize = 64 * 1024;
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -395,6 +442,8 @@ impl std::fmt::Debug for Shared {
             .field("report", &self.report.is_some())
             .field("prometheus", &self.prometheus.is_some())
             .field("state_changes", &self.token.is_some())
+            .field("streams", &self.streams)
+            .field("expose_sources", &self.expose_sources)
             .finish()
     }
 }
@@ -611,11 +660,22 @@ async fn events_typed<P: Shown>(
 
 fn stream_response(
     s: &Shared,
+    uri: &Uri,
     aspects: &'static [Aspect],
     name: Option<String>,
     ty: Option<String>,
 ) -> Response {
-    let listener = s.binding().hub.listen(aspects, name, ty);
+    let Some(slot) = s.streams.take() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!(
+                "{} event streams are open, the most this actuator serves",
+                s.streams.max()
+            ),
+            uri,
+        );
+    };
+    let listener = s.binding().hub.listen(aspects, name, ty, slot);
     Sse::new(listener).into_response()
 }
 
@@ -625,13 +685,14 @@ fn events_routes<P: Shown>(
     kind: &str,
     aspects: &'static [Aspect],
 ) -> Router<Arc<Shared>> {
-    let stream_all = move |State(s): St| async move { stream_response(&s, aspects, None, None) };
-    let stream_named = move |State(s): St, Path(name): Path<String>| async move {
-        stream_response(&s, aspects, Some(name), None)
+    let stream_all =
+        move |State(s): St, uri: Uri| async move { stream_response(&s, &uri, aspects, None, None) };
+    let stream_named = move |State(s): St, Path(name): Path<String>, uri: Uri| async move {
+        stream_response(&s, &uri, aspects, Some(name), None)
     };
     let stream_typed = move |State(s): St, Path((name, ty)): Path<(String, String)>, uri: Uri| async move {
         match event_type::<P>(&ty) {
-            Ok(ty) => stream_response(&s, aspects, Some(name), Some(ty)),
+            Ok(ty) => stream_response(&s, &uri, aspects, Some(name), Some(ty)),
             Err(p) => p.into_response(&uri),
         }
     };
@@ -669,7 +730,11 @@ async fn prometheus(State(s): St) -> Response {
 }
 
 async fn resilience_document(State(s): St) -> Response {
-    ok(&resilience::document(s.registries(), s.report()))
+    ok(&resilience::document(
+        s.registries(),
+        s.report(),
+        s.expose_sources,
+    ))
 }
 
 /// A refused request: its status and why; Spring Boot's error document
@@ -729,13 +794,60 @@ fn authorize(s: &Shared, headers: &HeaderMap) -> Result<(), Problem> {
     }
 }
 
-/// Compares without stopping at the first difference, so that the time
-/// taken does not tell how much of a guess was right.
+/// Compares without stopping at the first difference or at a difference of
+/// length, so that the time taken tells neither how much of a guess was
+/// right nor how long the token is: it reads `max(a.len(), b.len())` bytes
+/// of each (a missing byte reads as 0) and folds the lengths' difference
+/// into the same accumulator, with no early return.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+    let n = a.len().max(b.len());
+    let mut diff = a.len() ^ b.len();
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    std::hint::black_box(diff) == 0
+}
+
+/// The body of a state change, read only once the request is authorized
+/// (a stranger's body is never polled) and at most [`MAX_BODY`] bytes of
+/// it, whatever limit the application's router sets; past it a 413.
+async fn authorized_body(s: &Shared, headers: &HeaderMap, body: Body) -> Result<Bytes, Problem> {
+    authorize(s, headers)?;
+    let too_large = || {
+        Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a state change's body holds at most {MAX_BODY} bytes"),
+        )
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
+        if is_length_limit(&e) {
+            too_large()
+        } else {
+            Problem::bad_request(format!("the body could not be read: {e}"))
+        }
+    })
+}
+
+/// Whether reading a body failed at [`MAX_BODY`] (`http-body-util`'s
+/// `LengthLimitError`, somewhere in the error's sources).
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.to_string() == "length limit exceeded" {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// The JSON object of a request body, or a 400.
@@ -759,18 +871,16 @@ async fn update_circuit_breaker(
     Path(name): Path<String>,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    respond(change_circuit_breaker(&s, &name, &headers, &body), &uri)
+    let body = match authorized_body(&s, &headers, body).await {
+        Ok(body) => body,
+        Err(p) => return p.into_response(&uri),
+    };
+    respond(change_circuit_breaker(&s, &name, &body), &uri)
 }
 
-fn change_circuit_breaker(
-    s: &Shared,
-    name: &str,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Value, Problem> {
-    authorize(s, headers)?;
+fn change_circuit_breaker(s: &Shared, name: &str, body: &Bytes) -> Result<Value, Problem> {
     let Some(cb) = s.registries().circuit_breakers().find(name) else {
         return Err(Problem::new(
             StatusCode::NOT_FOUND,
@@ -808,18 +918,16 @@ async fn update_rate_limiter(
     Path(name): Path<String>,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    respond(change_rate_limiter(&s, &name, &headers, &body), &uri)
+    let body = match authorized_body(&s, &headers, body).await {
+        Ok(body) => body,
+        Err(p) => return p.into_response(&uri),
+    };
+    respond(change_rate_limiter(&s, &name, &body), &uri)
 }
 
-fn change_rate_limiter(
-    s: &Shared,
-    name: &str,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Value, Problem> {
-    authorize(s, headers)?;
+fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Result<Value, Problem> {
     let Some(rl) = s.registries().rate_limiters().find(name) else {
         return Err(Problem::new(
             StatusCode::NOT_FOUND,
@@ -879,4 +987,34 @@ fn change_rate_limiter(
         "timeoutDuration": resil_config::duration::format(config.timeout_duration()),
         "message": format!("{name} limits have been changed successfully"),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_every_length() {
+        assert!(constant_time_eq(b"s3cr3t", b"s3cr3t"));
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"s3cr3t", b"s3cr3x"));
+        assert!(!constant_time_eq(b"s3cr", b"s3cr3t"), "a prefix");
+        assert!(!constant_time_eq(b"s3cr3t-and-more", b"s3cr3t"), "longer");
+        assert!(!constant_time_eq(b"", b"s3cr3t"));
+        // a longer guess padded with the zeros a missing byte reads as
+        assert!(!constant_time_eq(b"ab\0", b"ab"));
+    }
+
+    #[test]
+    fn the_builder_does_not_print_the_token() {
+        let builder = Actuator::builder().state_changes("s3cr3t-token");
+        let printed = format!("{builder:?}");
+        assert!(!printed.contains("s3cr3t"), "{printed}");
+        assert!(
+            printed.contains(r#"token: Some("<redacted>")"#),
+            "{printed}"
+        );
+        let printed = format!("{:?}", Actuator::builder());
+        assert!(printed.contains("token: None"), "{printed}");
+    }
 }

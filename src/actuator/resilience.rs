@@ -116,6 +116,7 @@ fn call_site(
     mut layers: Vec<&'static Declaration>,
     registries: &Registries,
     report: Option<&Report>,
+    expose_sources: bool,
 ) -> Value {
     let first = layers[0];
     let line = layers
@@ -130,7 +131,9 @@ fn call_site(
             let mut m = Map::new();
             m.insert("aspect".to_owned(), json!(d.aspect().as_str()));
             m.insert("name".to_owned(), json!(d.name()));
-            m.insert("line".to_owned(), json!(d.line()));
+            if expose_sources {
+                m.insert("line".to_owned(), json!(d.line()));
+            }
             if let Some(f) = d.fallback() {
                 m.insert("fallback".to_owned(), json!(f));
             }
@@ -138,13 +141,15 @@ fn call_site(
             Value::Object(m)
         })
         .collect();
-    json!({
-        "function": first.path(),
-        "file": first.file(),
-        "line": line,
-        "errorType": first.error_type(),
-        "stack": stack,
-    })
+    let mut site = Map::new();
+    site.insert("function".to_owned(), json!(first.path()));
+    if expose_sources {
+        site.insert("file".to_owned(), json!(first.file()));
+        site.insert("line".to_owned(), json!(line));
+    }
+    site.insert("errorType".to_owned(), json!(first.error_type()));
+    site.insert("stack".to_owned(), Value::Array(stack));
+    Value::Object(site)
 }
 
 fn instances<P: Shown>(
@@ -183,22 +188,32 @@ fn instances<P: Shown>(
     Value::Object(all)
 }
 
-/// The whole document.
-pub(crate) fn document(registries: &Registries, report: Option<&Report>) -> Value {
+/// The whole document; without `expose_sources`, no file-system path or
+/// source location: no configuration file nor its warnings (they name it),
+/// no call site's file or lines.
+pub(crate) fn document(
+    registries: &Registries,
+    report: Option<&Report>,
+    expose_sources: bool,
+) -> Value {
     let declarations: Vec<&'static Declaration> = match report {
         Some(r) => r.declarations().to_vec(),
         None => resil_config::declarations(),
     };
     let call_sites: Vec<Value> = functions(&declarations)
         .into_iter()
-        .map(|f| call_site(f, registries, report))
+        .map(|f| call_site(f, registries, report, expose_sources))
         .collect();
     let mut source = Map::new();
     if let Some(r) = report {
-        source.insert("file".to_owned(), json!(r.file()));
+        if expose_sources {
+            source.insert("file".to_owned(), json!(r.file()));
+        }
         source.insert("envOverrides".to_owned(), json!(r.env_overrides()));
-        let warnings: Vec<String> = r.warnings().iter().map(ToString::to_string).collect();
-        source.insert("warnings".to_owned(), json!(warnings));
+        if expose_sources {
+            let warnings: Vec<String> = r.warnings().iter().map(ToString::to_string).collect();
+            source.insert("warnings".to_owned(), json!(warnings));
+        }
     }
     source.insert("declarations".to_owned(), json!(declarations.len()));
     json!({

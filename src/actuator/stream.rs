@@ -70,6 +70,7 @@ impl Hub {
         aspects: &'static [Aspect],
         name: Option<String>,
         event_type: Option<String>,
+        slot: Slot,
     ) -> Listener {
         self.listeners.fetch_add(1, Ordering::AcqRel);
         let mut ping = tokio::time::interval(PING);
@@ -83,6 +84,7 @@ impl Hub {
             name,
             event_type,
             ping,
+            _slot: slot,
         }
     }
 }
@@ -95,6 +97,8 @@ pub(crate) struct Listener {
     name: Option<String>,
     event_type: Option<String>,
     ping: tokio::time::Interval,
+    /// Its place among the actuator's open streams, given back when it is dropped.
+    _slot: Slot,
 }
 
 impl Listener {
@@ -157,5 +161,46 @@ impl std::fmt::Debug for Listener {
             .field("name", &self.name)
             .field("event_type", &self.event_type)
             .finish_non_exhaustive()
+    }
+}
+
+/// The open streams of one actuator, at most `max`
+/// ([`ActuatorBuilder::max_stream_clients`](super::ActuatorBuilder::max_stream_clients)).
+#[derive(Debug)]
+pub(crate) struct Slots {
+    open: Arc<AtomicUsize>,
+    max: usize,
+}
+
+impl Slots {
+    pub(crate) fn new(max: usize) -> Self {
+        Slots {
+            open: Arc::new(AtomicUsize::new(0)),
+            max,
+        }
+    }
+
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// A place for one more stream, or `None` when `max` are open.
+    pub(crate) fn take(&self) -> Option<Slot> {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()?;
+        Some(Slot(self.open.clone()))
+    }
+}
+
+/// One open stream's place in its [`Slots`]; dropping it frees the place.
+#[derive(Debug)]
+pub(crate) struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
