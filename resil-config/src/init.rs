@@ -606,6 +606,17 @@ impl Parts<'_> {
         let aspect = P::ASPECT;
         let module = self.doc.module(aspect);
         let d = &mut self.d;
+        if aspect == Aspect::ThreadPoolBulkhead {
+            // Its workers are named after it (`bulkhead-<name>-<n>`), and no
+            // OS thread can take a name with a NUL byte.
+            for (name, table) in &module.instances {
+                if name.contains('\0') {
+                    d.error(table.problem(
+                        "cannot name a thread-pool bulkhead: its worker threads are named after it, and a thread name cannot hold a NUL byte",
+                    ));
+                }
+            }
+        }
         let mut bound = |table| {
             let chain = inherit::chain(aspect, module, table, d)?;
             bind::bind::<P>(&chain, d)

@@ -106,3 +106,11 @@ fn an_event_buffer_past_its_bound_is_an_error_for_every_module() {
         );
     }
 }
+
+#[test]
+fn a_thread_pool_bulkhead_name_no_thread_can_take_is_an_error() {
+    let found =
+        problems("[thread-pool-bulkhead.instances.\"report\\u0000export\"]\nqueue-capacity = 1\n");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].contains("NUL byte"), "{found:#?}");
+}
