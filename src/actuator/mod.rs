@@ -40,9 +40,9 @@
 //! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them |
 //! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's) |
 //! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
-//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second |
+//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
-//! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance |
+//! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
 //! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); only with [`ActuatorBuilder::state_changes`] |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //!
@@ -84,7 +84,9 @@
 //!   "ping":{"status":"UP"}}}
 //! ```
 //!
-//! `GET /actuator/resilience`:
+//! `GET /actuator/resilience` with [`ActuatorBuilder::expose_sources`]
+//! (without it, `source` has no `file` nor `warnings`, and call sites and
+//! their layers no `file` nor `line`):
 //!
 //! ```json
 //! {"source":{"file":"resilience.toml","envOverrides":[],"warnings":[],"declarations":2},
@@ -139,9 +141,23 @@
 //! `Authorization: Bearer <token>` carrying that token is refused with 401
 //! before anything else is looked at. An unknown instance is a 404 (unlike
 //! Resilience4j, which creates it), a malformed body a 400, an illegal
-//! transition a 409. Serve the router on an address operators reach, not the
+//! transition a 409. The body is read only once the token is checked, and
+//! at most 64 KiB of it whatever body limit the application's router sets
+//! (also under `DefaultBodyLimit::disable()`): past it a 413. The token is
+//! compared without stopping at the first difference or at a difference of
+//! length. `Debug` never prints it. Serve the router on an address operators reach, not the
 //! public one: the read routes are not authenticated, as Spring Boot's
 //! actuator is not unless Spring Security is added.
+//!
+//! # Event streams
+//!
+//! Every stream of one set of registries reads one broadcast channel. A
+//! protected call pays for the streams only while one is open, and then the
+//! same whatever their number: one JSON of the event and one send into that
+//! channel (which wakes the streams that wait, at most
+//! [`ActuatorBuilder::max_stream_clients`]); each stream filters by
+//! instance and type on its own task. A stream that falls more than 256
+//! events behind misses the oldest.
 //!
 //! # Registries
 //!
