@@ -598,7 +598,7 @@ fn warn_unused<P: Binder>(
         if let (Some(setting), None) = (t.get(key), flag) {
             s.warn(setting, format!("has no effect without `{needs} = true`"));
             if key != max_key {
-                check_range(s, setting);
+                check_range(s, key, setting);
             }
         }
     }
@@ -610,19 +610,19 @@ fn warn_unused<P: Binder>(
 fn check_inert_ranges<P: Binder>(s: &mut State<'_, P>, t: &Table) {
     for key in [MULTIPLIER, FACTOR] {
         if let Some(setting) = t.get(key) {
-            check_range(s, setting);
+            check_range(s, key, setting);
         }
     }
 }
 
 /// The interval function's own rule for a multiplier or a factor (the core's
 /// check, not a copy of it), as a problem on `setting`.
-fn check_range<P: Binder>(s: &mut State<'_, P>, setting: &Setting) {
+fn check_range<P: Binder>(s: &mut State<'_, P>, key: &str, setting: &Setting) {
     let Some((value, _)) = float_of(Some(setting)) else {
         return; // a value of the wrong type is reported where it is read
     };
     let one = std::time::Duration::from_millis(1);
-    let checked = if setting.path.ends_with(MULTIPLIER) {
+    let checked = if key == MULTIPLIER {
         IntervalFunction::of_exponential_backoff(one, value).map(drop)
     } else {
         IntervalFunction::of_randomized(one, value).map(drop)

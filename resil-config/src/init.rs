@@ -227,36 +227,36 @@ impl ResilienceBuilder {
     /// [`InitError::Invalid`] with every problem found.
     pub fn load(self) -> Result<Resilience, InitError> {
         let declarations = self.declarations.unwrap_or_else(declared::declarations);
-        let mut not_utf8 = Vec::new();
+        let mut d = Diagnostics::default();
         let vars = match self.env {
             Some(vars) => vars,
             None => {
+                // A variable of ours that is not UTF-8 cannot be read: an
+                // error naming it, never a silent start on other settings.
+                let ours = format!("{}_", self.env_prefix);
                 let mut vars = Vec::new();
                 for (key, value) in std::env::vars_os() {
                     match (key.into_string(), value.into_string()) {
                         (Ok(key), Ok(value)) => vars.push((key, value)),
-                        (key, value) => not_utf8.push((
-                            key.unwrap_or_else(|k| k.to_string_lossy().into_owned()),
-                            value.unwrap_or_else(|v| v.to_string_lossy().into_owned()),
-                        )),
+                        (key, value) => {
+                            let key = key.unwrap_or_else(|k| k.to_string_lossy().into_owned());
+                            if key.starts_with(&ours) {
+                                let raw =
+                                    value.unwrap_or_else(|v| v.to_string_lossy().into_owned());
+                                d.error(ConfigProblem::new(
+                                    format!("environment variable {key}"),
+                                    "",
+                                    Some(raw),
+                                    "is not UTF-8 text; resil reads its variables as UTF-8"
+                                        .to_owned(),
+                                ));
+                            }
+                        }
                     }
                 }
                 vars
             }
         };
-        let mut d = Diagnostics::default();
-        // A variable of ours that is not UTF-8 cannot be read: an error naming
-        // it, never a silent start on the file's (or the default) settings.
-        for (key, raw) in not_utf8 {
-            if key.starts_with(&format!("{}_", self.env_prefix)) {
-                d.error(ConfigProblem::new(
-                    format!("environment variable {key}"),
-                    "",
-                    Some(raw),
-                    "is not UTF-8 text; resil reads its variables as UTF-8".to_owned(),
-                ));
-            }
-        }
         let config_var = format!("{}_{}", self.env_prefix, env::CONFIG_VAR);
         let input = match (self.contents, self.file) {
             (Some((name, text)), _) => Some((name, text)),
@@ -607,13 +607,19 @@ impl Parts<'_> {
         let module = self.doc.module(aspect);
         let d = &mut self.d;
         if aspect == Aspect::ThreadPoolBulkhead {
-            // Its workers are named after it (`bulkhead-<name>-<n>`), and no
-            // OS thread can take a name with a NUL byte.
+            // The core's own rule for a pool's name, reported at its table.
             for (name, table) in &module.instances {
-                if name.contains('\0') {
-                    d.error(table.problem(
-                        "cannot name a thread-pool bulkhead: its worker threads are named after it, and a thread name cannot hold a NUL byte",
-                    ));
+                if let Err(e) =
+                    resil_core::thread_pool_bulkhead::ThreadPoolBulkhead::check_name(name)
+                {
+                    for p in e.problems() {
+                        d.error(
+                            table.problem(format!(
+                                "cannot name a thread-pool bulkhead: {}",
+                                p.rule()
+                            )),
+                        );
+                    }
                 }
             }
         }

@@ -108,6 +108,16 @@ impl<K: fmt::Debug> fmt::Debug for Event<K> {
 /// keeps whole events in memory, per instance.
 pub const MAX_EVENT_CONSUMER_BUFFER_SIZE: u32 = 100_000;
 
+/// Every primitive's builder check of its `event_consumer_buffer_size`.
+pub(crate) fn check_buffer_size(p: &mut crate::error::Problems, size: u32) {
+    p.check(
+        size <= MAX_EVENT_CONSUMER_BUFFER_SIZE,
+        "event_consumer_buffer_size",
+        size,
+        "must be at most 100000",
+    );
+}
+
 type Consumer<K> = Arc<dyn Fn(&Event<K>) + Send + Sync>;
 
 struct Subscriber<K: EventKind> {

@@ -152,6 +152,15 @@ fn a_panic_while_polling_the_breaker_future_is_still_a_failure() {
     assert_eq!(cb.state(), State::Open, "the panicking probe failed");
 }
 
+/// Resilience4j's default retry on a manual clock.
+fn retry() -> Retry {
+    Retry::with_clock(
+        "inventory-query",
+        RetryConfig::builder().build().unwrap(),
+        ManualClock::new(),
+    )
+}
+
 /// A future that is pending on its first poll and ready on the next.
 struct PendingOnce(bool);
 
@@ -170,11 +179,7 @@ impl Future for PendingOnce {
 
 #[test]
 fn a_retry_future_dropped_by_an_unrelated_unwind_records_nothing() {
-    let retry = Retry::with_clock(
-        "inventory-query",
-        RetryConfig::builder().build().unwrap(),
-        ManualClock::new(),
-    );
+    let retry = retry();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let fut = retry.call_async(|| PendingOnce(false));
         let mut fut = pin!(fut);
@@ -193,11 +198,7 @@ fn a_retry_future_dropped_by_an_unrelated_unwind_records_nothing() {
 
 #[test]
 fn a_panic_in_a_retried_async_attempt_is_still_counted() {
-    let retry = Retry::with_clock(
-        "inventory-query",
-        RetryConfig::builder().build().unwrap(),
-        ManualClock::new(),
-    );
+    let retry = retry();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let fut = retry.call_async(|| async { panic!("attempt") as Result<u32, &str> });
         let mut fut = pin!(fut);
@@ -310,11 +311,7 @@ fn a_refused_call_is_not_an_error_of_the_caller() {
 #[test]
 fn a_panicking_retry_predicate_in_an_async_call_is_counted_once() {
     use resil_core::retry::RetryClassifier;
-    let retry = Retry::with_clock(
-        "inventory-query",
-        RetryConfig::builder().build().unwrap(),
-        ManualClock::new(),
-    );
+    let retry = retry();
     const PANICS: RetryClassifier<u32, &str> = RetryClassifier::new().retry_on(|_| panic!("p"));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let fut = retry.call_async_with(&PANICS, || async { Err::<u32, _>("down") });

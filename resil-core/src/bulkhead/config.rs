@@ -143,12 +143,7 @@ impl BulkheadConfigBuilder {
             c.max_concurrent_calls,
             "must be at most 2147483647",
         );
-        p.check(
-            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
-            "event_consumer_buffer_size",
-            c.event_consumer_buffer_size,
-            "must be at most 100000",
-        );
+        crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }
 }

@@ -403,12 +403,7 @@ impl CircuitBreakerConfigBuilder {
             },
             OpenWait::Function(f) => c.wait_interval_function_in_open_state = f,
         }
-        p.check(
-            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
-            "event_consumer_buffer_size",
-            c.event_consumer_buffer_size,
-            "must be at most 100000",
-        );
+        crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }
 }

@@ -166,12 +166,7 @@ impl RateLimiterConfigBuilder {
             "must be at most 9223372036854775807ns (i64::MAX nanoseconds)",
         );
         check_timeout(&mut p, c.timeout_duration);
-        p.check(
-            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
-            "event_consumer_buffer_size",
-            c.event_consumer_buffer_size,
-            "must be at most 100000",
-        );
+        crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }
 }

@@ -215,12 +215,7 @@ impl RetryConfigBuilder {
             format_args!("{:?}", c.ignore_errors),
             "kind names must not be empty",
         );
-        p.check(
-            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
-            "event_consumer_buffer_size",
-            c.event_consumer_buffer_size,
-            "must be at most 100000",
-        );
+        crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }
 }

@@ -229,12 +229,7 @@ impl ThreadPoolBulkheadConfigBuilder {
             c.queue_capacity,
             "must be at most 1000000",
         );
-        p.check(
-            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
-            "event_consumer_buffer_size",
-            c.event_consumer_buffer_size,
-            "must be at most 100000",
-        );
+        crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         // Any keep-alive is valid: Resilience4j only refuses negative ones,
         // which `Duration` cannot hold.
         p.finish(c)

@@ -171,6 +171,23 @@ impl ThreadPoolBulkhead {
         Self::with_parts(name.into(), config, clock.into_shared(), Tags::default())
     }
 
+    /// Checks that `name` can name a pool: its worker threads are named
+    /// after it (`bulkhead-<name>-<n>`), and no thread name holds a NUL byte.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] for `name` when it contains a NUL byte.
+    pub fn check_name(name: &str) -> Result<(), ConfigError> {
+        let mut p = Problems::default();
+        p.check(
+            is_thread_name(name),
+            "name",
+            name.escape_debug(),
+            "must not contain a NUL byte (it names the pool's threads)",
+        );
+        p.finish(())
+    }
+
     /// Like [`with_clock`](ThreadPoolBulkhead::with_clock), with the name
     /// checked first: the threads are named after it, so it must be a valid
     /// thread name.
@@ -198,14 +215,7 @@ impl ThreadPoolBulkhead {
         clock: impl Clock,
     ) -> Result<Self, ConfigError> {
         let name = name.into();
-        let mut p = Problems::default();
-        p.check(
-            !name.contains('\0'),
-            "name",
-            name.escape_debug(),
-            "must not contain a NUL byte (it names the pool's threads)",
-        );
-        p.finish(())?;
+        Self::check_name(&name)?;
         Ok(Self::with_parts(
             name,
             config,
@@ -583,7 +593,7 @@ impl Shared {
 /// The name of worker `number`. A name the OS cannot take (one with a NUL
 /// byte) is an error here, where `std` would panic.
 fn thread_name(name: &str, number: u64) -> std::io::Result<String> {
-    if name.contains('\0') {
+    if !is_thread_name(name) {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "a thread name cannot contain a NUL byte",
@@ -676,4 +686,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Whether threads can be named after `name`.
+fn is_thread_name(name: &str) -> bool {
+    !name.contains('\0')
 }

@@ -143,12 +143,7 @@ impl TimeLimiterConfigBuilder {
             c.max_detached_futures,
             "must be at least 1",
         );
-        p.check(
-            c.event_consumer_buffer_size <= crate::event::MAX_EVENT_CONSUMER_BUFFER_SIZE,
-            "event_consumer_buffer_size",
-            c.event_consumer_buffer_size,
-            "must be at most 100000",
-        );
+        crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }
 }
