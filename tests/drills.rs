@@ -84,6 +84,12 @@ impl Drill {
             prometheus();
             seed_config().init().unwrap();
         });
+        // The global instances share one `TokioClock`, whose origin is the
+        // paused time of the runtime that ran `init`. Each test has its own
+        // runtime, and one made a moment earlier would read times before
+        // that origin (which saturate to zero). An hour ahead, every
+        // runtime is past it.
+        tokio::time::advance(Duration::from_secs(3600)).await;
         let registries = resil::registries();
         let breaker = registries
             .circuit_breakers()
