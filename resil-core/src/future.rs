@@ -74,28 +74,19 @@ impl<Fut> fmt::Debug for InnerErrors<Fut> {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
 /// Starts the future of a guarded call: a closure `FnOnce() -> impl Future`,
 /// or an [`InnerCall`].
 ///
 /// The futures of the rate limiter and the bulkhead keep it while they wait
-/// for permission, and call it only once they have it. The trait is sealed.
-pub trait AsyncCall: sealed::Sealed {
+/// for permission, and call it only once they have it. Implement it for a
+/// named type when the future that holds it must be named too (the `tower`
+/// layers do, for a service and its request).
+pub trait AsyncCall {
     /// The future the call runs.
     type Future: Future;
 
     /// Calls the closure.
     fn start(self) -> Self::Future;
-}
-
-impl<F, Fut> sealed::Sealed for F
-where
-    F: FnOnce() -> Fut,
-    Fut: Future,
-{
 }
 
 impl<F, Fut> AsyncCall for F
@@ -121,8 +112,6 @@ impl<F> InnerCall<F> {
         InnerCall(f)
     }
 }
-
-impl<F> sealed::Sealed for InnerCall<F> {}
 
 impl<F, Fut, T, E> AsyncCall for InnerCall<F>
 where

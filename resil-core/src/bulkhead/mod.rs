@@ -60,6 +60,7 @@ mod loom;
 
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker, ready};
@@ -399,7 +400,9 @@ impl Bulkhead {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        BulkheadFuture::new(&self.inner, InnerCall::new(f))
+        BulkheadFuture {
+            stage: Stage::start(&*self.inner, InnerCall::new(f)),
+        }
     }
 
     /// The async form of [`Bulkhead::decorate`].
@@ -413,7 +416,62 @@ impl Bulkhead {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        BulkheadFuture::new(&self.inner, f)
+        BulkheadFuture {
+            stage: Stage::start(&*self.inner, f),
+        }
+    }
+
+    /// Like [`Bulkhead::call_async`], for a future that must not borrow the
+    /// bulkhead (a `tower` service's response future, a spawned task): the
+    /// future holds a clone of the bulkhead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, [`Error::Inner`] with the future's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::Bulkhead;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
+    /// let call = bulkhead.call_async_owned(|| async { Ok::<_, std::io::Error>(7) });
+    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 24);
+    /// assert_eq!(tokio::spawn(call).await.unwrap().unwrap(), 7);
+    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 25);
+    /// # }
+    /// ```
+    #[inline]
+    pub fn call_async_owned<T, E, F, Fut>(
+        &self,
+        f: F,
+    ) -> OwnedBulkheadFuture<InnerCall<F>, InnerErrors<Fut>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        OwnedBulkheadFuture {
+            stage: Stage::start(Arc::clone(&self.inner), InnerCall::new(f)),
+        }
+    }
+
+    /// Like [`Bulkhead::decorate_async`], holding a clone of the bulkhead
+    /// (see [`Bulkhead::call_async_owned`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, else the future's error.
+    #[inline]
+    pub fn decorate_async_owned<T, E, F>(&self, f: F) -> OwnedBulkheadFuture<F, F::Future>
+    where
+        F: AsyncCall,
+        F::Future: Future<Output = Result<T, Error<E>>>,
+    {
+        OwnedBulkheadFuture {
+            stage: Stage::start(Arc::clone(&self.inner), f),
+        }
     }
 }
 
@@ -426,13 +484,20 @@ impl fmt::Debug for Bulkhead {
     }
 }
 
+/// Publishes `CallPermitted` for a permit just taken from `inner`'s
+/// semaphore, and holds it.
+#[inline]
+fn permitted<R: Deref<Target = Inner>>(inner: R) -> Held<R> {
+    if inner.events.is_active() {
+        inner.publish(BulkheadEvent::CallPermitted);
+    }
+    Held { inner }
+}
+
 impl Inner {
     #[inline]
     fn permitted(&self) -> BulkheadPermit<'_> {
-        if self.events.is_active() {
-            self.publish(BulkheadEvent::CallPermitted);
-        }
-        BulkheadPermit { inner: self }
+        BulkheadPermit(permitted(self))
     }
 
     #[cold]
@@ -461,7 +526,9 @@ impl Inner {
             return Err(self.reject());
         }
         let mut queued = Queued::new(self, wait_millis);
-        std::future::poll_fn(|cx| queued.poll(cx)).await
+        std::future::poll_fn(|cx| queued.poll(cx))
+            .await
+            .map(BulkheadPermit)
     }
 
     #[cold]
@@ -502,10 +569,21 @@ impl Inner {
     }
 }
 
+/// The semaphore of the bulkhead that `R` holds.
+struct SemOf<R>(R);
+
+impl<R: Deref<Target = Inner>> Deref for SemOf<R> {
+    type Target = Semaphore;
+
+    fn deref(&self) -> &Semaphore {
+        &self.0.sem
+    }
+}
+
 /// A caller waiting in the queue for a permit, up to the maximum wait.
-struct Queued<'a> {
-    inner: &'a Inner,
-    acquire: semaphore::Acquire<'a>,
+struct Queued<R: Deref<Target = Inner> + Clone> {
+    inner: R,
+    acquire: semaphore::Acquire<SemOf<R>>,
     /// Started only once queued, so a wait that ends at once costs no timer.
     sleep: Option<Sleep>,
     /// In milliseconds: a `Duration`'s niche would hold the future's stage
@@ -513,17 +591,17 @@ struct Queued<'a> {
     wait_millis: u64,
 }
 
-impl<'a> Queued<'a> {
-    fn new(inner: &'a Inner, wait_millis: u64) -> Self {
+impl<R: Deref<Target = Inner> + Clone> Queued<R> {
+    fn new(inner: R, wait_millis: u64) -> Self {
         Queued {
+            acquire: semaphore::Acquire::new(SemOf(inner.clone())),
             inner,
-            acquire: inner.sem.acquire(),
             sleep: None,
             wait_millis,
         }
     }
 
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Held<R>, BulkheadFull>> {
         let granted = if Pin::new(&mut self.acquire).poll(cx).is_ready() {
             true
         } else {
@@ -533,7 +611,7 @@ impl<'a> Queued<'a> {
             self.acquire.cancel()
         };
         Poll::Ready(if granted {
-            Ok(self.inner.permitted())
+            Ok(permitted(self.inner.clone()))
         } else {
             Err(self.inner.reject())
         })
@@ -577,23 +655,42 @@ pin_project_lite::pin_project! {
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct BulkheadFuture<'a, F, Fut> {
         #[pin]
-        stage: Stage<'a, F, Fut>,
+        stage: Stage<&'a Inner, F, Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`BulkheadFuture`] for a future that must not borrow the bulkhead: it
+    /// holds a clone of the bulkhead.
+    ///
+    /// It is created by [`Bulkhead::call_async_owned`] and
+    /// [`Bulkhead::decorate_async_owned`], and behaves exactly as
+    /// [`BulkheadFuture`] does; it is `'static` and `Send` whenever `F` and
+    /// `Fut` are.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct OwnedBulkheadFuture<F, Fut> {
+        #[pin]
+        stage: Stage<Arc<Inner>, F, Fut>,
     }
 }
 
 pin_project_lite::pin_project! {
     #[project = StageProj]
     #[project_replace = StageReplace]
-    enum Stage<'a, F, Fut> {
+    enum Stage<R, F, Fut>
+    where
+        R: Deref<Target = Inner>,
+        R: Clone,
+    {
         Queued {
             f: F,
-            queued: Queued<'a>,
+            queued: Queued<R>,
         },
         Running {
             #[pin]
             future: Fut,
             // `None` only once a panic while polling gave the permit back.
-            permit: Option<BulkheadPermit<'a>>,
+            permit: Option<Held<R>>,
         },
         Refused {
             error: Option<BulkheadFull>,
@@ -602,39 +699,87 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<'a, F, Fut> BulkheadFuture<'a, F, Fut>
+impl<R, F, Fut> Stage<R, F, Fut>
 where
+    R: Deref<Target = Inner> + Clone,
     F: AsyncCall<Future = Fut>,
 {
     #[inline]
-    fn new(inner: &'a Inner, f: F) -> Self {
-        let stage = if inner.sem.try_acquire() {
+    fn start(inner: R, f: F) -> Self {
+        if inner.sem.try_acquire() {
             // Should `f` panic, the permit is given back while unwinding.
-            let permit = inner.permitted();
+            let permit = permitted(inner);
             Stage::Running {
                 future: f.start(),
                 permit: Some(permit),
             }
         } else {
-            inner.full(f)
-        };
-        BulkheadFuture { stage }
+            Self::full(inner, f)
+        }
     }
-}
 
-impl Inner {
     #[cold]
-    fn full<F, Fut>(&self, f: F) -> Stage<'_, F, Fut> {
-        let wait_millis = self.max_wait_millis.load(Ordering::Relaxed);
+    fn full(inner: R, f: F) -> Self {
+        let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
         if wait_millis == 0 {
             Stage::Refused {
-                error: Some(self.reject()),
+                error: Some(inner.reject()),
             }
         } else {
             Stage::Queued {
                 f,
-                queued: Queued::new(self, wait_millis),
+                queued: Queued::new(inner, wait_millis),
             }
+        }
+    }
+
+    #[inline]
+    fn poll_call<T, E>(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, Error<E>>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        loop {
+            match self.as_mut().project() {
+                StageProj::Running { future, permit } => {
+                    let result = ready!(future::poll_holding(future, permit, cx));
+                    // The caller's future first, then the permit.
+                    self.set(Stage::Done);
+                    return Poll::Ready(result);
+                }
+                StageProj::Queued { queued, .. } => {
+                    let granted = ready!(queued.poll(cx));
+                    let StageReplace::Queued { f, .. } = self.as_mut().project_replace(Stage::Done)
+                    else {
+                        unreachable!("the stage was `Queued`")
+                    };
+                    match granted {
+                        Ok(permit) => self.set(Stage::Running {
+                            future: f.start(),
+                            permit: Some(permit),
+                        }),
+                        Err(full) => return Poll::Ready(Err(Error::BulkheadFull(full))),
+                    }
+                }
+                StageProj::Refused { error } => {
+                    let error = error.take();
+                    self.set(Stage::Done);
+                    return Poll::Ready(Err(Error::BulkheadFull(
+                        error.expect("a refused stage holds its error"),
+                    )));
+                }
+                StageProj::Done => panic!("`BulkheadFuture` polled after completion"),
+            }
+        }
+    }
+}
+
+impl<R: Deref<Target = Inner> + Clone, F, Fut> Stage<R, F, Fut> {
+    fn name(&self) -> &'static str {
+        match self {
+            Stage::Queued { .. } => "queued",
+            Stage::Running { .. } => "running",
+            Stage::Refused { .. } => "refused",
+            Stage::Done => "done",
         }
     }
 }
@@ -648,53 +793,35 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut stage = self.project().stage;
-        loop {
-            match stage.as_mut().project() {
-                StageProj::Running { future, permit } => {
-                    let result = ready!(future::poll_holding(future, permit, cx));
-                    // The caller's future first, then the permit.
-                    stage.set(Stage::Done);
-                    return Poll::Ready(result);
-                }
-                StageProj::Queued { queued, .. } => {
-                    let granted = ready!(queued.poll(cx));
-                    let StageReplace::Queued { f, .. } =
-                        stage.as_mut().project_replace(Stage::Done)
-                    else {
-                        unreachable!("the stage was `Queued`")
-                    };
-                    match granted {
-                        Ok(permit) => stage.set(Stage::Running {
-                            future: f.start(),
-                            permit: Some(permit),
-                        }),
-                        Err(full) => return Poll::Ready(Err(Error::BulkheadFull(full))),
-                    }
-                }
-                StageProj::Refused { error } => {
-                    let error = error.take();
-                    stage.set(Stage::Done);
-                    return Poll::Ready(Err(Error::BulkheadFull(
-                        error.expect("a refused stage holds its error"),
-                    )));
-                }
-                StageProj::Done => panic!("`BulkheadFuture` polled after completion"),
-            }
-        }
+        self.project().stage.poll_call(cx)
+    }
+}
+
+impl<F, Fut, T, E> Future for OwnedBulkheadFuture<F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().stage.poll_call(cx)
     }
 }
 
 impl<F, Fut> fmt::Debug for BulkheadFuture<'_, F, Fut> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stage = match &self.stage {
-            Stage::Queued { .. } => "queued",
-            Stage::Running { .. } => "running",
-            Stage::Refused { .. } => "refused",
-            Stage::Done => "done",
-        };
         f.debug_struct("BulkheadFuture")
-            .field("stage", &stage)
+            .field("stage", &self.stage.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F, Fut> fmt::Debug for OwnedBulkheadFuture<F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedBulkheadFuture")
+            .field("stage", &self.stage.name())
             .finish_non_exhaustive()
     }
 }
@@ -740,25 +867,36 @@ impl Wake for Parker {
 /// # Ok::<(), resil_core::bulkhead::BulkheadFull>(())
 /// ```
 #[must_use = "the permit is given back as soon as it is dropped"]
-pub struct BulkheadPermit<'a> {
-    inner: &'a Inner,
-}
+pub struct BulkheadPermit<'a>(Held<&'a Inner>);
 
 impl BulkheadPermit<'_> {
     /// The name of the bulkhead that issued the permit.
     pub fn bulkhead_name(&self) -> &str {
-        &self.inner.name
+        &self.0.inner.name
     }
 
     /// Gives the permit back without publishing `CallFinished`, for a call
     /// that was not made after all (Resilience4j's `releasePermission`).
     pub fn release(self) {
-        self.inner.sem.release();
+        self.0.inner.sem.release();
         std::mem::forget(self);
     }
 }
 
-impl Drop for BulkheadPermit<'_> {
+impl fmt::Debug for BulkheadPermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadPermit")
+            .field("bulkhead", &self.0.inner.name)
+            .finish()
+    }
+}
+
+/// One permit of `R`'s bulkhead, given back (exactly once) when dropped.
+struct Held<R: Deref<Target = Inner>> {
+    inner: R,
+}
+
+impl<R: Deref<Target = Inner>> Drop for Held<R> {
     #[inline]
     fn drop(&mut self) {
         // Publish before releasing, so that a call's CALL_FINISHED always comes
@@ -768,14 +906,6 @@ impl Drop for BulkheadPermit<'_> {
             self.inner.publish(BulkheadEvent::CallFinished);
         }
         self.inner.sem.release();
-    }
-}
-
-impl fmt::Debug for BulkheadPermit<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BulkheadPermit")
-            .field("bulkhead", &self.inner.name)
-            .finish()
     }
 }
 

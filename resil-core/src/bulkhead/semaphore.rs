@@ -24,6 +24,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -151,12 +152,8 @@ impl Semaphore {
 
     /// A future that waits in the queue for a permit (no deadline: the caller
     /// races it against one and calls [`Acquire::cancel`]).
-    pub(crate) fn acquire(&self) -> Acquire<'_> {
-        Acquire {
-            sem: self,
-            node: None,
-            done: false,
-        }
+    pub(crate) fn acquire(&self) -> Acquire<&Semaphore> {
+        Acquire::new(self)
     }
 
     #[inline]
@@ -333,13 +330,25 @@ impl Queue {
 
 /// Waits in the semaphore's queue for a permit; dropping it leaves the queue
 /// (and gives back a permit granted meanwhile).
-pub(crate) struct Acquire<'a> {
-    sem: &'a Semaphore,
+///
+/// It holds the semaphore by reference, or through whatever owns it (a
+/// bulkhead's `Arc`, for a future that must not borrow the bulkhead).
+pub(crate) struct Acquire<S: Deref<Target = Semaphore>> {
+    sem: S,
     node: Option<Arc<Node>>,
     done: bool,
 }
 
-impl Acquire<'_> {
+impl<S: Deref<Target = Semaphore>> Acquire<S> {
+    /// A wait in `sem`'s queue (see [`Semaphore::acquire`]).
+    pub(crate) fn new(sem: S) -> Self {
+        Acquire {
+            sem,
+            node: None,
+            done: false,
+        }
+    }
+
     /// Stops waiting. Returns `true` if the permit was granted before the
     /// waiter could leave the queue: the caller then owns it.
     pub(crate) fn cancel(&mut self) -> bool {
@@ -354,7 +363,10 @@ impl Acquire<'_> {
     }
 }
 
-impl Future for Acquire<'_> {
+// Nothing in a wait is pinned: the queue holds its node by `Arc`.
+impl<S: Deref<Target = Semaphore>> Unpin for Acquire<S> {}
+
+impl<S: Deref<Target = Semaphore>> Future for Acquire<S> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -362,7 +374,7 @@ impl Future for Acquire<'_> {
         if this.done {
             return Poll::Ready(());
         }
-        let sem = this.sem;
+        let sem: &Semaphore = &this.sem;
         if let Some(node) = &this.node {
             // Granted nodes have left the queue: no lock needed to see it.
             if node.state.load(Ordering::Acquire) == GRANTED {
@@ -396,7 +408,7 @@ impl Future for Acquire<'_> {
     }
 }
 
-impl Drop for Acquire<'_> {
+impl<S: Deref<Target = Semaphore>> Drop for Acquire<S> {
     fn drop(&mut self) {
         if self.cancel() {
             self.sem.release();
@@ -445,7 +457,7 @@ mod tests {
     use super::*;
     use std::task::Waker;
 
-    fn poll(acquire: &mut Acquire<'_>) -> Poll<()> {
+    fn poll(acquire: &mut Acquire<&Semaphore>) -> Poll<()> {
         Pin::new(acquire).poll(&mut Context::from_waker(Waker::noop()))
     }
 

@@ -86,6 +86,7 @@ mod loom;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
@@ -491,14 +492,7 @@ impl CircuitBreaker {
     // than the call itself.
     #[inline(always)]
     pub fn start_call(&self) -> Result<CallGuard<'_>, CallNotPermitted> {
-        let permit = self.inner.try_acquire()?;
-        Ok(CallGuard {
-            inner: &self.inner,
-            start: self.inner.clock.now(),
-            permit,
-            done: false,
-            in_call: true,
-        })
+        Guard::start(&*self.inner).map(CallGuard)
     }
 
     /// Runs `f` if permitted and records its outcome: `Ok` is a success, every
@@ -612,24 +606,70 @@ impl CircuitBreaker {
     where
         F: AsyncCall,
     {
-        let stage = match self.start_call() {
-            // Should `f` panic, the guard is dropped while unwinding and
-            // records the panic, as in `decorate`.
-            Ok(mut guard) => {
-                let future = f.start();
-                // From here on, an unwind that drops the future is not the
-                // call's own unless it comes from polling it (see `poll`).
-                guard.in_call = false;
-                Stage::Running {
-                    future,
-                    guard: Some(guard),
-                }
-            }
-            Err(refused) => Stage::Refused {
-                error: Some(refused),
-            },
-        };
-        CircuitBreakerFuture { stage, classifier }
+        CircuitBreakerFuture {
+            stage: Stage::start(&*self.inner, f),
+            classifier,
+        }
+    }
+
+    /// Like [`CircuitBreaker::call_async_with`], for a future that must not
+    /// borrow the breaker (a `tower` service's response future, a spawned
+    /// task): the future holds a clone of the breaker and its own copy of
+    /// `classifier`.
+    ///
+    /// # Errors
+    ///
+    /// As [`CircuitBreaker::call`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cb = CircuitBreaker::of_defaults("inventory-query");
+    /// let call = cb.call_async_owned(Classifier::new(), || async { Ok::<_, std::io::Error>(7) });
+    /// drop(cb); // the call keeps the breaker alive
+    /// assert_eq!(tokio::spawn(call).await.unwrap().unwrap(), 7);
+    /// # }
+    /// ```
+    #[inline]
+    pub fn call_async_owned<T, E, F, Fut>(
+        &self,
+        classifier: Classifier<T, E>,
+        f: F,
+    ) -> OwnedCircuitBreakerFuture<InnerErrors<Fut>, T, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        OwnedCircuitBreakerFuture {
+            stage: Stage::start(Arc::clone(&self.inner), InnerCall::new(f)),
+            classifier,
+        }
+    }
+
+    /// Like [`CircuitBreaker::decorate_async`], holding a clone of the breaker
+    /// (see [`CircuitBreaker::call_async_owned`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`CircuitBreaker::decorate`].
+    #[inline]
+    pub fn decorate_async_owned<T, E, F, Fut>(
+        &self,
+        classifier: Classifier<T, E>,
+        f: F,
+    ) -> OwnedCircuitBreakerFuture<Fut, T, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        OwnedCircuitBreakerFuture {
+            stage: Stage::start(Arc::clone(&self.inner), f),
+            classifier,
+        }
     }
 
     #[cfg(all(test, resil_loom))]
@@ -654,8 +694,51 @@ impl fmt::Debug for CircuitBreaker {
 
 /// A call in progress, holding its permission (see [`CircuitBreaker::start_call`]).
 #[must_use = "a guard dropped unfinished records nothing"]
-pub struct CallGuard<'a> {
-    inner: &'a Inner,
+pub struct CallGuard<'a>(Guard<&'a Inner>);
+
+impl CallGuard<'_> {
+    /// Records `result`, classified by `classifier` and the breaker's
+    /// `record_errors` / `ignore_errors`.
+    #[inline]
+    pub fn record<T, E>(self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
+        self.0.record(classifier, result);
+    }
+
+    /// Records a success.
+    pub fn on_success(self) {
+        self.0.finish(Verdict::Success);
+    }
+
+    /// Records a failure of the given kind.
+    pub fn on_error(self, kind: Option<&'static str>) {
+        self.0.finish(Verdict::Failure(kind));
+    }
+
+    /// Records an ignored error: the permit goes back, nothing is counted.
+    pub fn on_ignored_error(self, kind: Option<&'static str>) {
+        self.0.finish(Verdict::Ignored(kind));
+    }
+
+    /// The time the call started, on the breaker's clock.
+    pub fn started_at(&self) -> Nanos {
+        self.0.start
+    }
+}
+
+impl fmt::Debug for CallGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallGuard")
+            .field("breaker", &self.0.inner.name)
+            .field("start", &self.0.start)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call's permission, holding the breaker by reference (`&Inner`, for
+/// [`CallGuard`] and [`CircuitBreakerFuture`]) or by a clone of its `Arc`
+/// (for [`OwnedCircuitBreakerFuture`]).
+struct Guard<R: Deref<Target = Inner>> {
+    inner: R,
     start: Nanos,
     permit: Permit,
     done: bool,
@@ -664,11 +747,21 @@ pub struct CallGuard<'a> {
     in_call: bool,
 }
 
-impl CallGuard<'_> {
-    /// Records `result`, classified by `classifier` and the breaker's
-    /// `record_errors` / `ignore_errors`.
+impl<R: Deref<Target = Inner>> Guard<R> {
+    #[inline(always)]
+    fn start(inner: R) -> Result<Self, CallNotPermitted> {
+        let permit = inner.try_acquire()?;
+        Ok(Guard {
+            start: inner.clock.now(),
+            inner,
+            permit,
+            done: false,
+            in_call: true,
+        })
+    }
+
     #[inline]
-    pub fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
+    fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
         let end = self.inner.clock.now();
         let elapsed = end.as_u64().saturating_sub(self.start.as_u64());
         // The user's predicates run while the guard is still unfinished: a
@@ -685,26 +778,6 @@ impl CallGuard<'_> {
         }
     }
 
-    /// Records a success.
-    pub fn on_success(self) {
-        self.finish(Verdict::Success);
-    }
-
-    /// Records a failure of the given kind.
-    pub fn on_error(self, kind: Option<&'static str>) {
-        self.finish(Verdict::Failure(kind));
-    }
-
-    /// Records an ignored error: the permit goes back, nothing is counted.
-    pub fn on_ignored_error(self, kind: Option<&'static str>) {
-        self.finish(Verdict::Ignored(kind));
-    }
-
-    /// The time the call started, on the breaker's clock.
-    pub fn started_at(&self) -> Nanos {
-        self.start
-    }
-
     fn finish(mut self, verdict: Verdict) {
         self.done = true;
         let end = self.inner.clock.now();
@@ -717,7 +790,7 @@ impl CallGuard<'_> {
     }
 }
 
-impl Drop for CallGuard<'_> {
+impl<R: Deref<Target = Inner>> Drop for Guard<R> {
     fn drop(&mut self) {
         if self.done {
             return;
@@ -733,15 +806,6 @@ impl Drop for CallGuard<'_> {
         } else {
             self.inner.release(Some(self.permit));
         }
-    }
-}
-
-impl fmt::Debug for CallGuard<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallGuard")
-            .field("breaker", &self.inner.name)
-            .field("start", &self.start)
-            .finish_non_exhaustive()
     }
 }
 
@@ -785,20 +849,39 @@ pin_project_lite::pin_project! {
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct CircuitBreakerFuture<'a, Fut, T, E> {
         #[pin]
-        stage: Stage<'a, Fut>,
+        stage: Stage<&'a Inner, Fut>,
         // `None`: the default classifier (of `call_async`).
         classifier: Option<&'a Classifier<T, E>>,
     }
 }
 
 pin_project_lite::pin_project! {
+    /// [`CircuitBreakerFuture`] for a future that must not borrow the
+    /// breaker: it holds a clone of the breaker and its own classifier.
+    ///
+    /// It is created by [`CircuitBreaker::call_async_owned`] and
+    /// [`CircuitBreaker::decorate_async_owned`], and behaves exactly as
+    /// [`CircuitBreakerFuture`] does; it is `'static` and `Send` whenever
+    /// `Fut` is.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct OwnedCircuitBreakerFuture<Fut, T, E> {
+        #[pin]
+        stage: Stage<Arc<Inner>, Fut>,
+        classifier: Classifier<T, E>,
+    }
+}
+
+pin_project_lite::pin_project! {
     #[project = StageProj]
-    enum Stage<'a, Fut> {
+    enum Stage<R, Fut>
+    where
+        R: Deref<Target = Inner>,
+    {
         Running {
             #[pin]
             future: Fut,
             // `None` only once a panic while polling recorded the call.
-            guard: Option<CallGuard<'a>>,
+            guard: Option<Guard<R>>,
         },
         Refused {
             error: Option<CallNotPermitted>,
@@ -807,17 +890,39 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<Fut, T, E> Future for CircuitBreakerFuture<'_, Fut, T, E>
-where
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
+impl<R: Deref<Target = Inner>, Fut> Stage<R, Fut> {
+    /// Asks for permission and, when given, starts the call.
+    #[inline(always)]
+    fn start<F: AsyncCall<Future = Fut>>(inner: R, f: F) -> Self {
+        match Guard::start(inner) {
+            // Should `f` panic, the guard is dropped while unwinding and
+            // records the panic, as in `decorate`.
+            Ok(mut guard) => {
+                let future = f.start();
+                // From here on, an unwind that drops the future is not the
+                // call's own unless it comes from polling it (see `poll`).
+                guard.in_call = false;
+                Stage::Running {
+                    future,
+                    guard: Some(guard),
+                }
+            }
+            Err(refused) => Stage::Refused {
+                error: Some(refused),
+            },
+        }
+    }
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let mut stage = this.stage;
-        match stage.as_mut().project() {
+    fn poll_call<T, E>(
+        mut self: Pin<&mut Self>,
+        classifier: Option<&Classifier<T, E>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, Error<E>>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        match self.as_mut().project() {
             StageProj::Running { future, guard } => {
                 if let Some(g) = guard.as_mut() {
                     g.in_call = true;
@@ -830,16 +935,16 @@ where
                 let guard = guard.take();
                 // The caller's future is dropped before the outcome is
                 // recorded, as at the end of an `.await`.
-                stage.set(Stage::Done);
+                self.set(Stage::Done);
                 if let Some(guard) = guard {
                     let default = Classifier::new();
-                    guard.record(this.classifier.unwrap_or(&default), &result);
+                    guard.record(classifier.unwrap_or(&default), &result);
                 }
                 Poll::Ready(result)
             }
             StageProj::Refused { error } => {
                 let error = error.take();
-                stage.set(Stage::Done);
+                self.set(Stage::Done);
                 Poll::Ready(Err(Error::CallNotPermitted(
                     error.expect("a refused stage holds its error"),
                 )))
@@ -847,17 +952,54 @@ where
             StageProj::Done => panic!("`CircuitBreakerFuture` polled after completion"),
         }
     }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Stage::Running { .. } => "running",
+            Stage::Refused { .. } => "refused",
+            Stage::Done => "done",
+        }
+    }
+}
+
+impl<Fut, T, E> Future for CircuitBreakerFuture<'_, Fut, T, E>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        this.stage.poll_call(*this.classifier, cx)
+    }
+}
+
+impl<Fut, T, E> Future for OwnedCircuitBreakerFuture<Fut, T, E>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        this.stage.poll_call(Some(this.classifier), cx)
+    }
 }
 
 impl<Fut, T, E> fmt::Debug for CircuitBreakerFuture<'_, Fut, T, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stage = match &self.stage {
-            Stage::Running { .. } => "running",
-            Stage::Refused { .. } => "refused",
-            Stage::Done => "done",
-        };
         f.debug_struct("CircuitBreakerFuture")
-            .field("stage", &stage)
+            .field("stage", &self.stage.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Fut, T, E> fmt::Debug for OwnedCircuitBreakerFuture<Fut, T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedCircuitBreakerFuture")
+            .field("stage", &self.stage.name())
             .finish_non_exhaustive()
     }
 }

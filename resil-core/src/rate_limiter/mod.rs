@@ -81,6 +81,7 @@ mod loom;
 
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -210,20 +211,12 @@ impl RateLimiter {
     /// # Ok::<(), resil_core::ConfigError>(())
     /// ```
     pub fn metrics(&self) -> RateLimiterMetrics {
-        let t = self.inner.core.elapsed(self.inner.now());
-        let (epoch, r) = self.inner.core.refreshed(t);
+        let (nanos_to_wait, available, cycle) = self.inner.next_permit();
         RateLimiterMetrics {
-            available_permissions: r.available,
+            available_permissions: available,
             waiting_threads: self.inner.waiting.load(Ordering::Relaxed),
-            nanos_to_wait: nanos_to_wait(
-                1,
-                r.available,
-                t,
-                r.cycle,
-                epoch.limit,
-                self.inner.core.period(),
-            ),
-            cycle: r.cycle,
+            nanos_to_wait,
+            cycle,
         }
     }
 
@@ -331,7 +324,7 @@ impl RateLimiter {
         let timeout = inner.core.timeout();
         let decision = inner.decide(permits, timeout);
         if let Some(wait) = decision.wait(timeout) {
-            let _waiting = Waiting::new(&inner.waiting);
+            let _waiting = Waiting::new(inner);
             inner.clock.sleep_async(wait).await;
         }
         inner.finish(decision, permits)
@@ -349,7 +342,7 @@ impl RateLimiter {
         let timeout = inner.core.timeout();
         let decision = inner.decide(permits, timeout);
         if let Some(wait) = decision.wait(timeout) {
-            let _waiting = Waiting::new(&inner.waiting);
+            let _waiting = Waiting::new(inner);
             inner.clock.sleep(wait);
         }
         inner.finish(decision, permits)
@@ -542,7 +535,9 @@ impl RateLimiter {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        RateLimiterFuture::new(&self.inner, 1, InnerCall::new(f))
+        RateLimiterFuture {
+            call: Call::new(&*self.inner, 1, InnerCall::new(f)),
+        }
     }
 
     /// The async form of [`RateLimiter::decorate`].
@@ -556,7 +551,9 @@ impl RateLimiter {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        RateLimiterFuture::new(&self.inner, 1, f)
+        RateLimiterFuture {
+            call: Call::new(&*self.inner, 1, f),
+        }
     }
 
     /// Like [`RateLimiter::decorate_async`], taking `permits` for the call.
@@ -574,7 +571,78 @@ impl RateLimiter {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        RateLimiterFuture::new(&self.inner, permits, f)
+        RateLimiterFuture {
+            call: Call::new(&*self.inner, permits, f),
+        }
+    }
+
+    /// Like [`RateLimiter::call_async`], for a future that must not borrow
+    /// the limiter (a `tower` service's response future, a spawned task):
+    /// the future holds a clone of the limiter.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, [`Error::Inner`] with the future's error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::rate_limiter::RateLimiter;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let limiter = RateLimiter::of_defaults("mail");
+    /// let send = limiter.call_async_owned(|| async { Ok::<_, std::io::Error>(7) });
+    /// assert_eq!(tokio::spawn(send).await.unwrap().unwrap(), 7);
+    /// # }
+    /// ```
+    #[inline]
+    pub fn call_async_owned<T, E, F, Fut>(
+        &self,
+        f: F,
+    ) -> OwnedRateLimiterFuture<InnerCall<F>, InnerErrors<Fut>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        OwnedRateLimiterFuture {
+            call: Call::new(Arc::clone(&self.inner), 1, InnerCall::new(f)),
+        }
+    }
+
+    /// Like [`RateLimiter::decorate_async`], holding a clone of the limiter
+    /// (see [`RateLimiter::call_async_owned`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
+    #[inline]
+    pub fn decorate_async_owned<T, E, F>(&self, f: F) -> OwnedRateLimiterFuture<F, F::Future>
+    where
+        F: AsyncCall,
+        F::Future: Future<Output = Result<T, Error<E>>>,
+    {
+        self.decorate_async_owned_with_permits(1, f)
+    }
+
+    /// Like [`RateLimiter::decorate_async_owned`], taking `permits` for the call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
+    #[inline]
+    pub fn decorate_async_owned_with_permits<T, E, F>(
+        &self,
+        permits: u32,
+        f: F,
+    ) -> OwnedRateLimiterFuture<F, F::Future>
+    where
+        F: AsyncCall,
+        F::Future: Future<Output = Result<T, Error<E>>>,
+    {
+        OwnedRateLimiterFuture {
+            call: Call::new(Arc::clone(&self.inner), permits, f),
+        }
     }
 }
 
@@ -641,7 +709,17 @@ impl Inner {
 
     #[cold]
     fn refusal(&self) -> RequestNotPermitted {
-        RequestNotPermitted::new(self.name.clone())
+        let (wait, _, _) = self.next_permit();
+        RequestNotPermitted::new(self.name.clone()).with_retry_after(Duration::from_nanos(wait))
+    }
+
+    /// Nanoseconds until one permit is free, the permits available and the
+    /// cycle, as of now.
+    fn next_permit(&self) -> (u64, i64, u64) {
+        let t = self.core.elapsed(self.now());
+        let (epoch, r) = self.core.refreshed(t);
+        let wait = nanos_to_wait(1, r.available, t, r.cycle, epoch.limit, self.core.period());
+        (wait, r.available, r.cycle)
     }
 }
 
@@ -694,8 +772,36 @@ pin_project_lite::pin_project! {
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct RateLimiterFuture<'a, F, Fut> {
         #[pin]
-        stage: Stage<'a, F, Fut>,
-        inner: &'a Inner,
+        call: Call<&'a Inner, F, Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`RateLimiterFuture`] for a future that must not borrow the limiter:
+    /// it holds a clone of the limiter.
+    ///
+    /// It is created by [`RateLimiter::call_async_owned`],
+    /// [`RateLimiter::decorate_async_owned`] and
+    /// [`RateLimiter::decorate_async_owned_with_permits`], and behaves
+    /// exactly as [`RateLimiterFuture`] does; it is `'static` and `Send`
+    /// whenever `F` and `Fut` are.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct OwnedRateLimiterFuture<F, Fut> {
+        #[pin]
+        call: Call<Arc<Inner>, F, Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call through the limiter that `R` holds (by reference or by `Arc`).
+    struct Call<R, F, Fut>
+    where
+        R: Deref<Target = Inner>,
+        R: Clone,
+    {
+        #[pin]
+        stage: Stage<R, F, Fut>,
+        inner: R,
         permits: u32,
     }
 }
@@ -703,7 +809,10 @@ pin_project_lite::pin_project! {
 pin_project_lite::pin_project! {
     #[project = StageProj]
     #[project_replace = StageReplace]
-    enum Stage<'a, F, Fut> {
+    enum Stage<R, F, Fut>
+    where
+        R: Deref<Target = Inner>,
+    {
         Waiting {
             f: F,
             decision: Decision,
@@ -711,7 +820,7 @@ pin_project_lite::pin_project! {
             until: Nanos,
             // Started at the first poll: a clock's timer may need a runtime.
             sleep: Option<Sleep>,
-            waiting: Waiting<'a>,
+            waiting: Waiting<R>,
         },
         Running {
             #[pin]
@@ -724,12 +833,13 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<'a, F, Fut> RateLimiterFuture<'a, F, Fut>
+impl<R, F, Fut> Call<R, F, Fut>
 where
+    R: Deref<Target = Inner> + Clone,
     F: AsyncCall<Future = Fut>,
 {
     #[inline]
-    fn new(inner: &'a Inner, permits: u32, f: F) -> Self {
+    fn new(inner: R, permits: u32, f: F) -> Self {
         let timeout = inner.core.timeout();
         let decision = inner.decide(permits, timeout);
         let stage = match decision.wait(timeout) {
@@ -739,31 +849,30 @@ where
                     error: Some(refused),
                 },
             },
-            Some(wait) => inner.wait_for(f, decision, wait),
+            Some(wait) => Self::wait_for(inner.clone(), f, decision, wait),
         };
-        RateLimiterFuture {
+        Call {
             stage,
             inner,
             permits,
         }
     }
-}
 
-impl Inner {
     #[cold]
-    fn wait_for<F, Fut>(&self, f: F, decision: Decision, wait: Duration) -> Stage<'_, F, Fut> {
+    fn wait_for(inner: R, f: F, decision: Decision, wait: Duration) -> Stage<R, F, Fut> {
         Stage::Waiting {
             f,
             decision,
-            until: self.clock.now().saturating_add(wait),
+            until: inner.clock.now().saturating_add(wait),
             sleep: None,
-            waiting: Waiting::new(&self.waiting),
+            waiting: Waiting::new(inner),
         }
     }
 }
 
-impl<F, Fut, T, E> Future for RateLimiterFuture<'_, F, Fut>
+impl<R, F, Fut, T, E> Future for Call<R, F, Fut>
 where
+    R: Deref<Target = Inner> + Clone,
     F: AsyncCall<Future = Fut>,
     Fut: Future<Output = Result<T, Error<E>>>,
 {
@@ -811,33 +920,71 @@ where
     }
 }
 
-impl<F, Fut> fmt::Debug for RateLimiterFuture<'_, F, Fut> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl<R: Deref<Target = Inner> + Clone, F, Fut> Call<R, F, Fut> {
+    fn debug(&self, f: &mut fmt::Formatter<'_>, type_name: &str) -> fmt::Result {
         let stage = match &self.stage {
             Stage::Waiting { .. } => "waiting",
             Stage::Running { .. } => "running",
             Stage::Refused { .. } => "refused",
             Stage::Done => "done",
         };
-        f.debug_struct("RateLimiterFuture")
+        f.debug_struct(type_name)
             .field("limiter", &self.inner.name)
             .field("stage", &stage)
             .finish_non_exhaustive()
     }
 }
 
-/// Counts a caller as waiting while it lives (also when a future is dropped mid-wait).
-struct Waiting<'a>(&'a AtomicU32);
+impl<F, Fut, T, E> Future for RateLimiterFuture<'_, F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
 
-impl<'a> Waiting<'a> {
-    fn new(count: &'a AtomicU32) -> Self {
-        count.fetch_add(1, Ordering::Relaxed);
-        Waiting(count)
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().call.poll(cx)
     }
 }
 
-impl Drop for Waiting<'_> {
+impl<F, Fut, T, E> Future for OwnedRateLimiterFuture<F, Fut>
+where
+    F: AsyncCall<Future = Fut>,
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().call.poll(cx)
+    }
+}
+
+impl<F, Fut> fmt::Debug for RateLimiterFuture<'_, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.call.debug(f, "RateLimiterFuture")
+    }
+}
+
+impl<F, Fut> fmt::Debug for OwnedRateLimiterFuture<F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.call.debug(f, "OwnedRateLimiterFuture")
+    }
+}
+
+/// Counts a caller as waiting while it lives (also when a future is dropped mid-wait).
+struct Waiting<R: Deref<Target = Inner>>(R);
+
+impl<R: Deref<Target = Inner>> Waiting<R> {
+    fn new(inner: R) -> Self {
+        inner.waiting.fetch_add(1, Ordering::Relaxed);
+        Waiting(inner)
+    }
+}
+
+impl<R: Deref<Target = Inner>> Drop for Waiting<R> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.0.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }

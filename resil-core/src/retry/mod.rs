@@ -114,7 +114,10 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 pub use self::config::{RetryConfig, RetryConfigBuilder};
@@ -126,7 +129,7 @@ pub use crate::interval::IntervalFunction;
 
 use self::counter::StripedCounter;
 use crate::classify::{self, Classify};
-use crate::clock::{Clock, SharedClock, SystemClock};
+use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::InnerErrors;
@@ -142,7 +145,7 @@ pub struct Retry {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     name: Name,
     config: RetryConfig,
     clock: SharedClock,
@@ -343,7 +346,7 @@ impl Retry {
     where
         F: FnMut() -> Result<T, Error<E>>,
     {
-        let mut call = CallState::new(&self.inner);
+        let mut call = CallState::new(&*self.inner);
         let mut result = first;
         let mut next = call.after_failure(classifier, &result);
         loop {
@@ -438,8 +441,50 @@ impl Retry {
     /// The state of one async call, for loops that make their own attempts
     /// (the decorator chain, whose attempts borrow what a closure could not
     /// lend): after each attempt, [`CallState::settle`].
-    pub(crate) fn start_async_call(&self) -> CallState<'_> {
-        let call = CallState::new(&self.inner);
+    pub(crate) fn start_async_call(&self) -> CallState<&Inner> {
+        Self::async_state(&*self.inner)
+    }
+
+    /// Starts one async call whose attempts the caller makes itself: a
+    /// future that must not borrow the retry, and cannot call a closure
+    /// for each attempt (a `tower` service's response future readies and
+    /// calls its service again for each one). See [`RetryCall`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::retry::{Retry, RetryClassifier};
+    /// use resil_core::Error;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let retry = Retry::of_defaults("quote");
+    /// let classifier = RetryClassifier::new();
+    /// let mut call = retry.start_async_call_owned();
+    /// let mut attempts = 0;
+    /// let result = loop {
+    ///     attempts += 1;
+    ///     let mut attempt = std::pin::pin!(async move {
+    ///         if attempts < 3 { Err(Error::Inner("busy")) } else { Ok(attempts) }
+    ///     });
+    ///     let outcome = std::future::poll_fn(|cx| call.poll_attempt(attempt.as_mut(), cx)).await;
+    ///     match call.settle(&classifier, outcome) {
+    ///         Ok(result) => break result,
+    ///         Err(wait) => call.sleep(wait).await,
+    ///     }
+    /// };
+    /// assert_eq!(result, Ok(3));
+    /// assert_eq!(retry.metrics().number_of_successful_calls_with_retry_attempt(), 1);
+    /// # }
+    /// ```
+    pub fn start_async_call_owned(&self) -> RetryCall {
+        RetryCall {
+            state: Self::async_state(Arc::clone(&self.inner)),
+        }
+    }
+
+    fn async_state<R: Deref<Target = Inner>>(inner: R) -> CallState<R> {
+        let call = CallState::new(inner);
         // Async: an unwind counts as the call's panic only while an attempt
         // is being polled (see `CallState::attempt`).
         call.in_attempt
@@ -729,9 +774,70 @@ impl Inner {
     }
 }
 
+/// One async call of a [`Retry`] whose attempts the caller makes itself
+/// (see [`Retry::start_async_call_owned`]): Resilience4j's `Retry.Context`,
+/// holding a clone of the retry.
+///
+/// Poll each attempt with [`RetryCall::poll_attempt`] (so that a panic in it
+/// counts as the call's), then pass its outcome to [`RetryCall::settle`]:
+/// it returns the call's result, or the wait before the next attempt.
+/// Dropped before a result, the call is cancelled and counts nothing (or, while
+/// an attempt panics, one failure).
+pub struct RetryCall {
+    state: CallState<Arc<Inner>>,
+}
+
+impl RetryCall {
+    /// Polls an attempt, marked as the call's own while it is polled.
+    #[inline]
+    pub fn poll_attempt<F: Future>(
+        &self,
+        attempt: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<F::Output> {
+        self.state.poll_attempt(attempt, cx)
+    }
+
+    /// Counts an attempt's outcome: `Ok` with the call's result (retried or
+    /// not, the events and metrics are published), or `Err` with the wait
+    /// before the next attempt.
+    ///
+    /// # Errors
+    ///
+    /// `Err(wait)` when the call must be tried again after `wait`.
+    #[inline]
+    pub fn settle<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: Result<T, Error<E>>,
+    ) -> Result<Result<T, Error<E>>, Duration> {
+        self.state.settle(classifier, result)
+    }
+
+    /// A sleep of `wait` on the retry's clock, for the wait before the next
+    /// attempt.
+    pub fn sleep(&self, wait: Duration) -> Sleep {
+        self.state.inner.clock.sleep_async(wait)
+    }
+
+    /// The failed attempts so far.
+    pub fn attempts(&self) -> u32 {
+        self.state.attempts
+    }
+}
+
+impl fmt::Debug for RetryCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryCall")
+            .field("retry", &self.state.inner.name)
+            .field("attempts", &self.state.attempts)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One call's progress (Resilience4j's `Retry.Context`), on the caller's stack.
-pub(crate) struct CallState<'r> {
-    inner: &'r Inner,
+pub(crate) struct CallState<R: Deref<Target = Inner>> {
+    inner: R,
     /// Failed attempts so far (Resilience4j's `numOfAttempts`).
     attempts: u32,
     /// The kind of the last retried error, for the SUCCESS event.
@@ -743,9 +849,9 @@ pub(crate) struct CallState<'r> {
     in_attempt: std::sync::atomic::AtomicBool,
 }
 
-impl<'r> CallState<'r> {
+impl<R: Deref<Target = Inner>> CallState<R> {
     #[inline]
-    fn new(inner: &'r Inner) -> Self {
+    fn new(inner: R) -> Self {
         CallState {
             inner,
             attempts: 0,
@@ -793,6 +899,23 @@ impl<'r> CallState<'r> {
         self.in_attempt
             .store(false, std::sync::atomic::Ordering::Relaxed);
         settled
+    }
+
+    /// Polls an attempt, marked as the call's own while it is polled (as
+    /// [`Attempt`] does).
+    #[inline]
+    fn poll_attempt<F: Future>(
+        &self,
+        attempt: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<F::Output> {
+        self.in_attempt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        // Left set if the attempt panics: the unwind is the call's own.
+        let poll = attempt.poll(cx);
+        self.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        poll
     }
 
     /// Waits on the retry's clock before the next attempt.
@@ -849,7 +972,7 @@ impl<'r> CallState<'r> {
 
     #[inline(never)]
     fn on_error<T, E>(&mut self, classifier: &RetryClassifier<T, E>, error: &Error<E>) -> Next {
-        let inner = self.inner;
+        let inner = &*self.inner;
         let kind = classifier.kind(error);
         if !classifier.retryable(&inner.config, error, kind) {
             self.done = true;
@@ -890,7 +1013,7 @@ impl<'r> CallState<'r> {
 
     #[inline(never)]
     fn on_rejected_result<T, E>(&mut self, classifier: &RetryClassifier<T, E>, value: &T) -> Next {
-        let inner = self.inner;
+        let inner = &*self.inner;
         self.attempts = self.attempts.saturating_add(1);
         let n = self.attempts;
         if n >= inner.config.max_attempts {
@@ -953,7 +1076,7 @@ impl<'r> CallState<'r> {
     }
 }
 
-impl Drop for CallState<'_> {
+impl<R: Deref<Target = Inner>> Drop for CallState<R> {
     #[inline]
     fn drop(&mut self) {
         if !self.done && self.in_attempt.load(std::sync::atomic::Ordering::Relaxed) {

@@ -87,6 +87,7 @@ mod metrics;
 
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -217,7 +218,9 @@ impl TimeLimiter {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        TimeLimiterFuture::new(&self.inner, InnerErrors::new(f()))
+        TimeLimiterFuture {
+            timed: Timed::new(&*self.inner, InnerErrors::new(f())),
+        }
     }
 
     /// Runs a future that already returns `resil::Error` (an inner layer of a
@@ -262,7 +265,59 @@ impl TimeLimiter {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        TimeLimiterFuture::new(&self.inner, f())
+        TimeLimiterFuture {
+            timed: Timed::new(&*self.inner, f()),
+        }
+    }
+
+    /// Like [`TimeLimiter::call_async`], for a future that must not borrow
+    /// the time limiter (a `tower` service's response future, a spawned
+    /// task): the future holds a clone of it.
+    ///
+    /// # Errors
+    ///
+    /// As [`TimeLimiter::call_async`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::TokioClock;
+    /// use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
+    /// use resil_core::Error;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let tl = TimeLimiter::with_clock("quote", TimeLimiterConfig::default(), TokioClock::new());
+    /// let hangs = tl.call_async_owned(std::future::pending::<Result<(), std::io::Error>>);
+    /// assert!(matches!(tokio::spawn(hangs).await.unwrap(), Err(Error::Timeout(_))));
+    /// # }
+    /// ```
+    #[inline]
+    pub fn call_async_owned<T, E, F, Fut>(&self, f: F) -> OwnedTimeLimiterFuture<InnerErrors<Fut>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        OwnedTimeLimiterFuture {
+            timed: Timed::new(Arc::clone(&self.inner), InnerErrors::new(f())),
+        }
+    }
+
+    /// Like [`TimeLimiter::decorate_async`], holding a clone of the time
+    /// limiter (see [`TimeLimiter::call_async_owned`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`TimeLimiter::decorate_async`].
+    #[inline]
+    pub fn decorate_async_owned<T, E, F, Fut>(&self, f: F) -> OwnedTimeLimiterFuture<Fut>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        OwnedTimeLimiterFuture {
+            timed: Timed::new(Arc::clone(&self.inner), f()),
+        }
     }
 
     /// Like [`TimeLimiter::call_async`] for a future that owns its data: with
@@ -393,8 +448,34 @@ pin_project_lite::pin_project! {
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct TimeLimiterFuture<'a, Fut> {
         #[pin]
+        timed: Timed<&'a Inner, Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`TimeLimiterFuture`] for a future that must not borrow the time
+    /// limiter: it holds a clone of it.
+    ///
+    /// It is created by [`TimeLimiter::call_async_owned`] and
+    /// [`TimeLimiter::decorate_async_owned`], and behaves exactly as
+    /// [`TimeLimiterFuture`] does (the caller's future is dropped on
+    /// timeout); it is `'static` and `Send` whenever `Fut` is.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct OwnedTimeLimiterFuture<Fut> {
+        #[pin]
+        timed: Timed<Arc<Inner>, Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future raced against the timeout of the time limiter `R` holds.
+    struct Timed<R, Fut>
+    where
+        R: Deref<Target = Inner>,
+    {
+        #[pin]
         stage: Stage<Fut>,
-        inner: &'a Inner,
+        inner: R,
     }
 }
 
@@ -410,10 +491,10 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<'a, Fut> TimeLimiterFuture<'a, Fut> {
+impl<R: Deref<Target = Inner>, Fut> Timed<R, Fut> {
     #[inline]
-    fn new(inner: &'a Inner, future: Fut) -> Self {
-        TimeLimiterFuture {
+    fn new(inner: R, future: Fut) -> Self {
+        Timed {
             stage: Stage::Running {
                 timer: None,
                 future,
@@ -421,10 +502,18 @@ impl<'a, Fut> TimeLimiterFuture<'a, Fut> {
             inner,
         }
     }
+
+    fn debug(&self, f: &mut fmt::Formatter<'_>, type_name: &str) -> fmt::Result {
+        f.debug_struct(type_name)
+            .field("time_limiter", &self.inner.name)
+            .field("done", &matches!(self.stage, Stage::Done))
+            .finish_non_exhaustive()
+    }
 }
 
-impl<Fut, T, E> Future for TimeLimiterFuture<'_, Fut>
+impl<R, Fut, T, E> Future for Timed<R, Fut>
 where
+    R: Deref<Target = Inner>,
     Fut: Future<Output = Result<T, Error<E>>>,
 {
     type Output = Result<T, Error<E>>;
@@ -445,12 +534,39 @@ where
     }
 }
 
+impl<Fut, T, E> Future for TimeLimiterFuture<'_, Fut>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().timed.poll(cx)
+    }
+}
+
+impl<Fut, T, E> Future for OwnedTimeLimiterFuture<Fut>
+where
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().timed.poll(cx)
+    }
+}
+
 impl<Fut> fmt::Debug for TimeLimiterFuture<'_, Fut> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimeLimiterFuture")
-            .field("time_limiter", &self.inner.name)
-            .field("done", &matches!(self.stage, Stage::Done))
-            .finish_non_exhaustive()
+        self.timed.debug(f, "TimeLimiterFuture")
+    }
+}
+
+impl<Fut> fmt::Debug for OwnedTimeLimiterFuture<Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.timed.debug(f, "OwnedTimeLimiterFuture")
     }
 }
 
