@@ -39,6 +39,8 @@ pub mod future;
 pub mod interval;
 pub mod rate_limiter;
 pub mod registry;
+#[cfg(feature = "axum")]
+mod response;
 pub mod retry;
 mod sync;
 pub mod thread_pool_bulkhead;
