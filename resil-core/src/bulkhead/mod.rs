@@ -473,6 +473,32 @@ impl Bulkhead {
             stage: Stage::start(Arc::clone(&self.inner), f),
         }
     }
+
+    /// Like [`Bulkhead::decorate_async_owned`], for a call that is cheaper
+    /// to start at once than to keep: with a permit free now, `now(call)`
+    /// makes the future before this returns (so `call` may borrow, such as
+    /// a `tower` service and its request); otherwise `later(call)` makes
+    /// the owned [`AsyncCall`] that is started once the queue gives a
+    /// permit (and is not made at all for a refusal).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BulkheadFull`] when refused, else the future's error.
+    #[inline]
+    pub fn decorate_async_owned_or_defer<T, E, C, F>(
+        &self,
+        call: C,
+        now: impl FnOnce(C) -> F::Future,
+        later: impl FnOnce(C) -> F,
+    ) -> OwnedBulkheadFuture<F, F::Future>
+    where
+        F: AsyncCall,
+        F::Future: Future<Output = Result<T, Error<E>>>,
+    {
+        OwnedBulkheadFuture {
+            stage: Stage::start_or_defer(Arc::clone(&self.inner), call, now, later),
+        }
+    }
 }
 
 impl fmt::Debug for Bulkhead {
@@ -706,20 +732,32 @@ where
 {
     #[inline]
     fn start(inner: R, f: F) -> Self {
+        Self::start_or_defer(inner, f, F::start, |f| f)
+    }
+
+    /// `now(call)` when a permit is free at once, else `later(call)` to
+    /// queue (or nothing, for a refusal).
+    #[inline]
+    fn start_or_defer<C>(
+        inner: R,
+        call: C,
+        now: impl FnOnce(C) -> Fut,
+        later: impl FnOnce(C) -> F,
+    ) -> Self {
         if inner.sem.try_acquire() {
-            // Should `f` panic, the permit is given back while unwinding.
+            // Should `now` panic, the permit is given back while unwinding.
             let permit = permitted(inner);
             Stage::Running {
-                future: f.start(),
+                future: now(call),
                 permit: Some(permit),
             }
         } else {
-            Self::full(inner, f)
+            Self::full(inner, || later(call))
         }
     }
 
     #[cold]
-    fn full(inner: R, f: F) -> Self {
+    fn full(inner: R, f: impl FnOnce() -> F) -> Self {
         let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
         if wait_millis == 0 {
             Stage::Refused {
@@ -727,7 +765,7 @@ where
             }
         } else {
             Stage::Queued {
-                f,
+                f: f(),
                 queued: Queued::new(inner, wait_millis),
             }
         }

@@ -644,6 +644,32 @@ impl RateLimiter {
             call: Call::new(Arc::clone(&self.inner), permits, f),
         }
     }
+
+    /// Like [`RateLimiter::decorate_async_owned`], for a call that is
+    /// cheaper to start at once than to keep: with the permit due now,
+    /// `now(call)` makes the future before this returns (so `call` may
+    /// borrow, such as a `tower` service and its request); otherwise
+    /// `later(call)` makes the owned [`AsyncCall`] that is started after
+    /// the wait.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
+    #[inline]
+    pub fn decorate_async_owned_or_defer<T, E, C, F>(
+        &self,
+        call: C,
+        now: impl FnOnce(C) -> F::Future,
+        later: impl FnOnce(C) -> F,
+    ) -> OwnedRateLimiterFuture<F, F::Future>
+    where
+        F: AsyncCall,
+        F::Future: Future<Output = Result<T, Error<E>>>,
+    {
+        OwnedRateLimiterFuture {
+            call: Call::new_or_defer(Arc::clone(&self.inner), 1, call, now, later),
+        }
+    }
 }
 
 impl fmt::Debug for RateLimiter {
@@ -840,16 +866,29 @@ where
 {
     #[inline]
     fn new(inner: R, permits: u32, f: F) -> Self {
+        Self::new_or_defer(inner, permits, f, F::start, |f| f)
+    }
+
+    /// `now(call)` when the permits are due now, else `later(call)` to wait
+    /// for them.
+    #[inline]
+    fn new_or_defer<C>(
+        inner: R,
+        permits: u32,
+        call: C,
+        now: impl FnOnce(C) -> Fut,
+        later: impl FnOnce(C) -> F,
+    ) -> Self {
         let timeout = inner.core.timeout();
         let decision = inner.decide(permits, timeout);
         let stage = match decision.wait(timeout) {
             None => match inner.finish(decision, permits) {
-                Ok(()) => Stage::Running { future: f.start() },
+                Ok(()) => Stage::Running { future: now(call) },
                 Err(refused) => Stage::Refused {
                     error: Some(refused),
                 },
             },
-            Some(wait) => Self::wait_for(inner.clone(), f, decision, wait),
+            Some(wait) => Self::wait_for(inner.clone(), later(call), decision, wait),
         };
         Call {
             stage,
