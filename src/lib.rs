@@ -102,6 +102,8 @@ pub mod actuator;
 pub mod metrics;
 #[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
 mod observe;
+#[cfg(feature = "tower")]
+pub mod tower;
 #[cfg(feature = "tracing")]
 mod trace;
 
