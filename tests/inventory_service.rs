@@ -259,4 +259,23 @@ async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
         get(addr, "/reservations/e2e-1").await.json(),
         reserved.json()
     );
+
+    // the layer form: the same instances around the whole route
+    let layered = get(addr, "/layered/inventory/SKU-1001?mode=success").await;
+    assert_eq!(layered.status, 200);
+    assert_eq!(layered.json(), ok.json());
+    let breaker = |answer: Value| answer["circuitBreakers"]["inventory-query"].clone();
+    let before = breaker(get(addr, "/actuator/circuitbreakers").await.json());
+    // a 5xx answer is the breaker's failure, a late one its timeout (504)
+    let failed = get(addr, "/layered/inventory/SKU-1001?mode=fail").await;
+    assert_eq!(failed.status, 503);
+    let late = get(addr, "/layered/inventory/SKU-1001?mode=slow").await;
+    assert_eq!(late.status, 504);
+    assert!(late.body.contains("inventory-query"), "{}", late.body);
+    let after = breaker(get(addr, "/actuator/circuitbreakers").await.json());
+    assert_eq!(
+        after["failedCalls"].as_u64().unwrap(),
+        before["failedCalls"].as_u64().unwrap() + 2,
+        "{before} then {after}"
+    );
 }

@@ -5,6 +5,7 @@
 //! | --- | --- |
 //! | `GET /inventory/{sku}?mode=success\|fail\|connect\|slow\|sluggish` | the stock, through the attributes |
 //! | `GET /native/inventory/{sku}?mode=...` | the same, through Retry and CircuitBreaker composed by hand |
+//! | `GET /layered/inventory/{sku}?mode=...` | the same, the route behind `resil::tower::named("inventory-query")` |
 //! | `GET /inventory/attempts` | the physical attempts that reached the inventory |
 //! | `POST /inventory/{sku}/reservations?mode=...` | reserve, with an `Idempotency-Key` header and `{"quantity": n}` |
 //! | `GET /reservations/{key}` | what the inventory knows of a reservation |
@@ -24,7 +25,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use resil::actuator::Actuator;
 use resil::actuator::metrics_exporter_prometheus::PrometheusHandle;
+use resil::tower::{IntoResponseLayer, named};
 use serde::{Deserialize, Serialize};
+use tower::ServiceBuilder;
 
 use self::domain::{InventoryError, Mode, ReservationStatus, ReserveBody};
 use self::downstream::InventoryHttpClient;
@@ -74,6 +77,11 @@ pub(crate) fn service(inventory: Inventory, actuator: &Actuator) -> Router {
 
 /// The inventory's routes.
 pub(crate) fn app(inventory: Inventory) -> Router {
+    layered(inventory.clone()).merge(attributed(inventory))
+}
+
+/// The routes whose calls the attributes (or a hand-made composition) protect.
+fn attributed(inventory: Inventory) -> Router {
     Router::new()
         .route("/inventory/attempts", get(attempts))
         .route("/inventory/{sku}", get(query))
@@ -84,6 +92,39 @@ pub(crate) fn app(inventory: Inventory) -> Router {
         )
         .route("/reservations/{key}", get(reservation))
         .with_state(inventory)
+}
+
+/// The layer form beside the attribute form: the whole route behind the
+/// global `inventory-query` instances (the same breaker, time limiter and
+/// bulkhead as `GET /inventory/{sku}`, configured by the same file), its 5xx
+/// answers recorded as the breaker's failures, and each rejection answered
+/// with its status (503 open or full, 504 too slow).
+fn layered(inventory: Inventory) -> Router {
+    let resilience = named("inventory-query")
+        .circuit_breaker_with(|cb| cb.record_response(|r: &Response| r.status().is_server_error()))
+        .time_limiter()
+        .bulkhead()
+        .build();
+    Router::new()
+        .route("/layered/inventory/{sku}", get(unprotected_query))
+        .route_layer(
+            ServiceBuilder::new()
+                .layer(IntoResponseLayer)
+                .layer(resilience),
+        )
+        .with_state(inventory)
+}
+
+/// The stock from the inventory itself: the layers around the route protect it.
+async fn unprotected_query(
+    State(inventory): State<Inventory>,
+    Path(sku): Path<String>,
+    Query(ModeParam { mode }): Query<ModeParam>,
+) -> Response {
+    match inventory.client.query(&sku, mode).await {
+        Ok(view) => Json(view).into_response(),
+        Err(e) => failure(&e),
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
