@@ -536,7 +536,7 @@ impl RateLimiter {
         Fut: Future<Output = Result<T, E>>,
     {
         RateLimiterFuture {
-            call: Call::new(&*self.inner, 1, InnerCall::new(f)),
+            call: Call::new(&self.inner, || &*self.inner, 1, InnerCall::new(f)),
         }
     }
 
@@ -552,7 +552,7 @@ impl RateLimiter {
         Fut: Future<Output = Result<T, Error<E>>>,
     {
         RateLimiterFuture {
-            call: Call::new(&*self.inner, 1, f),
+            call: Call::new(&self.inner, || &*self.inner, 1, f),
         }
     }
 
@@ -572,7 +572,7 @@ impl RateLimiter {
         Fut: Future<Output = Result<T, Error<E>>>,
     {
         RateLimiterFuture {
-            call: Call::new(&*self.inner, permits, f),
+            call: Call::new(&self.inner, || &*self.inner, permits, f),
         }
     }
 
@@ -606,7 +606,12 @@ impl RateLimiter {
         Fut: Future<Output = Result<T, E>>,
     {
         OwnedRateLimiterFuture {
-            call: Call::new(Arc::clone(&self.inner), 1, InnerCall::new(f)),
+            call: Call::new(
+                &self.inner,
+                || Arc::clone(&self.inner),
+                1,
+                InnerCall::new(f),
+            ),
         }
     }
 
@@ -641,7 +646,7 @@ impl RateLimiter {
         F::Future: Future<Output = Result<T, Error<E>>>,
     {
         OwnedRateLimiterFuture {
-            call: Call::new(Arc::clone(&self.inner), permits, f),
+            call: Call::new(&self.inner, || Arc::clone(&self.inner), permits, f),
         }
     }
 
@@ -667,7 +672,7 @@ impl RateLimiter {
         F::Future: Future<Output = Result<T, Error<E>>>,
     {
         OwnedRateLimiterFuture {
-            call: Call::new_or_defer(Arc::clone(&self.inner), 1, call, now, later),
+            call: Call::new_or_defer(&self.inner, || Arc::clone(&self.inner), 1, call, now, later),
         }
     }
 }
@@ -819,15 +824,15 @@ pin_project_lite::pin_project! {
 }
 
 pin_project_lite::pin_project! {
-    /// A call through the limiter that `R` holds (by reference or by `Arc`).
+    /// A call through the limiter that `R` holds (by reference or by `Arc`):
+    /// only a call that waits holds it, so one that goes at once costs no
+    /// reference count.
     struct Call<R, F, Fut>
     where
         R: Deref<Target = Inner>,
-        R: Clone,
     {
         #[pin]
         stage: Stage<R, F, Fut>,
-        inner: R,
         permits: u32,
     }
 }
@@ -846,6 +851,7 @@ pin_project_lite::pin_project! {
             until: Nanos,
             // Started at the first poll: a clock's timer may need a runtime.
             sleep: Option<Sleep>,
+            // The limiter, counting this caller as waiting.
             waiting: Waiting<R>,
         },
         Running {
@@ -861,19 +867,20 @@ pin_project_lite::pin_project! {
 
 impl<R, F, Fut> Call<R, F, Fut>
 where
-    R: Deref<Target = Inner> + Clone,
+    R: Deref<Target = Inner>,
     F: AsyncCall<Future = Fut>,
 {
     #[inline]
-    fn new(inner: R, permits: u32, f: F) -> Self {
-        Self::new_or_defer(inner, permits, f, F::start, |f| f)
+    fn new(inner: &Inner, holder: impl FnOnce() -> R, permits: u32, f: F) -> Self {
+        Self::new_or_defer(inner, holder, permits, f, F::start, |f| f)
     }
 
     /// `now(call)` when the permits are due now, else `later(call)` to wait
-    /// for them.
+    /// for them, holding the limiter through `holder()`.
     #[inline]
     fn new_or_defer<C>(
-        inner: R,
+        inner: &Inner,
+        holder: impl FnOnce() -> R,
         permits: u32,
         call: C,
         now: impl FnOnce(C) -> Fut,
@@ -888,13 +895,9 @@ where
                     error: Some(refused),
                 },
             },
-            Some(wait) => Self::wait_for(inner.clone(), later(call), decision, wait),
+            Some(wait) => Self::wait_for(holder(), later(call), decision, wait),
         };
-        Call {
-            stage,
-            inner,
-            permits,
-        }
+        Call { stage, permits }
     }
 
     #[cold]
@@ -928,18 +931,30 @@ where
                     stage.set(Stage::Done);
                     return Poll::Ready(result);
                 }
-                StageProj::Waiting { until, sleep, .. } => {
-                    let clock = &this.inner.clock;
+                StageProj::Waiting {
+                    until,
+                    sleep,
+                    waiting,
+                    ..
+                } => {
+                    let clock = &waiting.0.clock;
                     let sleep = sleep.get_or_insert_with(|| {
                         clock.sleep_async(until.saturating_duration_since(clock.now()))
                     });
                     ready!(Pin::new(sleep).poll(cx));
-                    let StageReplace::Waiting { f, decision, .. } =
-                        stage.as_mut().project_replace(Stage::Done)
+                    let StageReplace::Waiting {
+                        f,
+                        decision,
+                        waiting,
+                        ..
+                    } = stage.as_mut().project_replace(Stage::Done)
                     else {
                         unreachable!("the stage was `Waiting`")
                     };
-                    match this.inner.finish(decision, *this.permits) {
+                    // No longer waiting when the permits are settled.
+                    let inner = waiting.0.clone();
+                    drop(waiting);
+                    match inner.finish(decision, *this.permits) {
                         Ok(()) => stage.set(Stage::Running { future: f.start() }),
                         Err(refused) => {
                             return Poll::Ready(Err(Error::RequestNotPermitted(refused)));
@@ -959,18 +974,19 @@ where
     }
 }
 
-impl<R: Deref<Target = Inner> + Clone, F, Fut> Call<R, F, Fut> {
+impl<R: Deref<Target = Inner>, F, Fut> Call<R, F, Fut> {
     fn debug(&self, f: &mut fmt::Formatter<'_>, type_name: &str) -> fmt::Result {
+        let mut d = f.debug_struct(type_name);
         let stage = match &self.stage {
-            Stage::Waiting { .. } => "waiting",
+            Stage::Waiting { waiting, .. } => {
+                d.field("limiter", &waiting.0.name);
+                "waiting"
+            }
             Stage::Running { .. } => "running",
             Stage::Refused { .. } => "refused",
             Stage::Done => "done",
         };
-        f.debug_struct(type_name)
-            .field("limiter", &self.inner.name)
-            .field("stage", &stage)
-            .finish_non_exhaustive()
+        d.field("stage", &stage).finish_non_exhaustive()
     }
 }
 
