@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 
 use axum::response::{IntoResponse, Response};
@@ -44,14 +45,38 @@ impl<S> Layer<S> for IntoResponseLayer {
     type Service = IntoResponseService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        IntoResponseService { inner }
+        IntoResponseService {
+            inner,
+            not_ready: Mutex::new(None),
+        }
     }
 }
 
 /// The service of an [`IntoResponseLayer`].
-#[derive(Debug, Clone)]
 pub struct IntoResponseService<S> {
     inner: S,
+    /// The answer to the next call, when the inner service failed to get
+    /// ready (it is not called then). In a `Mutex` only so that the service
+    /// is `Sync` (axum's `Router` wants it), as a body is not; it is reached
+    /// through `&mut self`, so it is never locked.
+    not_ready: Mutex<Option<Response>>,
+}
+
+impl<S: Clone> Clone for IntoResponseService<S> {
+    fn clone(&self) -> Self {
+        IntoResponseService {
+            inner: self.inner.clone(),
+            not_ready: Mutex::new(None),
+        }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for IntoResponseService<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoResponseService")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<S, Req, Res, E> Service<Req> for IntoResponseService<S>
@@ -66,15 +91,36 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        // A service that cannot get ready fails its call instead.
-        let _ = ready!(self.inner.poll_ready(cx));
+        // A service that cannot get ready answers its next call with the
+        // error's response instead of being called.
+        let not_ready = self
+            .not_ready
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if not_ready.is_none()
+            && let Err(error) = ready!(self.inner.poll_ready(cx))
+        {
+            *not_ready = Some(error.into_response());
+        }
         Poll::Ready(Ok(()))
     }
 
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
         IntoResponseFuture {
-            future: self.inner.call(request),
+            stage: match self
+                .not_ready
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+            {
+                Some(response) => Stage::NotReady {
+                    response: Some(response),
+                },
+                None => Stage::Called {
+                    future: self.inner.call(request),
+                },
+            },
         }
     }
 }
@@ -84,7 +130,20 @@ pin_project_lite::pin_project! {
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct IntoResponseFuture<F> {
         #[pin]
-        future: F,
+        stage: Stage<F>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<F> {
+        Called {
+            #[pin]
+            future: F,
+        },
+        NotReady {
+            response: Option<Response>,
+        },
     }
 }
 
@@ -98,9 +157,14 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Poll::Ready(Ok(match ready!(self.project().future.poll(cx)) {
-            Ok(response) => response.into_response(),
-            Err(error) => error.into_response(),
+        Poll::Ready(Ok(match self.project().stage.project() {
+            StageProj::Called { future } => match ready!(future.poll(cx)) {
+                Ok(response) => response.into_response(),
+                Err(error) => error.into_response(),
+            },
+            StageProj::NotReady { response } => response
+                .take()
+                .expect("`IntoResponseFuture` polled after completion"),
         }))
     }
 }
