@@ -544,6 +544,32 @@ async fn dropping_a_call_that_waits_leaves_no_waiter_and_no_permit() {
     assert_eq!(rl.metrics().number_of_waiting_threads(), 0);
 }
 
+#[tokio::test(start_paused = true)]
+async fn dropping_a_retry_between_attempts_counts_no_call() {
+    let config = RetryConfig::builder()
+        .max_attempts(3)
+        .wait_duration(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let retry = Retry::with_clock("cancel-retry-wait", config, TokioClock::new());
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(RetryLayer::new(retry.clone()))
+        .service(service_fn(move |_: ()| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(io_error()) }
+        }));
+    // The first attempt fails; the future then waits its second.
+    assert!(!poll_then_drop(svc.oneshot(()), 3));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let m = retry.metrics();
+    assert_eq!(m.number_of_failed_calls_with_retry_attempt(), 0);
+    assert_eq!(m.number_of_failed_calls_without_retry_attempt(), 0);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "no attempt after the drop");
+}
+
 // ---------------------------------------------------------------- concurrency
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -703,6 +729,31 @@ async fn a_route_behind_named_serves_and_a_handler_error_keeps_its_own_response(
         );
     assert_eq!(status_of(&app, "/stock").await.0, StatusCode::OK);
     assert_eq!(status_of(&app, "/teapot").await.0, StatusCode::IM_A_TEAPOT);
+}
+
+/// A service that never gets ready: its `poll_ready` fails.
+#[derive(Clone)]
+struct NeverReady;
+
+impl Service<()> for NeverReady {
+    type Response = &'static str;
+    type Error = Error<StatusCode>;
+    type Future = std::future::Ready<Result<&'static str, Error<StatusCode>>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Err(Error::Inner(StatusCode::IM_A_TEAPOT)))
+    }
+
+    fn call(&mut self, (): ()) -> Self::Future {
+        panic!("called although it was not ready")
+    }
+}
+
+#[tokio::test]
+async fn a_service_that_cannot_get_ready_answers_with_its_error_and_is_not_called() {
+    let svc = tower::Layer::layer(&IntoResponseLayer, NeverReady);
+    let response = svc.oneshot(()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::IM_A_TEAPOT);
 }
 
 // ---------------------------------------------------------------- allocations
