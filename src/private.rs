@@ -229,3 +229,12 @@ pub fn retry_classifier<T, E>(
         None => classifier,
     }
 }
+
+/// `#[retry(retry_after = path)]`: the path as the function the argument
+/// names, so that a wrong signature is one error, at the user's path.
+#[inline(always)]
+pub fn retry_after<E>(
+    f: fn(&E) -> Option<std::time::Duration>,
+) -> fn(&E) -> Option<std::time::Duration> {
+    f
+}

@@ -327,9 +327,11 @@ impl<'a> Chain<'a> {
                 let record = pred("record", &args.record);
                 let ignore = pred("ignore", &args.ignore);
                 let record_result = pred("record_result", &args.record_result);
+                let transition = pred("transition_on_result", &args.transition_on_result);
                 Some(quote! {
                     let __resil_circuit_breaker_classifier = #p::circuit_breaker_classifier(
-                        #p::CircuitBreakerClassifier::<#ok, #err>::new() #record #ignore #record_result,
+                        #p::CircuitBreakerClassifier::<#ok, #err>::new()
+                            #record #ignore #record_result #transition,
                         #kind_fn,
                     );
                 })
@@ -337,9 +339,26 @@ impl<'a> Chain<'a> {
             Aspect::Retry => {
                 let retry_on = pred("retry_on", &args.retry_on);
                 let retry_on_result = pred("retry_on_result", &args.retry_on_result);
+                let consume = pred("consume_result_before_retry", &args.consume_result);
+                // `retry_after`: the error's own wait, else the interval's.
+                // `__private::retry_after` names the expected signature at the
+                // user's path; the closure captures nothing, so it is a `fn`.
+                let retry_after = args.retry_after.as_ref().map(|path| {
+                    quote_spanned! {path.span()=>
+                        .interval(|_, __resil_outcome: ::core::result::Result<&#ok, &#p::Error<#err>>| {
+                            match __resil_outcome {
+                                ::core::result::Result::Err(#p::Error::Inner(__resil_error)) => {
+                                    #p::retry_after::<#err>(#path)(__resil_error)
+                                }
+                                _ => ::core::option::Option::None,
+                            }
+                        })
+                    }
+                });
                 Some(quote! {
                     let __resil_retry_classifier = #p::retry_classifier(
-                        #p::RetryClassifier::<#ok, #err>::new() #retry_on #retry_on_result,
+                        #p::RetryClassifier::<#ok, #err>::new()
+                            #retry_on #retry_on_result #consume #retry_after,
                         #kind_fn,
                     );
                 })
@@ -431,6 +450,15 @@ impl<'a> Chain<'a> {
                     quote!(#site.get().decorate(move || #p::inner(#body)))
                 };
                 quote!({ #copies #call })
+            }
+            Aspect::RateLimiter if args.permits.is_some() => {
+                let next = self.layer(i + 1, recv);
+                let permits = args.permits.as_ref().unwrap();
+                if is_async {
+                    quote!(#site.get().decorate_async_with_permits(#permits, async || { #next }).await)
+                } else {
+                    quote!(#site.get().decorate_with_permits(#permits, || { #next }))
+                }
             }
             aspect => {
                 let next = self.layer(i + 1, recv);

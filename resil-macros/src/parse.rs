@@ -55,8 +55,25 @@ impl Aspect {
     pub(crate) fn keys(self) -> &'static [Symbol] {
         use crate::symbol::*;
         match self {
-            Aspect::CircuitBreaker => &[NAME, FALLBACK, RECORD, IGNORE, RECORD_RESULT, CRATE],
-            Aspect::Retry => &[NAME, FALLBACK, RETRY_ON, RETRY_ON_RESULT, CRATE],
+            Aspect::CircuitBreaker => &[
+                NAME,
+                FALLBACK,
+                RECORD,
+                IGNORE,
+                RECORD_RESULT,
+                TRANSITION_ON_RESULT,
+                CRATE,
+            ],
+            Aspect::Retry => &[
+                NAME,
+                FALLBACK,
+                RETRY_ON,
+                RETRY_ON_RESULT,
+                RETRY_AFTER,
+                CONSUME_RESULT,
+                CRATE,
+            ],
+            Aspect::RateLimiter => &[NAME, FALLBACK, PERMITS, CRATE],
             _ => &[NAME, FALLBACK, CRATE],
         }
     }
@@ -79,6 +96,11 @@ pub(crate) struct AspectArgs {
     pub(crate) record_result: Option<ExprPath>,
     pub(crate) retry_on: Option<ExprPath>,
     pub(crate) retry_on_result: Option<ExprPath>,
+    pub(crate) retry_after: Option<ExprPath>,
+    pub(crate) consume_result: Option<ExprPath>,
+    pub(crate) transition_on_result: Option<ExprPath>,
+    /// `permits = N` of `#[rate_limiter]`, at least 1.
+    pub(crate) permits: Option<syn::LitInt>,
     pub(crate) krate: Option<Path>,
     /// `name` was written (maybe wrongly) or an unknown key was reported as
     /// a misspelling of it: a missing `name` is then the same mistake,
@@ -98,6 +120,10 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
     let mut record_result = Attr::none(cx, owner, symbol::RECORD_RESULT);
     let mut retry_on = Attr::none(cx, owner, symbol::RETRY_ON);
     let mut retry_on_result = Attr::none(cx, owner, symbol::RETRY_ON_RESULT);
+    let mut retry_after = Attr::none(cx, owner, symbol::RETRY_AFTER);
+    let mut consume_result = Attr::none(cx, owner, symbol::CONSUME_RESULT);
+    let mut transition_on_result = Attr::none(cx, owner, symbol::TRANSITION_ON_RESULT);
+    let mut permits = Attr::none(cx, owner, symbol::PERMITS);
     let mut krate = Attr::none(cx, owner, symbol::CRATE);
     let mut name_attempted = false;
 
@@ -137,6 +163,23 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
                     "`crate` takes the path of the resil crate as a string, like `crate = \"::resil\"`",
                 ),
             }
+        } else if key == symbol::PERMITS {
+            // permits = 2
+            if !meta.input.peek(Token![=]) {
+                return Err(meta.error("expected `permits = 2`"));
+            }
+            let expr: Expr = meta.value()?.parse()?;
+            match &expr {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Int(n), ..
+                }) if n.base10_parse::<u32>().is_ok_and(|n| n >= 1) => {
+                    permits.set(&meta.path, n.clone());
+                }
+                other => cx.error_spanned_by(
+                    other,
+                    "`permits` takes a whole number from 1 to 4294967295 (the permits one call takes), like `permits = 2`",
+                ),
+            }
         } else {
             // fallback = Self::degraded, record = is_transient, ...
             let sym = *aspect.keys().iter().find(|k| key == **k).unwrap();
@@ -147,6 +190,9 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
                 "ignore" => &mut ignore,
                 "record_result" => &mut record_result,
                 "retry_on" => &mut retry_on,
+                "retry_after" => &mut retry_after,
+                "consume_result" => &mut consume_result,
+                "transition_on_result" => &mut transition_on_result,
                 _ => &mut retry_on_result,
             };
             if let Some(path) = path {
@@ -169,6 +215,10 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
         record_result: record_result.get(),
         retry_on: retry_on.get(),
         retry_on_result: retry_on_result.get(),
+        retry_after: retry_after.get(),
+        consume_result: consume_result.get(),
+        transition_on_result: transition_on_result.get(),
+        permits: permits.get(),
         krate: krate.get(),
         name_attempted,
         tokens: None,
@@ -327,6 +377,9 @@ fn path_value(
         "fallback" => "fallback = Self::degraded",
         "record" | "ignore" => "record = is_transient",
         "record_result" | "retry_on_result" => "retry_on_result = is_pending",
+        "retry_after" => "retry_after = Self::retry_after",
+        "consume_result" => "consume_result = release",
+        "transition_on_result" => "transition_on_result = open_on_maintenance",
         _ => "retry_on = is_transient",
     };
     if !meta.input.peek(Token![=]) {

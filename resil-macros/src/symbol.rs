@@ -16,6 +16,10 @@ pub(crate) const IGNORE: Symbol = Symbol("ignore");
 pub(crate) const RECORD_RESULT: Symbol = Symbol("record_result");
 pub(crate) const RETRY_ON: Symbol = Symbol("retry_on");
 pub(crate) const RETRY_ON_RESULT: Symbol = Symbol("retry_on_result");
+pub(crate) const RETRY_AFTER: Symbol = Symbol("retry_after");
+pub(crate) const CONSUME_RESULT: Symbol = Symbol("consume_result");
+pub(crate) const TRANSITION_ON_RESULT: Symbol = Symbol("transition_on_result");
+pub(crate) const PERMITS: Symbol = Symbol("permits");
 /// `#[classify(kind = "...")]` on a variant of a `#[derive(Classify)]` enum.
 pub(crate) const CLASSIFY: Symbol = Symbol("classify");
 pub(crate) const KIND: Symbol = Symbol("kind");
@@ -30,6 +34,10 @@ pub(crate) const ALL: &[Symbol] = &[
     RECORD_RESULT,
     RETRY_ON,
     RETRY_ON_RESULT,
+    RETRY_AFTER,
+    CONSUME_RESULT,
+    TRANSITION_ON_RESULT,
+    PERMITS,
 ];
 
 impl PartialEq<Symbol> for Ident {
