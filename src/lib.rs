@@ -85,8 +85,9 @@ pub use resil_core::*;
 pub struct ReadmeDoctests;
 
 pub use resil_config::{
-    Aspect, ConfigProblem, InitError, InstanceReport, Registries, Report, Resilience,
-    ResilienceBuilder, declarations, init, is_initialized, registries,
+    Aspect, ConfigProblem, InitError, InstanceReport, NamedContextPropagator, Registries, Report,
+    Resilience, ResilienceBuilder, context_propagators, declarations, init, is_initialized,
+    registries,
 };
 pub use resil_macros::{
     Classify, bulkhead, circuit_breaker, rate_limiter, retry, thread_pool_bulkhead, time_limiter,
@@ -95,6 +96,57 @@ pub use resil_macros::{
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+
+/// Registers a thread-pool bulkhead context propagator under a name, so
+/// that resilience.toml can give it to a thread-pool bulkhead:
+/// `context-propagators = ["tenant"]`. An unknown name there is a start-up
+/// error that names it.
+///
+/// The propagator is any [`ContextPropagator`](crate::thread_pool_bulkhead::ContextPropagator):
+/// a closure that captures on the calling thread and returns the closure that
+/// re-enters on the worker (its guard leaves). With the `tracing` feature,
+/// one named `tracing` (the caller's span) is registered and given to every
+/// thread-pool bulkhead that lists none; listing propagators replaces it, so
+/// add `"tracing"` to keep it, and `[]` turns it off.
+///
+/// # Examples
+///
+/// ```
+/// use std::cell::RefCell;
+///
+/// thread_local! {
+///     static TENANT: RefCell<Option<String>> = const { RefCell::new(None) };
+/// }
+///
+/// /// Puts the worker's previous tenant back after the task.
+/// struct Restore(Option<String>);
+/// impl Drop for Restore {
+///     fn drop(&mut self) {
+///         TENANT.with(|t| *t.borrow_mut() = self.0.take());
+///     }
+/// }
+///
+/// resil::context_propagator!("tenant", || {
+///     let tenant = TENANT.with(|t| t.borrow().clone());
+///     move || Restore(TENANT.with(|t| t.replace(tenant)))
+/// });
+///
+/// # fn main() {
+/// assert!(resil::context_propagators().iter().any(|p| p.name() == "tenant"));
+/// # }
+/// ```
+#[macro_export]
+macro_rules! context_propagator {
+    ($name:literal, $propagator:expr $(,)?) => {
+        $crate::__private::inventory::submit! {
+            $crate::NamedContextPropagator {
+                name: $name,
+                make: || ::std::sync::Arc::new($propagator),
+                default: false,
+            }
+        }
+    };
+}
 
 #[cfg(feature = "actuator")]
 pub mod actuator;

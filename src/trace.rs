@@ -102,3 +102,19 @@ pub(crate) fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
         debug!(target: "resil::time_limiter", name, "time limiter `{name}`: the call timed out");
     }
 }
+
+// The caller's span on the thread-pool bulkhead's worker, for every
+// thread-pool bulkhead that lists no `context-propagators` (`["tracing"]`
+// names it among others; `[]` turns it off).
+inventory::submit! {
+    resil_config::NamedContextPropagator {
+        name: "tracing",
+        make: || {
+            std::sync::Arc::new(|| {
+                let span = tracing::Span::current();
+                move || span.entered()
+            })
+        },
+        default: true,
+    }
+}

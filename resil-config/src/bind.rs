@@ -49,6 +49,7 @@ use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Setting, Table, Val};
 use crate::global::GlobalPrimitive;
+use crate::propagators;
 
 /// A configuration built from a chain of tables, with where its values came from.
 #[derive(Debug, Clone)]
@@ -91,6 +92,11 @@ pub(crate) trait Binder: GlobalPrimitive {
     ) -> Vec<(&'static str, String)>;
     /// The error-kind lists of a configuration, by key.
     fn kinds(config: &Self::Config) -> Vec<(&'static str, Vec<String>)>;
+    /// The configuration of an instance that no table configures: the
+    /// library's defaults, plus what is registered to apply by default.
+    fn library_default() -> Self::Config {
+        Self::Config::default()
+    }
     /// Settings that the attributes cannot honour, by key, with the reason
     /// (reported for instances that protected functions declare).
     fn unhonoured_by_attributes(_config: &Self::Config) -> Vec<(&'static str, &'static str)> {
@@ -641,7 +647,7 @@ impl Binder for ThreadPoolBulkhead {
         ThreadPoolBulkheadConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
         if let Some(v) = s.count(t, "max-thread-pool-size") {
             s.map(|b| b.max_thread_pool_size(v));
         }
@@ -656,6 +662,49 @@ impl Binder for ThreadPoolBulkhead {
         }
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
+        }
+        // A listed `context-propagators` replaces what a base table listed
+        // (or the defaults); no table listing any gives the defaults.
+        let nearest = s.inherited(t, file::CONTEXT_PROPAGATORS);
+        if let Some(setting) = t.get(file::CONTEXT_PROPAGATORS)
+            && let Val::Names(names) = &setting.val
+        {
+            s.provenance.insert(file::CONTEXT_PROPAGATORS, setting);
+            let mut found = Vec::new();
+            for name in names {
+                match propagators::find(name) {
+                    Some(p) => found.push(p),
+                    None if name.contains('.') => s.problems.push(setting.problem(format!(
+                        "`{name}` names a Java class, which resil cannot load; register a Rust propagator with `resil::context_propagator!(\"name\", ..)` and list its name"
+                    ))),
+                    None => {
+                        let registered: Vec<&str> = propagators::context_propagators()
+                            .iter()
+                            .map(|p| p.name())
+                            .collect();
+                        let registered = if registered.is_empty() {
+                            "none is".to_owned()
+                        } else {
+                            format!("registered: `{}`", registered.join("`, `"))
+                        };
+                        s.problems.push(setting.problem(format!(
+                            "no context propagator is registered as `{name}` ({registered}); register one with `resil::context_propagator!(\"{name}\", ..)`"
+                        )));
+                    }
+                }
+            }
+            s.map(|b| {
+                found.iter().fold(b.clear_context_propagators(), |b, p| {
+                    b.shared_context_propagator(p.propagator())
+                })
+            });
+        }
+        if last && nearest.is_none() {
+            s.map(|b| {
+                propagators::defaults().fold(b.clear_context_propagators(), |b, p| {
+                    b.shared_context_propagator(p.propagator())
+                })
+            });
         }
     }
 
@@ -687,6 +736,17 @@ impl Binder for ThreadPoolBulkhead {
 
     fn kinds(_: &ThreadPoolBulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
+    }
+
+    /// With the propagators registered as defaults (the `tracing` span's,
+    /// with `resil`'s `tracing` feature).
+    fn library_default() -> ThreadPoolBulkheadConfig {
+        propagators::defaults()
+            .fold(ThreadPoolBulkheadConfig::builder(), |b, p| {
+                b.shared_context_propagator(p.propagator())
+            })
+            .build()
+            .expect("the default configuration with propagators is valid")
     }
 }
 

@@ -217,8 +217,9 @@ pub(crate) enum Ty {
     BaseConfig,
     /// A Java class name standing for code: refused with this advice.
     Code(&'static str),
-    /// A list of Java class names; only the empty list is accepted.
-    ClassList(&'static str),
+    /// A list of names of context propagators registered with
+    /// `resil::context_propagator!` (checked when bound).
+    Propagators,
     /// Accepted for compatibility (a bool) and without effect in Rust.
     NoEffect,
 }
@@ -309,7 +310,7 @@ const RETRY_KEYS: &[KeyDef] = &[
     ),
     key(
         "consume-result-before-retry-attempt",
-        Ty::Code("resil has no such hook; subscribe to the retry's events instead"),
+        Ty::Code("write the consumer in Rust: `#[retry(consume_result = path)]`"),
     ),
     key("fail-after-max-attempts", Ty::Bool),
     key("enable-exponential-backoff", Ty::Bool),
@@ -330,18 +331,16 @@ const BULKHEAD_KEYS: &[KeyDef] = &[
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
+/// The thread-pool bulkhead's list of registered context propagators.
+pub(crate) const CONTEXT_PROPAGATORS: &str = "context-propagators";
+
 const THREAD_POOL_BULKHEAD_KEYS: &[KeyDef] = &[
     key("max-thread-pool-size", Ty::Count),
     key("core-thread-pool-size", Ty::Count),
     key("queue-capacity", Ty::Count),
     key("keep-alive-duration", Ty::Duration),
     key("writable-stack-trace-enabled", Ty::NoEffect),
-    key(
-        "context-propagators",
-        Ty::ClassList(
-            "register propagators in Rust: `ThreadPoolBulkheadConfig::builder().context_propagator(..)`",
-        ),
-    ),
+    key(CONTEXT_PROPAGATORS, Ty::Propagators),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
@@ -455,6 +454,8 @@ pub(crate) enum Val {
     Bool(bool),
     WindowType(SlidingWindowType),
     Kinds(Vec<String>),
+    /// Names of registered things (context propagators).
+    Names(Vec<String>),
     /// `base-config`; `None` for the empty string, which Resilience4j reads as unset.
     Name(Option<String>),
     /// A key accepted without effect.
@@ -839,12 +840,7 @@ fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
         Ty::Code(advice) => Err(format!(
             "names Java code, which resil cannot load; {advice}"
         )),
-        Ty::ClassList(advice) => match strings(node) {
-            Ok(list) if list.is_empty() => Ok(Val::Nothing),
-            _ => Err(format!(
-                "names Java classes, which resil cannot load; {advice}"
-            )),
-        },
+        Ty::Propagators => strings(node).map(Val::Names),
     }
 }
 

@@ -62,7 +62,10 @@ impl Registries {
             circuit_breakers: Registry::of_defaults(),
             retries: Registry::of_defaults(),
             bulkheads: Registry::of_defaults(),
-            thread_pool_bulkheads: Registry::of_defaults(),
+            // with the propagators registered as defaults
+            thread_pool_bulkheads: Registry::new(
+                <ThreadPoolBulkhead as crate::bind::Binder>::library_default(),
+            ),
             rate_limiters: Registry::of_defaults(),
             time_limiters: Registry::of_defaults(),
             extension: OnceLock::new(),

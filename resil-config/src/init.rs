@@ -672,6 +672,7 @@ impl Parts<'_> {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect::<Tags>(),
         );
+        builder = builder.default_config(P::library_default());
         for (name, b) in &configs {
             builder = builder.configuration(*name, b.config.clone());
         }
@@ -689,7 +690,7 @@ impl Parts<'_> {
                     b.extras,
                 ),
                 (None, None) => {
-                    let c = P::Config::default();
+                    let c = P::library_default();
                     let settings = P::describe(&c, &BTreeMap::new());
                     (c, Vec::new(), settings, Extras::default())
                 }

@@ -67,7 +67,7 @@
 //! | `circuitbreaker` | `failure-rate-threshold`, `slow-call-rate-threshold`, `slow-call-duration-threshold`, `sliding-window-type`, `sliding-window-size`, `minimum-number-of-calls`, `permitted-number-of-calls-in-half-open-state`, `wait-duration-in-open-state`, `max-wait-duration-in-half-open-state`, `automatic-transition-from-open-to-half-open-enabled`, `record-errors`, `ignore-errors`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration-in-open-state`, `enable-randomized-wait`, `randomized-wait-factor`, `register-health-indicator`, `allow-health-indicator-to-fail` |
 //! | `retry` | `max-attempts`, `wait-duration`, `retry-errors`, `ignore-errors`, `fail-after-max-attempts`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration`, `enable-randomized-wait`, `randomized-wait-factor` |
 //! | `bulkhead` | `max-concurrent-calls`, `max-wait-duration`, `fair-call-handling-enabled` (resil's addition: Resilience4j's builder has it, its properties do not) |
-//! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration` |
+//! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration`, `context-propagators` (names registered with `resil::context_propagator!`; unlisted: the defaults, `tracing`'s span with that feature; `[]`: none) |
 //! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
 //! | `timelimiter` | `timeout-duration`, `cancel-running-future` |
 //! | every table | `base-config`, `event-consumer-buffer-size` |
@@ -76,8 +76,8 @@
 //! carry no stack trace). Keys that name Java code (`record-failure-predicate`,
 //! `ignore-exception-predicate`, `record-result-predicate`,
 //! `retry-exception-predicate`, `result-predicate`,
-//! `consume-result-before-retry-attempt`, `interval-bi-function`, a non-empty
-//! `context-propagators`) are errors whose message names the Rust attribute or
+//! `consume-result-before-retry-attempt`, `interval-bi-function`, a Java class
+//! in `context-propagators`) are errors whose message names the Rust attribute or
 //! builder method that does the same. Spring-only settings (the modules'
 //! `*-aspect-order` and `metrics`, the `scheduled` and `micrometer` tables)
 //! load with a warning that they have no effect. Values are checked with
@@ -98,7 +98,7 @@
 //! `InventoryConnectionException` (an inner class `Outer$Inner` names
 //! `Inner`). At start-up, a kind that none of the declared error types of
 //! the instance has is an error. Keys that name Java code (predicates,
-//! `interval-bi-function`, `context-propagators`) are errors that say which
+//! `interval-bi-function`) are errors that say which
 //! Rust attribute or builder does the same.
 //!
 //! ## Inheritance
@@ -154,6 +154,7 @@ mod file;
 pub mod global;
 mod inherit;
 mod init;
+pub mod propagators;
 
 pub use crate::bind::Extras;
 pub use crate::declared::{Aspect, CallSite, Declaration, declarations};
@@ -163,6 +164,7 @@ pub use crate::init::{
     DEFAULT_ENV_PREFIX, DEFAULT_FILE, InstanceReport, REJECTION_KINDS, Report, Resilience,
     ResilienceBuilder, init,
 };
+pub use crate::propagators::{NamedContextPropagator, context_propagators};
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

@@ -175,9 +175,14 @@ impl ThreadPoolBulkheadConfigBuilder {
     /// Adds a context propagator: what it captures on the submitting thread is
     /// re-entered on the worker around the task. Propagators are entered in the
     /// order they were added and left in reverse order.
-    pub fn context_propagator(mut self, propagator: impl ContextPropagator) -> Self {
+    pub fn context_propagator(self, propagator: impl ContextPropagator) -> Self {
+        self.shared_context_propagator(Arc::new(propagator))
+    }
+    /// Like [`context_propagator`](Self::context_propagator), for a
+    /// propagator already shared (a registered one).
+    pub fn shared_context_propagator(mut self, propagator: Arc<dyn ContextPropagator>) -> Self {
         let mut all: Vec<Arc<dyn ContextPropagator>> = self.config.context_propagators.to_vec();
-        all.push(Arc::new(propagator));
+        all.push(propagator);
         self.config.context_propagators = all.into();
         self
     }
