@@ -929,6 +929,35 @@ pub(crate) fn list(names: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    /// The configuration reference lists every key of every module, in
+    /// that module's section, with its Resilience4j alias when it has one:
+    /// a key added here without its line there fails.
+    #[test]
+    fn the_reference_lists_every_key() {
+        let reference = include_str!("../../docs/configuration.md");
+        let common = ["base-config", "event-consumer-buffer-size"];
+        for aspect in Aspect::ALL {
+            let heading = format!("## `{}`", aspect.as_str());
+            let start = reference
+                .find(&heading)
+                .unwrap_or_else(|| panic!("docs/configuration.md has no section {heading}"));
+            let section = &reference[start + heading.len()..];
+            let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+            for key in keys(aspect) {
+                let listed = if common.contains(&key.name) {
+                    reference[..reference.find("\n## ").unwrap()].contains(&format!("| `{}` |", key.name))
+                } else {
+                    let row = match key.alias {
+                        Some(alias) => format!("| `{}` (`{alias}`) |", key.name),
+                        None => format!("| `{}` |", key.name),
+                    };
+                    section.contains(&row)
+                };
+                assert!(listed, "docs/configuration.md: `{}` of {heading} is missing", key.name);
+            }
+        }
+    }
+
     fn node(kind: Kind) -> Node {
         Node {
             kind,
