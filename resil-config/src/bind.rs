@@ -4,9 +4,9 @@
 //! first, onto one builder, the way Resilience4j applies a table onto
 //! `Config.from(base)`: a key the table sets calls the builder's setter, so
 //! the table nearest the instance wins key by key, and for the waits the
-//! last setter wins (decisions Q10 and Q14). The builder's `build()` then
-//! checks every value against Resilience4j's builder rules (decision Q19:
-//! one rule set, the builders', which accept a superset of what Spring's
+//! last setter wins (Resilience4j 2.2 throws there instead). The builder's
+//! `build()` then checks every value against Resilience4j's builder rules
+//! (one rule set, the builders', which accept a superset of what Spring's
 //! properties accept) and each of its problems is mapped back to the key
 //! that set the offending value, wherever in the chain that was.
 //!

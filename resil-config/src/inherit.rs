@@ -1,4 +1,4 @@
-//! Inheritance as Resilience4j's Spring Boot binding resolves it (reference 2.3).
+//! Inheritance as Resilience4j's Spring Boot binding resolves it.
 //!
 //! * A table with `base-config = "x"` starts from `configs.x`, which must exist
 //!   (a base names a config, never an instance).

@@ -82,8 +82,8 @@
 //! `*-aspect-order` and `metrics`, the `scheduled` and `micrometer` tables)
 //! load with a warning that they have no effect. Values are checked with
 //! Resilience4j's builder rules, which accept a little more than its Spring
-//! properties (a failure rate of `0.5`, a bulkhead of 0 calls), as decision
-//! Q19 of the reference chose.
+//! properties (a failure rate of `0.5`, a bulkhead of 0 calls): one rule
+//! set for every source.
 //!
 //! ## Error kinds
 //!
@@ -103,15 +103,15 @@
 //!
 //! ## Inheritance
 //!
-//! Exactly as Resilience4j 2.2's Spring binding (reference section 2.3):
+//! Exactly as Resilience4j 2.2's Spring binding:
 //! a table with `base-config = "x"` starts from `configs.x`; a table without
 //! one starts from `configs.default` if it exists (unless the table is itself
 //! named `default`), else from the library defaults; `configs.default` is
 //! also the configuration of every name that appears only in code. The
 //! nearest table wins key by key, chains of any length work, and a cycle is
 //! an error naming every table in it. Where Resilience4j 2.2 throws because a
-//! base and an instance set the wait two different ways (its quirks Q10 and
-//! Q14), the instance's setting wins.
+//! base and an instance set the wait two different ways, the instance's setting
+//! wins.
 //!
 //! ## Environment overrides
 //!

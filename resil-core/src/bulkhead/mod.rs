@@ -21,7 +21,7 @@
 //!   [`Bulkhead::acquire_permission_blocking`] (the current thread), and the
 //!   decorators wait as Resilience4j's do.
 //! * A permit cannot be released twice (Resilience4j's `onComplete` can
-//!   over-release, decision Q15).
+//!   over-release).
 //! * [`Bulkhead::change_config`] never blocks: a lower limit takes effect as
 //!   calls in flight finish (Resilience4j blocks the caller until they do), and
 //!   a changed `fair_call_handling_enabled` applies too (Resilience4j keeps the

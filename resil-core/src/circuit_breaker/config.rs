@@ -215,7 +215,8 @@ impl fmt::Debug for CircuitBreakerConfig {
 }
 
 /// The open-state wait as last set: a constant duration (validated at
-/// `build()`) or a function. The last setter wins (decision Q14).
+/// `build()`) or a function. The last setter wins (Resilience4j 2.2
+/// throws when the wait is set twice).
 #[derive(Clone, Debug)]
 enum OpenWait {
     Unchanged,

@@ -1085,7 +1085,8 @@ impl<T, E> Classifier<T, E> {
 
     /// Lets a result move CLOSED to OPEN directly (Resilience4j's
     /// `transitionOnResult`); evaluated after every recorded or successful
-    /// call, not only some (decision Q2).
+    /// call (Resilience4j 2.2 skips it for plain successes and for results
+    /// recorded as failures).
     pub const fn transition_on_result(mut self, f: TransitionOnResult<T, E>) -> Self {
         self.transition_on_result = Some(f);
         self
@@ -1165,7 +1166,7 @@ pub enum TransitionCheckResult {
     #[default]
     NoTransition,
     /// Open with the next wait of the open-state interval function (Resilience4j
-    /// throws here and never trips again, decision Q1).
+    /// 2.2 throws here, after which the breaker never trips again).
     TransitionToOpen,
     /// Open for exactly this long.
     TransitionToOpenFor(Duration),

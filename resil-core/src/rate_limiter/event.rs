@@ -25,8 +25,8 @@ pub enum RateLimiterEvent {
     Drained {
         /// The permits the current cycle had before the drain, after its
         /// refill: what the drain took away. Negative when the cycle was in
-        /// debt from reservations, which the drain forgave (decision Q5:
-        /// Resilience4j 2.2.0 reports `min(stale count, 0)` here).
+        /// debt from reservations, which the drain forgave (Resilience4j
+        /// 2.2.0 reports `min(stale count, 0)` here).
         permits: i64,
     },
 }

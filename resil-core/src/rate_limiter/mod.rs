@@ -12,7 +12,7 @@
 //! caller how long to wait. So a request for more than the limit is granted
 //! across several cycles if the timeout allows it, and never with a zero
 //! timeout. A refused acquire still waits out its whole timeout before it
-//! fails, as Resilience4j's does (decision Q6), which paces retrying callers.
+//! fails, as Resilience4j's does, which paces retrying callers.
 //!
 //! This is Resilience4j 2.2's `AtomicRateLimiter`: the same cycles, refill
 //! cap, wait computation, reservations and events. Its state is updated with
@@ -25,7 +25,7 @@
 //! Where resil differs from Resilience4j 2.2.0, deliberately:
 //!
 //! - [`RateLimiter::drain_permissions`] empties the *current* cycle after its
-//!   refill and reports what it took (decision Q5); 2.2.0 subtracts the stale
+//!   refill and reports what it took; 2.2.0 subtracts the stale
 //!   count of the last cycle it saw and reports `min(stale, 0)`.
 //! - [`RateLimiter::change_limit_for_period`] applies from the next refill:
 //!   the current cycle keeps its count, and cycles that have already begun
@@ -288,7 +288,7 @@ impl RateLimiter {
 
     /// Takes `permits`, waiting on the clock (`Clock::sleep_async`) until
     /// their cycle if that is within the timeout. A refusal also waits, for
-    /// the whole timeout (decision Q6). The event is published after the wait.
+    /// the whole timeout, as in Resilience4j. The event is published after the wait.
     ///
     /// Dropping the future while it waits keeps the reservation (see the
     /// [module documentation](self)).
@@ -765,7 +765,7 @@ pin_project_lite::pin_project! {
     /// supplier does when invoked). Due now, the closure is called at once;
     /// due later within the timeout, the future keeps the closure `F`, sleeps
     /// on the limiter's clock until then and calls it after the wait; beyond
-    /// the timeout, it waits the whole timeout and fails (decision Q6). The
+    /// the timeout, it waits the whole timeout and fails, as in Resilience4j. The
     /// event is published after the wait. Dropping it while it waits keeps
     /// the reservation (see the [module documentation](self)).
     ///

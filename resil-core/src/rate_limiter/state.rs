@@ -307,8 +307,8 @@ impl Core {
 
     /// Empties the current cycle: its available permits become exactly 0,
     /// forgiving outstanding reservations as Resilience4j does within a cycle
-    /// (decision Q5: after a boundary too, the refreshed count is drained, not
-    /// the stale one). Returns the refreshed count before the drain.
+    /// (after a boundary too, the refreshed count is drained, not the stale
+    /// one Resilience4j 2.2.0 subtracts). Returns the refreshed count before the drain.
     pub(crate) fn drain(&self, now: impl Fn() -> u64) -> i64 {
         let _serial = lock(&self.writer);
         loop {

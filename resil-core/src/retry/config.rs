@@ -69,7 +69,7 @@ impl RetryConfig {
 
     /// A builder that starts from this configuration (Resilience4j's
     /// `RetryConfig.from(base)`); any interval setter replaces the base's wait
-    /// (decision Q10: the last interval setter wins).
+    /// (the last interval setter wins; 2.2 throws there).
     pub fn to_builder(&self) -> RetryConfigBuilder {
         RetryConfigBuilder::from_config(self.clone())
     }
@@ -277,7 +277,7 @@ mod tests {
             c.interval_bi_function().apply(2, &outcome),
             Duration::from_secs(2)
         );
-        // Resilience4j 2.2 throws here (Q10): `from(base)` plus another setter.
+        // Resilience4j 2.2 throws here: `from(base)` plus another setter.
         let c = c
             .to_builder()
             .wait_duration(Duration::from_millis(7))

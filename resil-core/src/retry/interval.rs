@@ -99,8 +99,8 @@ type BiFn = dyn Fn(u32, &RetryOutcome<'_>) -> Duration + Send + Sync;
 /// Whatever it returns is waited exactly: a `Retry-After` carried by an
 /// error is not shortened by jitter (randomize in the function if you want
 /// jitter on the other branches). A `Duration` cannot be negative, so there is
-/// no equivalent of Resilience4j's "a negative interval stops retrying"
-/// (decision Q11); stop retrying by classifying the error as not retryable.
+/// no equivalent of Resilience4j's "a negative interval stops retrying";
+/// stop retrying by classifying the error as not retryable.
 ///
 /// # Examples
 ///

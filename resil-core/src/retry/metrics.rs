@@ -5,8 +5,8 @@
 ///
 /// Every call that ends is counted in exactly one of the four call counters;
 /// a call whose future is dropped before it ends is counted in none of them.
-/// [`RetryMetrics::number_of_total_calls`] counts attempts, exactly (decision
-/// Q8: Resilience4j adds one when results exhaust the attempts).
+/// [`RetryMetrics::number_of_total_calls`] counts attempts, exactly
+/// (Resilience4j adds one when results exhaust the attempts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RetryMetrics {
     pub(crate) successful_without_retry: u64,

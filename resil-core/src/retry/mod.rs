@@ -47,20 +47,21 @@
 //! # Differences from Resilience4j 2.2
 //!
 //! - Results that exhaust the attempts with `fail_after_max_attempts` fail
-//!   once, with one ERROR event and one failed call (Q7; 2.2's sync
+//!   once, with one ERROR event and one failed call (2.2's sync
 //!   decorators count them twice).
-//! - `number_of_total_calls` counts the attempts made, exactly (Q8; 2.2 adds
+//! - `number_of_total_calls` counts the attempts made, exactly (2.2 adds
 //!   one when results exhaust the attempts).
 //! - `consume_result_before_retry` runs before each retry and never for the
-//!   last result, in sync and async calls alike (Q9). It takes the result by
+//!   last result, in sync and async calls alike (2.2's async path ran it on the last
+//!   attempt only). It takes the result by
 //!   value, so it runs after the interval function has seen it.
 //! - The last interval setter wins, also on a builder made from a base
-//!   configuration (Q10).
-//! - Waits are [`Duration`]s: no negative interval can stop the retries (Q11),
+//!   configuration (2.2 throws there, which breaks Spring's inheritance).
+//! - Waits are [`Duration`]s: no negative interval can stop the retries,
 //!   and `wait_duration` keeps sub-millisecond precision. A zero wait retries
 //!   without sleeping.
-//! - Creating a future cannot throw, so 2.2's lost synchronous throw (Q12)
-//!   has no counterpart; panics are counted as failed calls (2.2 lets
+//! - Creating a future cannot throw, so 2.2's lost synchronous throw from the
+//!   supplier has no counterpart; panics are counted as failed calls (2.2 lets
 //!   `java.lang.Error` pass uncounted).
 //!
 //! # Examples
@@ -412,7 +413,7 @@ impl Retry {
     /// The async form of [`Retry::decorate`].
     ///
     /// Creating the future cannot fail in Rust, so Resilience4j's quirk of a
-    /// synchronous throw escaping the first attempt (Q12) has no equivalent; a
+    /// synchronous throw escaping the first attempt has no equivalent; a
     /// panic in `f` is a panic in an attempt.
     ///
     /// # Errors
@@ -514,8 +515,7 @@ impl fmt::Debug for Retry {
 ///
 /// A successful value is retried when `retry_on_result` accepts it; before
 /// the retry, `consume_result_before_retry` receives it (by value) with the
-/// attempt number, on every attempt but the last, sync and async alike
-/// (decision Q9).
+/// attempt number, on every attempt but the last, sync and async alike.
 ///
 /// The wait is `interval`'s answer when it gives one (a typed interval
 /// bi-function: see [`RetryClassifier::interval`]), else the configuration's

@@ -5,7 +5,7 @@
 /// [`ThreadPoolBulkhead::metrics`](super::ThreadPoolBulkhead::metrics), so
 /// its numbers are consistent with each other.
 ///
-/// The Micrometer gauges of reference 4.2 read these:
+/// Resilience4j's Micrometer gauges read these:
 /// `resilience4j.bulkhead.queue.depth`, `.queue.capacity`,
 /// `.thread.pool.size`, `.max.thread.pool.size`, `.core.thread.pool.size`,
 /// `.active.thread.count`, `.available.thread.count`.

@@ -6,7 +6,8 @@ use crate::event::EventKind;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TimeLimiterEvent {
-    /// The call finished in time with `Ok` (also for `Ok(())`: decision Q17).
+    /// The call finished in time with `Ok` (also for `Ok(())`, for which
+    /// Resilience4j 2.2's `CompletionStage` path publishes nothing).
     Success,
     /// The call finished in time with `Err`.
     Error {

@@ -7,7 +7,7 @@
 //! it: whatever it was awaiting is cancelled and its destructors run (a
 //! socket closes, a bulkhead permit goes back). Resilience4j can only ask a
 //! `Future` to cancel, and ignores `cancelRunningFuture` on its
-//! `CompletionStage` path (decision Q17); here cancellation is the rule.
+//! `CompletionStage` path; here cancellation is the rule.
 //! `cancel_running_future = false` asks instead to leave the work running in
 //! the background while the caller moves on. A future can outlive the call
 //! only if it owns everything it uses, so that is offered by the detached
@@ -21,7 +21,7 @@
 //! that hangs cannot pile up background tasks without limit.
 //!
 //! Each call publishes one event, as Resilience4j does: `Success` for `Ok`
-//! (unit results included, decision Q17), `Error` for `Err`, `Timeout` when
+//! (unit results included), `Error` for `Err`, `Timeout` when
 //! it timed out; [`TimeLimiter::metrics`] counts them. A panic inside the
 //! future propagates to the caller and publishes nothing.
 //!
