@@ -945,7 +945,8 @@ mod tests {
             let section = &section[..section.find("\n## ").unwrap_or(section.len())];
             for key in keys(aspect) {
                 let listed = if common.contains(&key.name) {
-                    reference[..reference.find("\n## ").unwrap()].contains(&format!("| `{}` |", key.name))
+                    reference[..reference.find("\n## ").unwrap()]
+                        .contains(&format!("| `{}` |", key.name))
                 } else {
                     let row = match key.alias {
                         Some(alias) => format!("| `{}` (`{alias}`) |", key.name),
@@ -953,7 +954,11 @@ mod tests {
                     };
                     section.contains(&row)
                 };
-                assert!(listed, "docs/configuration.md: `{}` of {heading} is missing", key.name);
+                assert!(
+                    listed,
+                    "docs/configuration.md: `{}` of {heading} is missing",
+                    key.name
+                );
             }
         }
     }
