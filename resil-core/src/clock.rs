@@ -472,9 +472,7 @@ impl Clock for ManualClock {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::sync::std_lock::lock;
 
 /// Pending timers ordered by deadline; cancelled ones are dropped from the map
 /// and skipped when their heap entry surfaces.
@@ -793,6 +791,44 @@ impl fmt::Debug for Sleep {
         };
         f.debug_tuple("Sleep").field(&kind).finish()
     }
+}
+
+/// Formats a duration the way resilience.toml writes it: `0ms`, `750ms`,
+/// `1500ms`, `10s`, `1m 30s`, `2h`, or nanoseconds when it has a fraction of a
+/// millisecond (`1500us` is `1500000ns`). The one printer of the crates:
+/// errors, reports and the actuator print durations with it, and
+/// `resil_config::duration::parse` reads each form back.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::clock::format_duration;
+/// use std::time::Duration;
+///
+/// assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+/// assert_eq!(format_duration(Duration::from_secs(90)), "1m 30s");
+/// assert_eq!(format_duration(Duration::ZERO), "0ms");
+/// ```
+pub fn format_duration(d: Duration) -> String {
+    if d.is_zero() {
+        return "0ms".to_owned();
+    }
+    let nanos = d.subsec_nanos();
+    let secs = d.as_secs();
+    if !nanos.is_multiple_of(1_000_000) {
+        return format!("{}ns", d.as_nanos());
+    }
+    let ms = u128::from(nanos / 1_000_000) + u128::from(secs) * 1000;
+    if !ms.is_multiple_of(1000) {
+        return format!("{ms}ms");
+    }
+    let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+    let parts: Vec<String> = [(h, "h"), (m, "m"), (s, "s")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    parts.join(" ")
 }
 
 #[cfg(test)]

@@ -445,9 +445,4 @@ typed!(
     time_limiter, time_limiter_with_config, time_limiter_with
 );
 
-fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    m.read().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    m.write().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::sync::std_lock::{read, write};

@@ -43,6 +43,31 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// The `std` locks of the parts that loom does not model (clocks, events,
+/// registries, the thread pool), taken ignoring poisoning for the same reason
+/// as [`lock`]: one helper for every such lock in the crate.
+pub(crate) mod std_lock {
+    use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+    /// Locks `m`, ignoring poisoning.
+    #[inline]
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Read-locks `m`, ignoring poisoning.
+    #[inline]
+    pub(crate) fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+        m.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Write-locks `m`, ignoring poisoning.
+    #[inline]
+    pub(crate) fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+        m.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// A mutex for critical sections of a few instructions on a hot path (a
 /// breaker's window): parking_lot's, which does not track poisoning (std's
 /// reads the thread's panic count on every lock and unlock) and spins briefly

@@ -23,7 +23,7 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
 /// `SLOT` before the thread asked for one.
 const UNCLAIMED: usize = usize::MAX;
@@ -61,7 +61,7 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
         free: BinaryHeap::new(),
         next: 0,
     });
-    POOL.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::sync::std_lock::lock(&POOL)
 }
 
 /// Cells per counter: twice the parallelism, between 8 and 256.

@@ -6,7 +6,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread::{self, Thread};
 
@@ -71,9 +71,7 @@ impl Waiter {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::sync::std_lock::lock;
 
 /// Creates a task: the job for the pool and the submission for the caller.
 pub(super) fn new<F, T>(
