@@ -186,7 +186,9 @@ fn digits(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// Formats a duration the way this module parses it back (`500ms`, `1m 30s`, `0ms`).
+/// Formats a duration the way this module parses it back (`500ms`,
+/// `90500ms`, `1m 30s`, `0ms`): resil-core's one printer,
+/// [`format_duration`](resil_core::clock::format_duration).
 ///
 /// # Examples
 ///
@@ -194,14 +196,11 @@ fn digits(s: &str) -> Option<u64> {
 /// use resil_config::duration;
 /// use std::time::Duration;
 ///
-/// assert_eq!(duration::format(Duration::from_millis(90_500)), "1m 30s 500ms");
-/// assert_eq!(duration::parse("1m 30s 500ms"), Ok(Duration::from_millis(90_500)));
+/// assert_eq!(duration::format(Duration::from_millis(90_500)), "90500ms");
+/// assert_eq!(duration::parse("90500ms"), Ok(Duration::from_millis(90_500)));
 /// ```
 pub fn format(d: Duration) -> String {
-    if d.is_zero() {
-        return "0ms".to_owned();
-    }
-    humantime::format_duration(d).to_string()
+    resil_core::clock::format_duration(d)
 }
 
 /// Deserializes a [`Duration`] from any of the forms this module accepts.

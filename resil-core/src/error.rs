@@ -391,31 +391,7 @@ pub(crate) struct Dur(pub(crate) std::time::Duration);
 
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = self.0;
-        if d.is_zero() {
-            return f.write_str("0ms");
-        }
-        let nanos = d.subsec_nanos();
-        let secs = d.as_secs();
-        if !nanos.is_multiple_of(1_000_000) {
-            return write!(f, "{}ns", d.as_nanos());
-        }
-        let ms = u128::from(nanos / 1_000_000) + u128::from(secs) * 1000;
-        if !ms.is_multiple_of(1000) {
-            return write!(f, "{ms}ms");
-        }
-        let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-        let mut parts = Vec::new();
-        if h > 0 {
-            parts.push(format!("{h}h"));
-        }
-        if m > 0 {
-            parts.push(format!("{m}m"));
-        }
-        if s > 0 {
-            parts.push(format!("{s}s"));
-        }
-        f.write_str(&parts.join(" "))
+        f.write_str(&crate::clock::format_duration(self.0))
     }
 }
 
