@@ -1,14 +1,16 @@
 //! Stacked attributes apply in Resilience4j's order whatever the source
 //! order, and each fallback wraps only its own layer. Every test counts what
-//! each layer saw through its events. (Retry, rate limiter and time limiter
-//! join these tests when their primitives land.)
+//! each layer saw through its events. (The retry's place is in
+//! `macros_retry.rs`.)
 
 use std::sync::{Arc, Mutex};
 
 use resil::bulkhead::{Bulkhead, BulkheadConfig};
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent};
 use resil::event::EventKind;
+use resil::rate_limiter::RateLimiterConfig;
 use resil::{Error, Rejection};
+use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
 enum DbError {
@@ -97,6 +99,44 @@ fn the_breaker_wraps_the_bulkhead_whatever_the_source_order() {
         }
     ));
     assert_eq!(seen.len(), 3);
+}
+
+// The rate limiter is written first, yet the breaker is the outer layer.
+#[resil::rate_limiter(name = "order-rl")]
+#[resil::circuit_breaker(name = "order-rl-cb")]
+fn limiter_written_first(n: u32) -> Result<u32, DbError> {
+    Ok(n)
+}
+
+#[test]
+fn the_breaker_wraps_the_rate_limiter_whatever_the_source_order() {
+    let cb = breaker("order-rl-cb");
+    let config = RateLimiterConfig::builder()
+        .limit_for_period(1)
+        .limit_refresh_period(Duration::from_secs(3600))
+        .timeout_duration(Duration::ZERO)
+        .build()
+        .unwrap();
+    resil_config::registries()
+        .rate_limiters()
+        .rate_limiter_with("order-rl", config);
+    let seen = record(&cb);
+    assert_eq!(limiter_written_first(1), Ok(1));
+    // The limiter refuses inside the breaker, which records the refusal.
+    assert!(matches!(
+        limiter_written_first(2),
+        Err(DbError::Rejected(_))
+    ));
+    let seen = seen.lock().unwrap();
+    assert!(matches!(seen[0], CircuitBreakerEvent::Success { .. }));
+    assert!(matches!(
+        seen[1],
+        CircuitBreakerEvent::Error {
+            error_kind: Some("RequestNotPermitted"),
+            ..
+        }
+    ));
+    assert_eq!(seen.len(), 2);
 }
 
 fn bulkhead_fallback(_n: u32) -> Result<u32, DbError> {

@@ -27,13 +27,7 @@ pub const DEFAULT_ENV_PREFIX: &str = "RESIL";
 const MAX_FILE_SIZE: usize = 1 << 20;
 
 /// The kinds of the rejections, which every error-kind list may name.
-pub const REJECTION_KINDS: [&str; 5] = [
-    "CallNotPermitted",
-    "BulkheadFull",
-    "RequestNotPermitted",
-    "Timeout",
-    "MaxRetriesExceeded",
-];
+pub use resil_core::error::REJECTION_KINDS;
 
 /// Loads the configuration and builds the global registries: [`Resilience::builder()`]`.init()`.
 ///

@@ -17,6 +17,17 @@ pub use crate::rate_limiter::RequestNotPermitted;
 pub use crate::retry::MaxRetriesExceeded;
 pub use crate::time_limiter::Timeout;
 
+/// The kind names of the rejections, in [`Error`]'s order: what
+/// [`Error::rejection_kind`] returns, and what `record-errors` and the other
+/// kind lists of resilience.toml may name besides the caller's own kinds.
+pub const REJECTION_KINDS: [&str; 5] = [
+    "CallNotPermitted",
+    "BulkheadFull",
+    "RequestNotPermitted",
+    "Timeout",
+    "MaxRetriesExceeded",
+];
+
 /// The error returned by a guarded call.
 ///
 /// # Examples
@@ -145,11 +156,11 @@ impl<E> Error<E> {
     pub fn rejection_kind(&self) -> Option<&'static str> {
         match self {
             Error::Inner(_) => None,
-            Error::CallNotPermitted(_) => Some("CallNotPermitted"),
-            Error::BulkheadFull(_) => Some("BulkheadFull"),
-            Error::RequestNotPermitted(_) => Some("RequestNotPermitted"),
-            Error::Timeout(_) => Some("Timeout"),
-            Error::MaxRetriesExceeded(_) => Some("MaxRetriesExceeded"),
+            Error::CallNotPermitted(_) => Some(REJECTION_KINDS[0]),
+            Error::BulkheadFull(_) => Some(REJECTION_KINDS[1]),
+            Error::RequestNotPermitted(_) => Some(REJECTION_KINDS[2]),
+            Error::Timeout(_) => Some(REJECTION_KINDS[3]),
+            Error::MaxRetriesExceeded(_) => Some(REJECTION_KINDS[4]),
         }
     }
 }

@@ -9,7 +9,9 @@ use crate::ctxt::{Attr, Ctxt};
 use crate::symbol::{CLASSIFY, CRATE, KIND};
 
 /// The kind names of the rejections, which an error kind must not reuse:
-/// resilience.toml could not tell them apart.
+/// resilience.toml could not tell them apart. A copy (a proc-macro crate does
+/// not depend on the core) that a test holds equal to
+/// `resil_core::error::REJECTION_KINDS`.
 const REJECTIONS: &[&str] = &[
     "CallNotPermitted",
     "BulkheadFull",
@@ -154,4 +156,12 @@ fn variant_kind(cx: &Ctxt, variant: &syn::Variant) -> LitStr {
     }
     kind.get()
         .unwrap_or_else(|| LitStr::new(&variant.ident.to_string(), variant.ident.span()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_rejection_kinds_are_the_cores() {
+        assert_eq!(super::REJECTIONS, resil::error::REJECTION_KINDS);
+    }
 }

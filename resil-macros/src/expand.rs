@@ -862,3 +862,26 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+    use crate::parse::ORDER;
+
+    /// The attributes' order is the core's `Layer::ORDER` (the one place
+    /// that states it), with the thread-pool bulkhead innermost.
+    #[test]
+    fn the_attributes_order_is_the_cores() {
+        let core: Vec<String> = resil::decorators::Layer::ORDER
+            .iter()
+            .map(|l| format!("{l:?}"))
+            .collect();
+        let attributes: Vec<&str> = ORDER
+            .iter()
+            .filter(|a| **a != Aspect::ThreadPoolBulkhead)
+            .map(|a| aspect_variant(*a))
+            .collect();
+        assert_eq!(attributes, core);
+        assert_eq!(ORDER.last(), Some(&Aspect::ThreadPoolBulkhead));
+    }
+}
