@@ -73,6 +73,8 @@
 //! # Ok::<(), resil_core::ConfigError>(())
 //! ```
 
+mod call;
+mod classifier;
 mod config;
 mod error;
 mod event;
@@ -86,13 +88,12 @@ mod loom;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::{Arc, Weak};
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+pub use self::call::{CallGuard, CircuitBreakerFuture, OwnedCircuitBreakerFuture};
+pub use self::classifier::{Classifier, TransitionCheckResult, TransitionOnResult};
 pub use self::config::{
     CircuitBreakerConfig, CircuitBreakerConfigBuilder, MAX_WINDOW_SIZE, SlidingWindowType,
 };
@@ -103,11 +104,10 @@ pub use self::state::State;
 
 use self::state::{Slot, Word};
 use self::window::{CountWindow, Counts, Outcome, SharedWindow, TimeWindow, Window};
-use crate::classify::{self, Classify};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::future::{self, AsyncCall, InnerCall, InnerErrors};
+use crate::future::{AsyncCall, InnerCall, InnerErrors};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
@@ -492,7 +492,7 @@ impl CircuitBreaker {
     // than the call itself.
     #[inline(always)]
     pub fn start_call(&self) -> Result<CallGuard<'_>, CallNotPermitted> {
-        Guard::start(&*self.inner).map(CallGuard)
+        CallGuard::start(&self.inner)
     }
 
     /// Runs `f` if permitted and records its outcome: `Ok` is a success, every
@@ -606,10 +606,7 @@ impl CircuitBreaker {
     where
         F: AsyncCall,
     {
-        CircuitBreakerFuture {
-            stage: Stage::start(&*self.inner, f),
-            classifier,
-        }
+        CircuitBreakerFuture::new(&self.inner, f, classifier)
     }
 
     /// Like [`CircuitBreaker::call_async_with`], for a future that must not
@@ -644,10 +641,7 @@ impl CircuitBreaker {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        OwnedCircuitBreakerFuture {
-            stage: Stage::start(Arc::clone(&self.inner), InnerCall::new(f)),
-            classifier,
-        }
+        OwnedCircuitBreakerFuture::new(Arc::clone(&self.inner), InnerCall::new(f), classifier)
     }
 
     /// Like [`CircuitBreaker::decorate_async`], holding a clone of the breaker
@@ -666,10 +660,7 @@ impl CircuitBreaker {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        OwnedCircuitBreakerFuture {
-            stage: Stage::start(Arc::clone(&self.inner), f),
-            classifier,
-        }
+        OwnedCircuitBreakerFuture::new(Arc::clone(&self.inner), f, classifier)
     }
 
     #[cfg(all(test, resil_loom))]
@@ -690,488 +681,6 @@ impl fmt::Debug for CircuitBreaker {
             .field("state", &self.state())
             .finish_non_exhaustive()
     }
-}
-
-/// A call in progress, holding its permission (see [`CircuitBreaker::start_call`]).
-#[must_use = "a guard dropped unfinished records nothing"]
-pub struct CallGuard<'a>(Guard<&'a Inner>);
-
-impl CallGuard<'_> {
-    /// Records `result`, classified by `classifier` and the breaker's
-    /// `record_errors` / `ignore_errors`.
-    #[inline]
-    pub fn record<T, E>(self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
-        self.0.record(classifier, result);
-    }
-
-    /// Records a success.
-    pub fn on_success(self) {
-        self.0.finish(Verdict::Success);
-    }
-
-    /// Records a failure of the given kind.
-    pub fn on_error(self, kind: Option<&'static str>) {
-        self.0.finish(Verdict::Failure(kind));
-    }
-
-    /// Records an ignored error: the permit goes back, nothing is counted.
-    pub fn on_ignored_error(self, kind: Option<&'static str>) {
-        self.0.finish(Verdict::Ignored(kind));
-    }
-
-    /// The time the call started, on the breaker's clock.
-    pub fn started_at(&self) -> Nanos {
-        self.0.start
-    }
-}
-
-impl fmt::Debug for CallGuard<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallGuard")
-            .field("breaker", &self.0.inner.name)
-            .field("start", &self.0.start)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A call's permission, holding the breaker by reference (`&Inner`, for
-/// [`CallGuard`] and [`CircuitBreakerFuture`]) or by a clone of its `Arc`
-/// (for [`OwnedCircuitBreakerFuture`]).
-struct Guard<R: Deref<Target = Inner>> {
-    inner: R,
-    start: Nanos,
-    permit: Permit,
-    done: bool,
-    // Whether an unwind that drops this guard is the protected call's own
-    // (recorded as a failure) rather than some other code's (permit returned).
-    in_call: bool,
-}
-
-impl<R: Deref<Target = Inner>> Guard<R> {
-    #[inline(always)]
-    fn start(inner: R) -> Result<Self, CallNotPermitted> {
-        let permit = inner.try_acquire()?;
-        Ok(Guard {
-            start: inner.clock.now(),
-            inner,
-            permit,
-            done: false,
-            in_call: true,
-        })
-    }
-
-    #[inline]
-    fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
-        let end = self.inner.clock.now();
-        let elapsed = end.as_u64().saturating_sub(self.start.as_u64());
-        // The user's predicates run while the guard is still unfinished: a
-        // panic in one drops the guard while unwinding, which records the
-        // call as a failure (kind "panic") and frees its permit.
-        self.in_call = true;
-        let verdict = classifier.classify(&self.inner.config, result);
-        self.done = true;
-        self.inner.finish(end, elapsed, verdict, Some(self.permit));
-        if let Some(f) = classifier.transition_on_result
-            && !matches!(verdict, Verdict::Ignored(_))
-        {
-            self.inner.transition_on_result(f(result.as_ref()));
-        }
-    }
-
-    fn finish(mut self, verdict: Verdict) {
-        self.done = true;
-        let end = self.inner.clock.now();
-        self.inner.finish(
-            end,
-            end.as_u64().saturating_sub(self.start.as_u64()),
-            verdict,
-            Some(self.permit),
-        );
-    }
-}
-
-impl<R: Deref<Target = Inner>> Drop for Guard<R> {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        if self.in_call && std::thread::panicking() {
-            let end = self.inner.clock.now();
-            self.inner.finish(
-                end,
-                end.as_u64().saturating_sub(self.start.as_u64()),
-                Verdict::Failure(Some("panic")),
-                Some(self.permit),
-            );
-        } else {
-            self.inner.release(Some(self.permit));
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The future of a circuit breaker's async call: the caller's future,
-    /// held in place, with the permission the breaker gave it.
-    ///
-    /// It is created by [`CircuitBreaker::call_async`],
-    /// [`CircuitBreaker::call_async_with`] and [`CircuitBreaker::decorate_async`],
-    /// which ask for permission and call their closure right away (as
-    /// Resilience4j's decorated `CompletionStage` supplier does when invoked);
-    /// a refused future holds only the rejection. When the call completes,
-    /// its outcome is recorded. Dropped before that, it gives the permit back
-    /// and records nothing; a panic while polling the caller's future is
-    /// recorded as a failure (kind `"panic"`) and resumed.
-    ///
-    /// It is `Send` whenever `Fut` is, and takes a few words more than `Fut`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerFuture};
-    /// use resil_core::future::InnerErrors;
-    /// use resil_core::Error;
-    /// use std::future::Ready;
-    ///
-    /// type Lookup<'a> = CircuitBreakerFuture<'a, InnerErrors<Ready<Result<u32, String>>>, u32, String>;
-    ///
-    /// fn lookup(cb: &CircuitBreaker) -> Lookup<'_> {
-    ///     cb.call_async(|| std::future::ready(Ok(42)))
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let cb = CircuitBreaker::of_defaults("inventory-query");
-    /// cb.transition_to_forced_open_state().unwrap();
-    /// let refused = lookup(&cb); // refused here, on creation
-    /// assert!(matches!(refused.await, Err(Error::CallNotPermitted(_))));
-    /// # }
-    /// ```
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct CircuitBreakerFuture<'a, Fut, T, E> {
-        #[pin]
-        stage: Stage<&'a Inner, Fut>,
-        // `None`: the default classifier (of `call_async`).
-        classifier: Option<&'a Classifier<T, E>>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// [`CircuitBreakerFuture`] for a future that must not borrow the
-    /// breaker: it holds a clone of the breaker and its own classifier.
-    ///
-    /// It is created by [`CircuitBreaker::call_async_owned`] and
-    /// [`CircuitBreaker::decorate_async_owned`], and behaves exactly as
-    /// [`CircuitBreakerFuture`] does; it is `'static` and `Send` whenever
-    /// `Fut` is.
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct OwnedCircuitBreakerFuture<Fut, T, E> {
-        #[pin]
-        stage: Stage<Arc<Inner>, Fut>,
-        classifier: Classifier<T, E>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    #[project = StageProj]
-    enum Stage<R, Fut>
-    where
-        R: Deref<Target = Inner>,
-    {
-        Running {
-            #[pin]
-            future: Fut,
-            // `None` only once a panic while polling recorded the call.
-            guard: Option<Guard<R>>,
-        },
-        Refused {
-            error: Option<CallNotPermitted>,
-        },
-        Done,
-    }
-}
-
-impl<R: Deref<Target = Inner>, Fut> Stage<R, Fut> {
-    /// Asks for permission and, when given, starts the call.
-    #[inline(always)]
-    fn start<F: AsyncCall<Future = Fut>>(inner: R, f: F) -> Self {
-        match Guard::start(inner) {
-            // Should `f` panic, the guard is dropped while unwinding and
-            // records the panic, as in `decorate`.
-            Ok(mut guard) => {
-                let future = f.start();
-                // From here on, an unwind that drops the future is not the
-                // call's own unless it comes from polling it (see `poll`).
-                guard.in_call = false;
-                Stage::Running {
-                    future,
-                    guard: Some(guard),
-                }
-            }
-            Err(refused) => Stage::Refused {
-                error: Some(refused),
-            },
-        }
-    }
-
-    #[inline]
-    fn poll_call<T, E>(
-        mut self: Pin<&mut Self>,
-        classifier: Option<&Classifier<T, E>>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<T, Error<E>>>
-    where
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        match self.as_mut().project() {
-            StageProj::Running { future, guard } => {
-                if let Some(g) = guard.as_mut() {
-                    g.in_call = true;
-                }
-                let poll = future::poll_holding(future, guard, cx);
-                if let Some(g) = guard.as_mut() {
-                    g.in_call = false;
-                }
-                let result = ready!(poll);
-                let guard = guard.take();
-                // The caller's future is dropped before the outcome is
-                // recorded, as at the end of an `.await`.
-                self.set(Stage::Done);
-                if let Some(guard) = guard {
-                    let default = Classifier::new();
-                    guard.record(classifier.unwrap_or(&default), &result);
-                }
-                Poll::Ready(result)
-            }
-            StageProj::Refused { error } => {
-                let error = error.take();
-                self.set(Stage::Done);
-                Poll::Ready(Err(Error::CallNotPermitted(
-                    error.expect("a refused stage holds its error"),
-                )))
-            }
-            StageProj::Done => panic!("`CircuitBreakerFuture` polled after completion"),
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            Stage::Running { .. } => "running",
-            Stage::Refused { .. } => "refused",
-            Stage::Done => "done",
-        }
-    }
-}
-
-impl<Fut, T, E> Future for CircuitBreakerFuture<'_, Fut, T, E>
-where
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        this.stage.poll_call(*this.classifier, cx)
-    }
-}
-
-impl<Fut, T, E> Future for OwnedCircuitBreakerFuture<Fut, T, E>
-where
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        this.stage.poll_call(Some(this.classifier), cx)
-    }
-}
-
-impl<Fut, T, E> fmt::Debug for CircuitBreakerFuture<'_, Fut, T, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CircuitBreakerFuture")
-            .field("stage", &self.stage.name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<Fut, T, E> fmt::Debug for OwnedCircuitBreakerFuture<Fut, T, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedCircuitBreakerFuture")
-            .field("stage", &self.stage.name())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Decides whether a finished call is a success, a recorded failure or ignored.
-///
-/// Errors are classified first by the breaker's configuration lists
-/// (`ignore_errors`, then `record_errors`, by kind name) and by the
-/// predicates here: an error is ignored when its kind is listed in
-/// `ignore_errors` or the `ignore` predicate accepts it; otherwise it is a
-/// failure when nothing restricts recording (no `record_errors`, no `record`
-/// predicate), when its kind is listed in `record_errors`, or when the
-/// `record` predicate accepts it; otherwise it counts as a success. A
-/// successful value is a failure when `record_result` accepts it.
-///
-/// Predicates see the caller's error `E`; rejections from inner layers of a
-/// chain (`Timeout`, `BulkheadFull`, ...) are classified by their kind names
-/// only. Everything is a plain `fn` pointer, so a classifier is `Copy` and can
-/// be a `const`.
-///
-/// # Examples
-///
-/// ```
-/// use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
-///
-/// #[derive(Debug)]
-/// enum DbError { NotFound, Unavailable }
-///
-/// const CLASSIFIER: Classifier<u32, DbError> =
-///     Classifier::new().ignore(|e| matches!(e, DbError::NotFound));
-///
-/// let cb = CircuitBreaker::of_defaults("db");
-/// let _ = cb.call_with(&CLASSIFIER, || Err::<u32, _>(DbError::NotFound));
-/// let _ = cb.call_with(&CLASSIFIER, || Err::<u32, _>(DbError::Unavailable));
-/// assert_eq!(cb.metrics().number_of_buffered_calls(), 1);
-/// ```
-pub struct Classifier<T, E> {
-    record: Option<fn(&E) -> bool>,
-    ignore: Option<fn(&E) -> bool>,
-    record_result: Option<fn(&T) -> bool>,
-    kind: Option<fn(&E) -> &'static str>,
-    transition_on_result: Option<TransitionOnResult<T, E>>,
-}
-
-/// Resilience4j's `transitionOnResult`, as a plain function.
-pub type TransitionOnResult<T, E> = fn(Result<&T, &Error<E>>) -> TransitionCheckResult;
-
-impl<T, E> Classifier<T, E> {
-    /// Every error is a failure, every value a success.
-    pub const fn new() -> Self {
-        Classifier {
-            record: None,
-            ignore: None,
-            record_result: None,
-            kind: None,
-            transition_on_result: None,
-        }
-    }
-
-    /// Records only errors that `predicate` accepts (or that `record_errors` names).
-    pub const fn record(mut self, predicate: fn(&E) -> bool) -> Self {
-        self.record = Some(predicate);
-        self
-    }
-
-    /// Ignores errors that `predicate` accepts.
-    pub const fn ignore(mut self, predicate: fn(&E) -> bool) -> Self {
-        self.ignore = Some(predicate);
-        self
-    }
-
-    /// Records successful values that `predicate` accepts as failures.
-    pub const fn record_result(mut self, predicate: fn(&T) -> bool) -> Self {
-        self.record_result = Some(predicate);
-        self
-    }
-
-    /// Names the kind of each error, for `record_errors` / `ignore_errors`.
-    pub const fn kind_of(mut self, kind: fn(&E) -> &'static str) -> Self {
-        self.kind = Some(kind);
-        self
-    }
-
-    /// Lets a result move CLOSED to OPEN directly (Resilience4j's
-    /// `transitionOnResult`); evaluated after every recorded or successful
-    /// call (Resilience4j 2.2 skips it for plain successes and for results
-    /// recorded as failures).
-    pub const fn transition_on_result(mut self, f: TransitionOnResult<T, E>) -> Self {
-        self.transition_on_result = Some(f);
-        self
-    }
-
-    fn classify(&self, config: &CircuitBreakerConfig, result: &Result<T, Error<E>>) -> Verdict {
-        let error = match result {
-            Ok(value) => {
-                return match self.record_result {
-                    Some(p) if p(value) => Verdict::Failure(Some("RecordedResult")),
-                    _ => Verdict::Success,
-                };
-            }
-            Err(e) => e,
-        };
-        let inner = error.inner();
-        let kind = match (inner, self.kind) {
-            (Some(e), Some(k)) => Some(k(e)),
-            (Some(_), None) => None,
-            (None, _) => error.rejection_kind(),
-        };
-        let ignored = classify::listed(&config.ignore_errors, kind)
-            || matches!((inner, self.ignore), (Some(e), Some(p)) if p(e));
-        if ignored {
-            return Verdict::Ignored(kind);
-        }
-        let restricted = !config.record_errors.is_empty() || self.record.is_some();
-        let recorded = !restricted
-            || classify::listed(&config.record_errors, kind)
-            || matches!((inner, self.record), (Some(e), Some(p)) if p(e))
-            || (inner.is_none() && config.record_errors.is_empty());
-        if recorded {
-            Verdict::Failure(kind)
-        } else {
-            Verdict::Success
-        }
-    }
-}
-
-impl<T, E: Classify> Classifier<T, E> {
-    /// A classifier that names errors with their [`Classify`] kinds.
-    pub const fn classified() -> Self {
-        Self::new().kind_of(E::kind)
-    }
-}
-
-impl<T, E> Default for Classifier<T, E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T, E> Clone for Classifier<T, E> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T, E> Copy for Classifier<T, E> {}
-
-impl<T, E> fmt::Debug for Classifier<T, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Classifier")
-            .field("record", &self.record.is_some())
-            .field("ignore", &self.ignore.is_some())
-            .field("record_result", &self.record_result.is_some())
-            .field("kind", &self.kind.is_some())
-            .field("transition_on_result", &self.transition_on_result.is_some())
-            .finish()
-    }
-}
-
-/// What a result asks of a CLOSED breaker (Resilience4j's `TransitionCheckResult`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TransitionCheckResult {
-    /// Nothing.
-    #[default]
-    NoTransition,
-    /// Open with the next wait of the open-state interval function (Resilience4j
-    /// 2.2 throws here, after which the breaker never trips again).
-    TransitionToOpen,
-    /// Open for exactly this long.
-    TransitionToOpenFor(Duration),
-    /// Open until this point of the breaker's clock.
-    TransitionToOpenUntil(Nanos),
 }
 
 impl MetricsCell {
