@@ -5,8 +5,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use config::{FileFormat, Format as _, Map, Source, Value, ValueKind};
+use resil_core::Tags;
 use resil_core::clock::{Clock, SharedClock};
-use resil_core::registry::{Registry, Tags};
+use resil_core::registry::Registry;
 
 use crate::bind::{self, Binder, Bound, Extras};
 use crate::declared::{self, Aspect, Declaration};

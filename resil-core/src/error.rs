@@ -11,11 +11,12 @@ use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 
-pub use crate::bulkhead::BulkheadFull;
-pub use crate::circuit_breaker::CallNotPermitted;
-pub use crate::rate_limiter::RequestNotPermitted;
-pub use crate::retry::MaxRetriesExceeded;
-pub use crate::time_limiter::Timeout;
+// Each rejection type has one public path, in its primitive's module.
+use crate::bulkhead::BulkheadFull;
+use crate::circuit_breaker::CallNotPermitted;
+use crate::rate_limiter::RequestNotPermitted;
+use crate::retry::MaxRetriesExceeded;
+use crate::time_limiter::Timeout;
 
 /// The kind names of the rejections, in [`Error`]'s order: what
 /// [`Error::rejection_kind`] returns, and what `record-errors` and the other

@@ -49,7 +49,8 @@ pub mod time_limiter;
 pub use crate::classify::Classify;
 pub use crate::decorators::Decorators;
 pub use crate::error::{ConfigError, Error, Rejection};
-pub use crate::registry::Tags;
-
 /// The name of an instance: shared, cheap to clone.
 pub type Name = std::sync::Arc<str>;
+
+/// Tags of an instance: registry tags overlaid by its own.
+pub type Tags = std::collections::BTreeMap<String, String>;

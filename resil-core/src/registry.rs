@@ -42,8 +42,7 @@ use crate::retry::{Retry, RetryConfig};
 use crate::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
 use crate::time_limiter::{TimeLimiter, TimeLimiterConfig};
 
-/// Tags of an instance: registry tags overlaid by its own.
-pub type Tags = BTreeMap<String, String>;
+use crate::Tags;
 
 /// The name of the configuration every registry has.
 pub const DEFAULT_CONFIG: &str = "default";

@@ -373,7 +373,7 @@ async fn async_decorators_wait_and_map_errors() {
     tokio::time::advance(SEC).await;
     let chained: Result<u8, Error<()>> = rl
         .decorate_async(|| async {
-            Err(Error::Timeout(resil_core::error::Timeout::new(
+            Err(Error::Timeout(resil_core::time_limiter::Timeout::new(
                 "tl".into(),
                 SEC,
             )))

@@ -11,9 +11,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
 use resil_core::clock::{Clock, ManualClock, Nanos, TokioClock};
-use resil_core::error::MaxRetriesExceeded;
 use resil_core::event::EventKind;
 use resil_core::registry::RetryRegistry;
+use resil_core::retry::MaxRetriesExceeded;
 use resil_core::retry::{
     IntervalBiFunction, IntervalFunction, Retry, RetryClassifier, RetryConfig, RetryEvent,
     RetryEventType, RetryMetrics,
@@ -649,7 +649,7 @@ fn a_bi_function_sees_rejected_results_and_rejections() {
             if let Some(v) = outcome.downcast_result::<u32>() {
                 ms(u64::from(*v))
             } else if outcome
-                .downcast_error::<resil_core::error::MaxRetriesExceeded>()
+                .downcast_error::<resil_core::retry::MaxRetriesExceeded>()
                 .is_some()
             {
                 ms(7)

@@ -22,8 +22,9 @@ use std::thread;
 use std::time::Duration;
 
 use resil_core::Error;
+use resil_core::Tags;
 use resil_core::clock::{ManualClock, SystemClock};
-use resil_core::registry::{Tags, ThreadPoolBulkheadRegistry};
+use resil_core::registry::ThreadPoolBulkheadRegistry;
 use resil_core::thread_pool_bulkhead::{
     BulkheadFull, ThreadPoolBulkhead, ThreadPoolBulkheadConfig,
     ThreadPoolBulkheadEvent::{self, CallFinished, CallPermitted, CallRejected},
@@ -784,7 +785,7 @@ fn a_submission_allocates_once() {
 /// fails the test instead of hanging it.
 fn wait_bounded<T: Send + 'static>(
     sub: resil_core::thread_pool_bulkhead::Submission<T>,
-) -> Result<T, resil_core::error::BulkheadFull> {
+) -> Result<T, resil_core::bulkhead::BulkheadFull> {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || tx.send(sub.wait()).unwrap());
     recv(&rx)

@@ -12,8 +12,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use resil_core::Error;
+use resil_core::bulkhead::BulkheadFull;
 use resil_core::clock::{Clock, ManualClock, TokioClock};
-use resil_core::error::{BulkheadFull, RequestNotPermitted};
+use resil_core::rate_limiter::RequestNotPermitted;
 use resil_core::registry::TimeLimiterRegistry;
 use resil_core::time_limiter::{
     TimeLimiter, TimeLimiterConfig, TimeLimiterEvent, TimeLimiterEventType,

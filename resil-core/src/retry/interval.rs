@@ -12,8 +12,8 @@ use crate::interval::IntervalFunction;
 /// predicate rejected.
 ///
 /// The value itself is shared as `&dyn Any` when it can be: a rejection of an
-/// inner layer ([`CallNotPermitted`](crate::error::CallNotPermitted),
-/// [`BulkheadFull`](crate::error::BulkheadFull), ...) always is; the caller's
+/// inner layer ([`CallNotPermitted`](crate::circuit_breaker::CallNotPermitted),
+/// [`BulkheadFull`](crate::bulkhead::BulkheadFull), ...) always is; the caller's
 /// error `E` and result `T` are when the call's
 /// [`RetryClassifier`](super::RetryClassifier) was made
 /// [`downcastable`](super::RetryClassifier::downcastable) (which needs

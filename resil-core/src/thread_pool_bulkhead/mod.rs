@@ -316,7 +316,7 @@ impl ThreadPoolBulkhead {
     /// ```
     /// # use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), resil_core::error::BulkheadFull> {
+    /// # async fn main() -> Result<(), resil_core::bulkhead::BulkheadFull> {
     /// let bulkhead = ThreadPoolBulkhead::of_defaults("checksum");
     /// let sum = bulkhead.submit(|| (1..=100u32).sum::<u32>()).await?;
     /// assert_eq!(sum, 5050);
