@@ -67,7 +67,7 @@
 //! With the `actuator` feature a [`Rejection`](crate::Rejection) and a
 //! `resil::Error<E>` (for `E: IntoResponse`) are axum responses: 503 for
 //! `CallNotPermitted` and `BulkheadFull`, 429 with `Retry-After` for
-//! `RequestNotPermitted`, 504 for `Timeout`. [`IntoResponseLayer`] turns a
+//! `RequestNotPermitted`, 504 for `Timeout`. `IntoResponseLayer` turns a
 //! layered route's errors into those responses, so that axum, which wants
 //! services that do not fail, takes the route as it is.
 //!
