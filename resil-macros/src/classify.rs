@@ -66,12 +66,26 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
             "`Classify` derives kind names for the variants of an enum",
         )),
     }
-    if let Err(e) = cx.check() {
-        return e.to_compile_error();
-    }
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::resil));
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    if let Err(e) = cx.check() {
+        // With the errors, an impl that names no kinds (serde's "dummy"), so
+        // that one mistake in the enum is one error, not one more at every
+        // use of the type as a `Classify`. It never compiles into a program:
+        // the errors stop the build.
+        let errors = e.to_compile_error();
+        return quote! {
+            #errors
+            #[automatically_derived]
+            impl #impl_generics #krate::__private::Classify for #ident #ty_generics #where_clause {
+                const KINDS: &'static [&'static str] = &[];
+                fn kind(&self) -> &'static str {
+                    ""
+                }
+            }
+        };
+    }
     let names = kinds.iter().map(|(_, k)| k);
     let arms = kinds.iter().map(|(v, k)| quote!(Self::#v { .. } => #k,));
     quote! {

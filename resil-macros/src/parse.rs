@@ -184,17 +184,21 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
             // fallback = Self::degraded, record = is_transient, ...
             let sym = *aspect.keys().iter().find(|k| key == **k).unwrap();
             let path = path_value(cx, &meta, sym, owner)?;
-            let slot = match sym.0 {
-                "fallback" => &mut fallback,
-                "record" => &mut record,
-                "ignore" => &mut ignore,
-                "record_result" => &mut record_result,
-                "retry_on" => &mut retry_on,
-                "retry_after" => &mut retry_after,
-                "consume_result" => &mut consume_result,
-                "transition_on_result" => &mut transition_on_result,
-                _ => &mut retry_on_result,
-            };
+            let slots = [
+                (symbol::FALLBACK, &mut fallback),
+                (symbol::RECORD, &mut record),
+                (symbol::IGNORE, &mut ignore),
+                (symbol::RECORD_RESULT, &mut record_result),
+                (symbol::RETRY_ON, &mut retry_on),
+                (symbol::RETRY_ON_RESULT, &mut retry_on_result),
+                (symbol::RETRY_AFTER, &mut retry_after),
+                (symbol::CONSUME_RESULT, &mut consume_result),
+                (symbol::TRANSITION_ON_RESULT, &mut transition_on_result),
+            ];
+            let slot = slots
+                .into_iter()
+                .find_map(|(s, slot)| (s == sym).then_some(slot))
+                .expect("every path-valued key has a slot");
             if let Some(path) = path {
                 slot.set(&meta.path, path);
             }
@@ -373,15 +377,25 @@ fn path_value(
     key: Symbol,
     owner: &str,
 ) -> syn::Result<Option<ExprPath>> {
-    let example = match key.0 {
-        "fallback" => "fallback = Self::degraded",
-        "record" | "ignore" => "record = is_transient",
-        "record_result" | "retry_on_result" => "retry_on_result = is_pending",
-        "retry_after" => "retry_after = Self::retry_after",
-        "consume_result" => "consume_result = release",
-        "transition_on_result" => "transition_on_result = open_on_maintenance",
-        _ => "retry_on = is_transient",
-    };
+    use symbol::*;
+    let examples = [
+        (FALLBACK, "fallback = Self::degraded"),
+        (RECORD, "record = is_transient"),
+        (IGNORE, "ignore = is_not_found"),
+        (RECORD_RESULT, "record_result = is_empty"),
+        (RETRY_ON, "retry_on = is_transient"),
+        (RETRY_ON_RESULT, "retry_on_result = is_pending"),
+        (RETRY_AFTER, "retry_after = Self::retry_after"),
+        (CONSUME_RESULT, "consume_result = release"),
+        (
+            TRANSITION_ON_RESULT,
+            "transition_on_result = open_on_maintenance",
+        ),
+    ];
+    let example = examples
+        .iter()
+        .find_map(|(s, e)| (*s == key).then_some(*e))
+        .unwrap_or("key = path");
     if !meta.input.peek(Token![=]) {
         return Err(meta.error(format!("expected `{example}`")));
     }
