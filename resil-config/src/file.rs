@@ -929,6 +929,27 @@ pub(crate) fn list(names: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    /// And the other way round: every key the reference lists in a
+    /// module's table is one the loader knows there (no documented key that
+    /// does not load).
+    #[test]
+    fn the_reference_lists_no_key_the_loader_does_not_know() {
+        let reference = include_str!("../../docs/configuration.md");
+        for aspect in Aspect::ALL {
+            let heading = format!("## `{}`", aspect.as_str());
+            let start = reference.find(&heading).expect("a section per module") + heading.len();
+            let section = &reference[start..];
+            let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+            for row in section.lines().filter(|l| l.starts_with("| `")) {
+                let key = row[3..].split('`').next().unwrap();
+                assert!(
+                    find_key(aspect, key).is_some(),
+                    "docs/configuration.md lists `{key}` under {heading}, which the loader does not know"
+                );
+            }
+        }
+    }
+
     /// The configuration reference lists every key of every module, in
     /// that module's section, with its Resilience4j alias when it has one:
     /// a key added here without its line there fails.
