@@ -1,0 +1,266 @@
+//! The state changes: who may make them (the bearer token, a bounded body)
+//! and what they do to a breaker or a rate limiter.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// A refused request: its status and why; Spring Boot's error document
+/// once the path is known.
+#[derive(Debug)]
+pub(super) struct Problem {
+    pub(super) status: StatusCode,
+    pub(super) message: String,
+}
+
+impl Problem {
+    pub(super) fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Problem {
+            status,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    pub(super) fn into_response(self, uri: &Uri) -> Response {
+        let mut r = error(self.status, &self.message, uri);
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        r
+    }
+}
+
+/// `Ok` when the request carries the bearer token; else the 401.
+pub(super) fn authorize(s: &Shared, headers: &HeaderMap) -> Result<(), Problem> {
+    let expected = s.token.as_deref().unwrap_or("");
+    let given = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then_some(token.trim())
+        });
+    match given {
+        Some(token)
+            if !expected.is_empty() && constant_time_eq(token.as_bytes(), expected.as_bytes()) =>
+        {
+            Ok(())
+        }
+        _ => Err(Problem::new(
+            StatusCode::UNAUTHORIZED,
+            "state changes need `Authorization: Bearer <token>`",
+        )),
+    }
+}
+
+/// Compares a `given` token with the `expected` one without stopping at the
+/// first difference or at a length mismatch: the work is one step per byte
+/// of `given` (each against `expected`'s byte at that index, cycling), with
+/// the lengths' difference folded into the same accumulator, so the time
+/// taken depends only on what the client sent and tells neither how much of
+/// a guess was right nor how long the expected token is.
+pub(super) fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    if expected.is_empty() {
+        return given.is_empty(); // nothing secret to protect
+    }
+    let mut diff = given.len() ^ expected.len();
+    for (i, g) in given.iter().enumerate() {
+        diff |= usize::from(g ^ expected[i % expected.len()]);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// The body of a state change, read only once the request is authorized
+/// (a stranger's body is never polled) and at most [`MAX_BODY`] bytes of
+/// it, whatever limit the application's router sets; past it a 413.
+pub(super) async fn authorized_body(
+    s: &Shared,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, Problem> {
+    authorize(s, headers)?;
+    let too_large = || {
+        Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a state change's body holds at most {MAX_BODY} bytes"),
+        )
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
+        if is_length_limit(&e) {
+            too_large()
+        } else {
+            Problem::bad_request(format!("the body could not be read: {e}"))
+        }
+    })
+}
+
+/// Whether reading a body failed at [`MAX_BODY`] (`http-body-util`'s
+/// `LengthLimitError`, somewhere in the error's sources).
+pub(super) fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.to_string() == "length limit exceeded" {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}
+
+/// The JSON object of a request body, or a 400.
+pub(super) fn body_object(body: &Bytes) -> Result<Map<String, Value>, Problem> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Problem::bad_request("the body must be a JSON object")),
+        Err(e) => Err(Problem::bad_request(format!("the body is not JSON: {e}"))),
+    }
+}
+
+pub(super) fn respond(result: Result<Value, Problem>, uri: &Uri) -> Response {
+    match result {
+        Ok(body) => ok(&body),
+        Err(p) => p.into_response(uri),
+    }
+}
+
+pub(super) async fn update_circuit_breaker(
+    State(s): St,
+    Path(name): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let body = match authorized_body(&s, &headers, body).await {
+        Ok(body) => body,
+        Err(p) => return p.into_response(&uri),
+    };
+    respond(change_circuit_breaker(&s, &name, &body), &uri)
+}
+
+pub(super) fn change_circuit_breaker(
+    s: &Shared,
+    name: &str,
+    body: &Bytes,
+) -> Result<Value, Problem> {
+    let Some(cb) = s.registries().circuit_breakers().find(name) else {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("no circuit breaker `{name}`"),
+        ));
+    };
+    let body = body_object(body)?;
+    const EXPECTED: &str = "CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY, RESET";
+    let result = match body.get("updateState").and_then(Value::as_str) {
+        Some("CLOSE") => cb.transition_to_closed_state(),
+        Some("FORCE_OPEN") => cb.transition_to_forced_open_state(),
+        Some("DISABLE") => cb.transition_to_disabled_state(),
+        Some("METRICS_ONLY") => cb.transition_to_metrics_only_state(),
+        Some("RESET") => {
+            cb.reset();
+            Ok(())
+        }
+        other => {
+            let given = other.map_or_else(|| "nothing".to_owned(), |v| format!("`{v}`"));
+            return Err(Problem::bad_request(format!(
+                "`updateState` must be one of {EXPECTED}; got {given}"
+            )));
+        }
+    };
+    result.map_err(|e| Problem::new(StatusCode::CONFLICT, e.to_string()))?;
+    Ok(json!({
+        "circuitBreakerName": name,
+        "currentState": cb.state().as_str(),
+        "message": format!("{name} state has been changed successfully"),
+    }))
+}
+
+pub(super) async fn update_rate_limiter(
+    State(s): St,
+    Path(name): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let body = match authorized_body(&s, &headers, body).await {
+        Ok(body) => body,
+        Err(p) => return p.into_response(&uri),
+    };
+    respond(change_rate_limiter(&s, &name, &body), &uri)
+}
+
+pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Result<Value, Problem> {
+    let Some(rl) = s.registries().rate_limiters().find(name) else {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            format!("no rate limiter `{name}`"),
+        ));
+    };
+    let body = body_object(body)?;
+    let limit = match body.get("limitForPeriod") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    Problem::bad_request(format!(
+                        "`limitForPeriod` must be a whole number of permits; got {v}"
+                    ))
+                })?,
+        ),
+    };
+    let timeout = match body.get("timeoutDuration") {
+        None => None,
+        Some(Value::String(text)) => Some(
+            resil_config::duration::parse(text)
+                .map_err(|e| Problem::bad_request(format!("`timeoutDuration` {e}")))?,
+        ),
+        Some(v) => Some(v.as_u64().map(Duration::from_millis).ok_or_else(|| {
+            Problem::bad_request(format!(
+                "`timeoutDuration` must be a duration (\"500ms\") or milliseconds; got {v}"
+            ))
+        })?),
+    };
+    if limit.is_none() && timeout.is_none() {
+        return Err(Problem::bad_request(
+            "the body must set `limitForPeriod`, `timeoutDuration` or both",
+        ));
+    }
+    let invalid = |e: resil_core::ConfigError| Problem::bad_request(e.to_string());
+    // both are checked before either is applied, so a refusal changes nothing
+    let mut check = rl.config().to_builder();
+    if let Some(limit) = limit {
+        check = check.limit_for_period(limit);
+    }
+    if let Some(timeout) = timeout {
+        check = check.timeout_duration(timeout);
+    }
+    check.build().map_err(invalid)?;
+    if let Some(limit) = limit {
+        rl.change_limit_for_period(limit).map_err(invalid)?;
+    }
+    if let Some(timeout) = timeout {
+        rl.change_timeout_duration(timeout).map_err(invalid)?;
+    }
+    let config = rl.config();
+    Ok(json!({
+        "rateLimiterName": name,
+        "limitForPeriod": config.limit_for_period(),
+        "timeoutDuration": resil_config::duration::format(config.timeout_duration()),
+        "message": format!("{name} limits have been changed successfully"),
+    }))
+}
