@@ -104,6 +104,7 @@ impl Resilience {
             strict: false,
             clock: None,
             declarations: None,
+            offline: false,
         }
     }
 
@@ -133,6 +134,7 @@ pub struct ResilienceBuilder {
     strict: bool,
     clock: Option<SharedClock>,
     declarations: Option<Vec<&'static Declaration>>,
+    offline: bool,
 }
 
 impl ResilienceBuilder {
@@ -185,6 +187,14 @@ impl ResilienceBuilder {
     /// The clock the instances use (a `ManualClock` in tests).
     pub fn clock(mut self, clock: impl Clock) -> Self {
         self.clock = Some(SharedClock::new(clock));
+        self
+    }
+
+    /// Checks the file on its own, as `resil check` does: no protected
+    /// function is linked in, so an instance that none declares is not a
+    /// warning (everything else is checked as `init` checks it).
+    pub fn offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
         self
     }
 
@@ -281,6 +291,7 @@ impl ResilienceBuilder {
         let mut parts = Parts {
             doc: &doc,
             declarations: &declarations,
+            offline: self.offline,
             clock,
             d,
             instances: Vec::new(),
@@ -591,6 +602,8 @@ fn layer(
 struct Parts<'a> {
     doc: &'a Document,
     declarations: &'a [&'static Declaration],
+    /// No declarations to check the instances against (`resil check`).
+    offline: bool,
     clock: SharedClock,
     d: Diagnostics,
     instances: Vec<InstanceReport>,
@@ -639,7 +652,7 @@ impl Parts<'_> {
         let default = configs.get(inherit::DEFAULT);
         // configured but not declared: likely a typo
         for (name, table) in &module.instances {
-            if declared.contains_key(name.as_str()) {
+            if self.offline || declared.contains_key(name.as_str()) {
                 continue;
             }
             let close = did_you_mean(name, declared.keys().copied())
@@ -677,17 +690,21 @@ impl Parts<'_> {
         }
         let names: BTreeSet<&str> = instances.keys().chain(declared.keys()).copied().collect();
         for name in names {
-            let (config, chain, settings, extras) = match (instances.get(name), default) {
+            let (config, chain, settings, sources, extras) = match (instances.get(name), default) {
                 (Some(b), _) | (None, Some(b)) => (
                     b.config.clone(),
                     b.chain.clone(),
                     P::describe(&b.config, &b.notes),
+                    b.provenance
+                        .iter()
+                        .map(|(k, s)| (*k, source_of(s)))
+                        .collect(),
                     b.extras,
                 ),
                 (None, None) => {
                     let c = P::library_default();
                     let settings = P::describe(&c, &BTreeMap::new());
-                    (c, Vec::new(), settings, Extras::default())
+                    (c, Vec::new(), settings, BTreeMap::new(), Extras::default())
                 }
             };
             registry.get_or_create(name, || config);
@@ -697,6 +714,7 @@ impl Parts<'_> {
                 configured: instances.contains_key(name),
                 chain,
                 settings,
+                sources,
                 declared_at: declared.get(name).cloned().unwrap_or_default(),
                 extras,
             });
@@ -788,6 +806,8 @@ pub struct InstanceReport {
     configured: bool,
     chain: Vec<String>,
     settings: Vec<(&'static str, String)>,
+    /// Where each setting that is not the library default was written.
+    sources: BTreeMap<&'static str, String>,
     declared_at: Vec<&'static Declaration>,
     extras: Extras,
 }
@@ -820,6 +840,11 @@ impl InstanceReport {
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.as_str())
+    }
+    /// Where the value of `key` was written: `` `circuitbreaker.configs.base.sliding-window-size` in resilience.toml ``,
+    /// or `environment variable RESIL_...`; `None` for the library default.
+    pub fn source(&self, key: &str) -> Option<&str> {
+        self.sources.get(key).map(String::as_str)
     }
     /// The protected functions that declare it (none: configured only).
     pub fn declared_at(&self) -> &[&'static Declaration] {
@@ -946,6 +971,14 @@ impl fmt::Display for Report {
             }
         }
         Ok(())
+    }
+}
+
+/// Where a setting was written, for [`InstanceReport::source`].
+fn source_of(s: &crate::file::Setting) -> String {
+    match s.source.strip_prefix("env ") {
+        Some(var) => format!("environment variable {var}"),
+        None => format!("`{}` in {}", s.path, s.source),
     }
 }
 
