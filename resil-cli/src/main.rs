@@ -1,0 +1,134 @@
+//! `resil`: checks and explains a resilience.toml (or an `application.yml`)
+//! without starting the service, with the same code as `resil::init()`.
+//!
+//! ```text
+//! resil check [FILE]     # exit 1 on any problem, warnings printed, exit 0 otherwise
+//! resil explain [FILE]   # each instance's effective settings, and where each came from
+//! ```
+//!
+//! `FILE` defaults to what `init()` reads: `$RESIL_CONFIG`, else
+//! `./resilience.toml`. The `RESIL_*` overrides of the environment apply, as
+//! they do at start-up.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use resil_config::{InitError, Resilience};
+
+/// Checks and explains resil's configuration offline.
+#[derive(Debug, Parser)]
+#[command(name = "resil", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validates the file exactly as `resil::init()` does: every problem with
+    /// its file, key path and value; exit status 1 on any, 0 otherwise
+    /// (warnings are printed).
+    Check {
+        /// The file (`.yml`/`.yaml`: YAML, else TOML); default:
+        /// `$RESIL_CONFIG`, else `./resilience.toml`.
+        file: Option<PathBuf>,
+        /// Treat warnings as problems (exit status 1), as `strict` does.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Prints each instance's effective settings and where each value came
+    /// from: the instance's table, a base configuration, `configs.default`, an
+    /// environment variable, or the library default.
+    Explain {
+        /// The file, as for `check`.
+        file: Option<PathBuf>,
+    },
+}
+
+fn load(file: Option<PathBuf>, strict: bool) -> Result<Resilience, InitError> {
+    let builder = Resilience::builder().offline(true).strict(strict);
+    match file {
+        Some(file) => builder.file(file),
+        None => builder,
+    }
+    .load()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check { file, strict } => check(file, strict),
+        Command::Explain { file } => explain(file),
+    }
+}
+
+fn check(file: Option<PathBuf>, strict: bool) -> ExitCode {
+    match load(file, strict) {
+        Ok(resilience) => {
+            let report = resilience.report();
+            for w in report.warnings() {
+                eprintln!("warning: {w}");
+            }
+            print_out(&format!(
+                "ok: {} ({} instances, {} warnings)\n",
+                report.file().unwrap_or("no file: the library defaults"),
+                report.instances().len(),
+                report.warnings().len()
+            ))
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn explain(file: Option<PathBuf>) -> ExitCode {
+    let resilience = match load(file, false) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = resilience.report();
+    for w in report.warnings() {
+        eprintln!("warning: {w}");
+    }
+    let mut out = String::new();
+    for instance in report.instances() {
+        let chain = match instance.chain() {
+            [] => "the library defaults".to_owned(),
+            chain => chain.join(" <- "),
+        };
+        let _ = writeln!(out, "{} `{}` ({chain})", instance.aspect(), instance.name());
+        let width = instance
+            .settings()
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 3)
+            .max()
+            .unwrap_or(0);
+        for (key, value) in instance.settings() {
+            let from = instance.source(key).unwrap_or("library default");
+            let item = format!("{key} = {value}");
+            let _ = writeln!(out, "    {item:<width$}  # {from}");
+        }
+    }
+    print_out(&out)
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an
+/// error, any other failure is one, never a panic.
+fn print_out(text: &str) -> ExitCode {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("resil: cannot write the output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The `resil` command as a process: exit statuses and output on good and bad
+//! files, the same problems `init()` reports.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn resil(args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_resil"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RESIL_CONFIG")
+        .output()
+        .expect("the resil binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A fresh directory with `resilience.toml` holding `toml`.
+fn dir_with(name: &str, toml: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("resil-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("resilience.toml"), toml).unwrap();
+    dir
+}
+
+const GOOD: &str = r#"
+[circuitbreaker.configs.default]
+sliding-window-size = 20
+
+[circuitbreaker.configs.base]
+failure-rate-threshold = 40
+
+[circuitbreaker.instances.orders]
+base-config = "base"
+wait-duration-in-open-state = "10s"
+
+[retry.instances.orders]
+max-attempts = 2
+"#;
+
+#[test]
+fn check_accepts_a_good_file_with_exit_status_0() {
+    let dir = dir_with("good", GOOD);
+    let out = resil(&["check"], &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "ok: resilience.toml (2 instances, 0 warnings)\n"
+    );
+    // No protected function is linked into the command: that is no warning.
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn check_lists_every_problem_with_file_key_and_value_and_exits_1() {
+    let dir = dir_with(
+        "bad",
+        "[circuitbreaker.instances.orders]\nfailure-rate-threshold = 150\nsliding-window-sise = 3\n",
+    );
+    let out = resil(&["check", "resilience.toml"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("2 problems"), "{err}");
+    assert!(
+        err.contains("resilience.toml: circuitbreaker.instances.orders.failure-rate-threshold = 150: must be in (0, 100]"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `sliding-window-size`?"), "{err}");
+    assert_eq!(text(&out.stdout), "");
+}
+
+#[test]
+fn check_reports_exactly_what_init_reports() {
+    let toml = "[retry.instances.orders]\nmax-attempts = 0\nwait-duration = \"soon\"\n";
+    let dir = dir_with("same", toml);
+    let out = resil(&["check"], &dir);
+    let from_init = resil_config::Resilience::builder()
+        .file_contents("resilience.toml", toml)
+        .env_vars(Vec::<(String, String)>::new())
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert_eq!(text(&out.stderr).trim_end(), from_init.trim_end());
+}
+
+#[test]
+fn check_names_a_missing_file_and_strict_fails_on_warnings() {
+    let dir = dir_with("missing", GOOD);
+    let out = resil(&["check", "nowhere.toml"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("nowhere.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A Spring-only setting is a warning: printed, exit 0; 1 with --strict.
+    let dir = dir_with(
+        "warn",
+        "[circuitbreaker]\ncircuit-breaker-aspect-order = 1\n",
+    );
+    let out = resil(&["check"], &dir);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).starts_with("warning: "),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = resil(&["check", "--strict"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn explain_says_where_each_value_came_from() {
+    let dir = dir_with("explain", GOOD);
+    let out = resil(&["explain"], &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let line = |key: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{key} =")))
+            .unwrap_or_else(|| panic!("no `{key}` in:\n{stdout}"))
+            .to_owned()
+    };
+    assert!(
+        stdout.starts_with(
+            "circuitbreaker `orders` (instances.orders <- configs.base <- configs.default)"
+        ),
+        "{stdout}"
+    );
+    assert!(line("wait-duration-in-open-state").ends_with(
+        "# `circuitbreaker.instances.orders.wait-duration-in-open-state` in resilience.toml"
+    ));
+    assert!(
+        line("failure-rate-threshold")
+            .ends_with("# `circuitbreaker.configs.base.failure-rate-threshold` in resilience.toml")
+    );
+    assert!(
+        line("sliding-window-size")
+            .ends_with("# `circuitbreaker.configs.default.sliding-window-size` in resilience.toml")
+    );
+    assert!(line("slow-call-rate-threshold").ends_with("# library default"));
+}
+
+#[test]
+fn an_environment_override_is_named_as_the_source() {
+    let dir = dir_with("env", GOOD);
+    let out = Command::new(env!("CARGO_BIN_EXE_resil"))
+        .arg("explain")
+        .current_dir(&dir)
+        .env_remove("RESIL_CONFIG")
+        .env("RESIL_RETRY__INSTANCES__ORDERS__MAX_ATTEMPTS", "5")
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    let max = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("max-attempts ="))
+        .unwrap();
+    assert!(max.contains("max-attempts = 5"), "{max}");
+    assert!(
+        max.ends_with("# environment variable RESIL_RETRY__INSTANCES__ORDERS__MAX_ATTEMPTS"),
+        "{max}"
+    );
+}
+
+#[test]
+fn a_wrong_argument_is_named() {
+    let dir = dir_with("args", GOOD);
+    let out = resil(&["chek"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unrecognized subcommand 'chek'"),
+        "{}",
+        text(&out.stderr)
+    );
+}
