@@ -4,6 +4,8 @@
 //! ```text
 //! resil check [FILE]     # exit 1 on any problem, warnings printed, exit 0 otherwise
 //! resil explain [FILE]   # each instance's effective settings, and where each came from
+//! resil suggest --rate 200/s --latency-p50 100ms --latency-p99 400ms [--deadline 1s] [--pool 30]
+//!                        # a commented resilience.toml derived from capacity
 //! ```
 //!
 //! `FILE` defaults to what `init()` reads: `$RESIL_CONFIG`, else
@@ -15,8 +17,12 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::time::Duration;
+
 use clap::{Parser, Subcommand};
 use resil_config::{InitError, Resilience};
+
+mod suggest;
 
 /// Checks and explains resil's configuration offline.
 #[derive(Debug, Parser)]
@@ -46,6 +52,34 @@ enum Command {
         /// The file, as for `check`.
         file: Option<PathBuf>,
     },
+    /// Prints a commented resilience.toml for one dependency, derived from
+    /// its capacity: the bulkhead from Little's law, the breaker's window
+    /// from the rate and the detection time, the timeout between the p99 and
+    /// the deadline, the retry's attempts from the deadline. Its output passes
+    /// `resil check`.
+    Suggest {
+        /// Calls per second the service makes to it: `200/s`, `12000/min`.
+        #[arg(long, value_parser = suggest::parse_rate)]
+        rate: f64,
+        /// Its normal median latency: `100ms`.
+        #[arg(long = "latency-p50", value_parser = suggest::parse_duration)]
+        p50: Duration,
+        /// Its normal 99th-percentile latency: `400ms`.
+        #[arg(long = "latency-p99", value_parser = suggest::parse_duration)]
+        p99: Duration,
+        /// The caller's end-to-end budget for this call: `1s`.
+        #[arg(long, value_parser = suggest::parse_duration)]
+        deadline: Option<Duration>,
+        /// The downstream's connection (or thread) pool for this service.
+        #[arg(long)]
+        pool: Option<u32>,
+        /// How soon a failing dependency must be noticed.
+        #[arg(long, value_parser = suggest::parse_duration, default_value = "10s")]
+        detect: Duration,
+        /// The instance name.
+        #[arg(long, default_value = "my-dependency")]
+        name: String,
+    },
 }
 
 fn load(file: Option<PathBuf>, strict: bool) -> Result<Resilience, InitError> {
@@ -62,6 +96,32 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { file, strict } => check(file, strict),
         Command::Explain { file } => explain(file),
+        Command::Suggest {
+            rate,
+            p50,
+            p99,
+            deadline,
+            pool,
+            detect,
+            name,
+        } => {
+            let capacity = suggest::Capacity {
+                name,
+                rate,
+                p50,
+                p99,
+                deadline,
+                pool,
+                detect,
+            };
+            match suggest::suggest(&capacity) {
+                Ok(toml) => print_out(&toml),
+                Err(e) => {
+                    eprintln!("resil suggest: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 

@@ -178,3 +178,89 @@ fn a_wrong_argument_is_named() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn suggest_writes_a_file_that_check_accepts() {
+    let dir = dir_with("suggest", "");
+    let out = resil(
+        &[
+            "suggest",
+            "--rate",
+            "200/s",
+            "--latency-p50",
+            "100ms",
+            "--latency-p99",
+            "400ms",
+            "--deadline",
+            "1s",
+            "--pool",
+            "30",
+            "--name",
+            "inventory-query",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let toml = text(&out.stdout);
+    assert!(toml.contains("max-concurrent-calls = 30"), "{toml}");
+    assert!(toml.contains("timeout-duration = \"600ms\""), "{toml}");
+    // Every number says how it was derived.
+    for key in [
+        "max-concurrent-calls",
+        "timeout-duration",
+        "minimum-number-of-calls",
+        "max-attempts",
+    ] {
+        let lines: Vec<&str> = toml.lines().collect();
+        let at = lines.iter().position(|l| l.starts_with(key)).unwrap();
+        assert!(
+            lines[..at].iter().rev().take(3).any(|l| l.starts_with('#')),
+            "{key} has no comment"
+        );
+    }
+    std::fs::write(dir.join("resilience.toml"), &toml).unwrap();
+    let check = resil(&["check", "--strict"], &dir);
+    assert!(check.status.success(), "{}", text(&check.stderr));
+    assert_eq!(
+        text(&check.stdout),
+        "ok: resilience.toml (4 instances, 0 warnings)\n"
+    );
+}
+
+#[test]
+fn suggest_names_a_bad_argument() {
+    let dir = dir_with("suggest-bad", "");
+    let out = resil(
+        &[
+            "suggest",
+            "--rate",
+            "fast",
+            "--latency-p50",
+            "100ms",
+            "--latency-p99",
+            "400ms",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--rate") && err.contains("`fast` is not a rate"),
+        "{err}"
+    );
+
+    let out = resil(
+        &[
+            "suggest",
+            "--rate",
+            "10/s",
+            "--latency-p50",
+            "500ms",
+            "--latency-p99",
+            "100ms",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--latency-p99 100ms is below --latency-p50 500ms"));
+}

@@ -1,0 +1,333 @@
+//! `resil suggest`: a commented resilience.toml derived from capacity, after
+//! the seed's section 30 ("parameters from capacity"): Little's law for the
+//! bulkhead, a breaker window that decides within the detection time at the
+//! given rate, a timeout between the normal p99 and the deadline, and retry
+//! attempts that fit the deadline. Every number says how it was derived.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use resil_config::duration;
+
+/// What the author knows about the dependency.
+#[derive(Debug, Clone)]
+pub(crate) struct Capacity {
+    pub(crate) name: String,
+    /// Calls per second.
+    pub(crate) rate: f64,
+    pub(crate) p50: Duration,
+    pub(crate) p99: Duration,
+    pub(crate) deadline: Option<Duration>,
+    pub(crate) pool: Option<u32>,
+    pub(crate) detect: Duration,
+}
+
+/// Headroom over Little's law for jitter and an instance leaving the fleet.
+const HEADROOM: f64 = 1.5;
+/// Fewer calls than this make a failure rate noise.
+const MIN_SAMPLE: u32 = 10;
+/// More calls than this add history, not confidence.
+const MAX_SAMPLE: u32 = 100;
+/// The timeout over the normal p99, so that a healthy slow call is not cut.
+const TIMEOUT_OVER_P99: &str = "1.5";
+/// At most this many attempts, whatever the deadline allows.
+const MAX_ATTEMPTS: u32 = 3;
+
+/// `200/s`, `200`, `12000/min`, `1/h`: calls per second.
+pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
+    let (n, per) = match text.split_once('/') {
+        Some((n, per)) => (n.trim(), per.trim()),
+        None => (text.trim(), "s"),
+    };
+    let n: f64 = n
+        .parse()
+        .map_err(|_| format!("`{text}` is not a rate: expected a number of calls, like `200/s`"))?;
+    let seconds = match per {
+        "s" | "sec" | "second" => 1.0,
+        "m" | "min" | "minute" => 60.0,
+        "h" | "hour" => 3600.0,
+        _ => {
+            return Err(format!(
+                "`{text}`: the unit `{per}` is not one of s, min, h"
+            ));
+        }
+    };
+    let rate = n / seconds;
+    if rate.is_finite() && rate > 0.0 {
+        Ok(rate)
+    } else {
+        Err(format!("`{text}`: a rate must be above 0"))
+    }
+}
+
+/// A duration argument, in resilience.toml's forms (`100ms`, `1s`).
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+    match duration::parse(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(format!("`{text}`: must be above 0")),
+        Err(e) => Err(format!("`{text}`: {e}")),
+    }
+}
+
+fn millis(d: Duration) -> String {
+    duration::format(d)
+}
+
+/// The commented resilience.toml.
+///
+/// # Errors
+///
+/// When the numbers contradict each other (a p99 below the p50, a deadline
+/// below the p50).
+pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
+    if c.p99 < c.p50 {
+        return Err(format!(
+            "--latency-p99 {} is below --latency-p50 {}",
+            millis(c.p99),
+            millis(c.p50)
+        ));
+    }
+    if let Some(d) = c.deadline
+        && d < c.p50
+    {
+        return Err(format!(
+            "--deadline {} is below --latency-p50 {}: most calls could not finish in time",
+            millis(d),
+            millis(c.p50)
+        ));
+    }
+    let name = &c.name;
+    let mut out = String::new();
+    let rate = c.rate;
+    let _ = writeln!(
+        out,
+        "# resilience.toml for `{name}`, derived by `resil suggest` from {rate} calls/s, p50 {}, p99 {}{}{}.",
+        millis(c.p50),
+        millis(c.p99),
+        c.deadline
+            .map(|d| format!(", deadline {}", millis(d)))
+            .unwrap_or_default(),
+        c.pool.map(|p| format!(", pool {p}")).unwrap_or_default(),
+    );
+    let _ = writeln!(out, "# Starting points to load-test, not final numbers.\n");
+
+    // Bulkhead: Little's law, with headroom, capped by the pool.
+    let in_flight = rate * c.p50.as_secs_f64();
+    let with_headroom = (in_flight * HEADROOM).ceil().max(1.0) as u32;
+    let (calls, cap_note) = match c.pool {
+        Some(pool) if pool < with_headroom => {
+            (pool, format!("; capped at the downstream pool of {pool}"))
+        }
+        _ => (with_headroom, String::new()),
+    };
+    let _ = writeln!(out, "[bulkhead.instances.{name}]");
+    let _ = writeln!(
+        out,
+        "# Little's law: {rate}/s x {} (p50) = {in_flight:.1} calls in flight; x{HEADROOM} for jitter and an instance leaving = {with_headroom}{cap_note}.",
+        millis(c.p50)
+    );
+    if (rate * c.p99.as_secs_f64()).ceil() as u32 > calls {
+        let _ = writeln!(
+            out,
+            "# At the p99 ({}) {:.0} would be in flight: a slow spell is refused at once, not queued.",
+            millis(c.p99),
+            rate * c.p99.as_secs_f64()
+        );
+    }
+    let _ = writeln!(out, "max-concurrent-calls = {calls}");
+    let _ = writeln!(
+        out,
+        "# Fail fast when full: a queue only moves the wait into the caller."
+    );
+    let _ = writeln!(out, "max-wait-duration = 0\n");
+
+    // Time limiter: between the normal p99 and the deadline.
+    // 1.5 x the p99, exactly (no float rounding).
+    let mut timeout = c.p99 * 3 / 2;
+    let timeout_note = match c.deadline {
+        Some(d) if timeout > d => {
+            timeout = d;
+            format!(
+                "{TIMEOUT_OVER_P99} x the p99 would pass the deadline: the deadline, {}; the p99 is close to it, so expect healthy calls to time out",
+                millis(d)
+            )
+        }
+        Some(d) => format!(
+            "{TIMEOUT_OVER_P99} x the p99 ({}), under the deadline ({})",
+            millis(c.p99),
+            millis(d)
+        ),
+        None => format!(
+            "{TIMEOUT_OVER_P99} x the p99 ({}); no deadline given, so nothing bounds it from above",
+            millis(c.p99)
+        ),
+    };
+    let _ = writeln!(out, "[timelimiter.instances.{name}]");
+    let _ = writeln!(
+        out,
+        "# Above the normal p99, so that a healthy call is not cut: {timeout_note}."
+    );
+    let _ = writeln!(out, "timeout-duration = \"{}\"", millis(timeout));
+    let _ = writeln!(out, "cancel-running-future = true\n");
+
+    // Circuit breaker: a decision within the detection time at this rate.
+    let detect = c.detect.as_secs_f64();
+    let expected = rate * detect;
+    let minimum = (expected.round() as u32).clamp(MIN_SAMPLE, MAX_SAMPLE);
+    let window_secs = c.detect.as_secs().max(1);
+    let decides_in = f64::from(minimum) / rate;
+    let _ = writeln!(out, "[circuitbreaker.instances.{name}]");
+    let _ = writeln!(
+        out,
+        "# A time window of the detection time ({window_secs}s): it holds {expected:.0} calls at {rate}/s, and no older history."
+    );
+    let _ = writeln!(out, "sliding-window-type = \"TIME_BASED\"");
+    let _ = writeln!(out, "sliding-window-size = {window_secs}");
+    let note = if decides_in > detect {
+        format!(
+            "at {rate}/s, {minimum} calls take {decides_in:.0}s, longer than the detection time: a lower rate cannot be judged faster without judging noise"
+        )
+    } else {
+        format!("reached in {decides_in:.1}s at {rate}/s")
+    };
+    let _ = writeln!(
+        out,
+        "# The calls expected in the window, between {MIN_SAMPLE} (fewer make the rate noise) and {MAX_SAMPLE}: {minimum}, {note}."
+    );
+    let _ = writeln!(out, "minimum-number-of-calls = {minimum}");
+    let _ = writeln!(out, "failure-rate-threshold = 50");
+    let _ = writeln!(
+        out,
+        "# A call slower than the normal p99 is slow; 60 % of them open the breaker."
+    );
+    let _ = writeln!(out, "slow-call-duration-threshold = \"{}\"", millis(c.p99));
+    let _ = writeln!(out, "slow-call-rate-threshold = 60");
+    let _ = writeln!(
+        out,
+        "# Probes after the window's span: the dependency has had as long as the detection took."
+    );
+    let _ = writeln!(out, "wait-duration-in-open-state = \"{window_secs}s\"");
+    let _ = writeln!(out, "permitted-number-of-calls-in-half-open-state = 3");
+    let _ = writeln!(
+        out,
+        "# The probes must answer within the timeout, or the breaker stays HALF_OPEN."
+    );
+    let _ = writeln!(
+        out,
+        "max-wait-duration-in-half-open-state = \"{}\"\n",
+        millis(timeout * 3)
+    );
+
+    // Retry: attempts that fit the deadline.
+    let wait = c.p50;
+    let (attempts, retry_note) = match c.deadline {
+        Some(d) => {
+            let per_attempt = (timeout + wait).as_secs_f64();
+            let fit = ((d + wait).as_secs_f64() / per_attempt).floor() as u32;
+            let n = fit.clamp(1, MAX_ATTEMPTS);
+            (
+                n,
+                format!(
+                    "{n} attempt(s) of at most {} plus {} between fit the deadline of {} (at most {MAX_ATTEMPTS})",
+                    millis(timeout),
+                    millis(wait),
+                    millis(d)
+                ),
+            )
+        }
+        None => (
+            2,
+            "no deadline given: one retry; give --deadline to size it".to_owned(),
+        ),
+    };
+    let _ = writeln!(out, "[retry.instances.{name}]");
+    let _ = writeln!(out, "# {retry_note}.");
+    let _ = writeln!(out, "max-attempts = {attempts}");
+    let _ = writeln!(
+        out,
+        "# The p50 between attempts: a transient failure has passed by then."
+    );
+    let _ = writeln!(out, "wait-duration = \"{}\"", millis(wait));
+    let _ = writeln!(
+        out,
+        "# Never retry a refusal: the breaker, the bulkhead and the timeout said no for a reason."
+    );
+    let _ = writeln!(
+        out,
+        "ignore-errors = [\"CallNotPermitted\", \"BulkheadFull\", \"Timeout\"]"
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn capacity() -> Capacity {
+        Capacity {
+            name: "inventory-query".to_owned(),
+            rate: 200.0,
+            p50: ms(100),
+            p99: ms(400),
+            deadline: Some(ms(1000)),
+            pool: Some(30),
+            detect: Duration::from_secs(10),
+        }
+    }
+
+    fn value<'a>(toml: &'a str, key: &str) -> &'a str {
+        toml.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("no `{key}` in\n{toml}"))
+    }
+
+    #[test]
+    fn the_seeds_inventory_query() {
+        let toml = suggest(&capacity()).unwrap();
+        // 200/s x 100 ms = 20 in flight, x1.5 = 30, the pool allows 30.
+        assert_eq!(value(&toml, "max-concurrent-calls"), "30");
+        // 1.5 x 400 ms = 600 ms, under the 1 s deadline.
+        assert_eq!(value(&toml, "timeout-duration"), "\"600ms\"");
+        // 2000 calls in 10 s: the minimum is capped at 100.
+        assert_eq!(value(&toml, "minimum-number-of-calls"), "100");
+        // (1000 + 100) / (600 + 100) = 1.57: one attempt fits.
+        assert_eq!(value(&toml, "max-attempts"), "1");
+    }
+
+    #[test]
+    fn the_pool_caps_the_bulkhead_and_a_slow_rate_is_said_to_decide_slowly() {
+        let mut c = capacity();
+        c.pool = Some(12);
+        assert_eq!(value(&suggest(&c).unwrap(), "max-concurrent-calls"), "12");
+        c.rate = 0.1;
+        let toml = suggest(&c).unwrap();
+        assert_eq!(value(&toml, "minimum-number-of-calls"), "10");
+        assert!(toml.contains("10 calls take 100s"), "{toml}");
+    }
+
+    #[test]
+    fn the_timeout_stays_under_the_deadline_and_attempts_fit_it() {
+        let mut c = capacity();
+        c.deadline = Some(ms(500));
+        let toml = suggest(&c).unwrap();
+        assert_eq!(value(&toml, "timeout-duration"), "\"500ms\"");
+        c.deadline = Some(ms(5000));
+        // (5000 + 100) / (600 + 100) = 7.3, capped at 3.
+        assert_eq!(value(&suggest(&c).unwrap(), "max-attempts"), "3");
+    }
+
+    #[test]
+    fn contradictions_and_bad_rates_are_named() {
+        let mut c = capacity();
+        c.p99 = ms(50);
+        assert!(suggest(&c).unwrap_err().contains("--latency-p99 50ms"));
+        assert_eq!(parse_rate("12000/min"), Ok(200.0));
+        assert!(parse_rate("fast").unwrap_err().contains("`fast`"));
+        assert!(parse_rate("3/week").unwrap_err().contains("`week`"));
+        assert!(parse_rate("0/s").is_err());
+    }
+}
