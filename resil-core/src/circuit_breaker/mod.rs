@@ -175,6 +175,9 @@ enum Target {
     OpenUntil(Nanos),
     HalfOpen,
     ForcedOpen,
+    /// FORCED_OPEN, back to CLOSED after this long (unless another
+    /// transition comes first).
+    ForcedOpenFor(Duration),
     Disabled,
     MetricsOnly,
     Reset,
@@ -186,7 +189,7 @@ impl Target {
             Target::Closed | Target::Reset => State::Closed,
             Target::Open | Target::OpenFor(_) | Target::OpenUntil(_) => State::Open,
             Target::HalfOpen => State::HalfOpen,
-            Target::ForcedOpen => State::ForcedOpen,
+            Target::ForcedOpen | Target::ForcedOpenFor(_) => State::ForcedOpen,
             Target::Disabled => State::Disabled,
             Target::MetricsOnly => State::MetricsOnly,
         }
@@ -448,6 +451,36 @@ impl CircuitBreaker {
     /// None in practice: every state may move to FORCED_OPEN.
     pub fn transition_to_forced_open_state(&self) -> Result<(), IllegalStateTransition> {
         self.inner.manual(Target::ForcedOpen)
+    }
+
+    /// Refuses every call for `limit`, then returns to CLOSED on its own
+    /// (publishing the FORCED_OPEN → CLOSED transition), unless another
+    /// transition comes first: the seed's "forced open with a time limit",
+    /// so that an operator's emergency stop cannot be forgotten.
+    ///
+    /// # Errors
+    ///
+    /// None in practice: every state may move to FORCED_OPEN.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
+    /// use resil_core::clock::ManualClock;
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let cb = CircuitBreaker::with_clock("payments", CircuitBreakerConfig::default(), clock.clone());
+    /// cb.transition_to_forced_open_state_for(Duration::from_secs(600)).unwrap();
+    /// assert_eq!(cb.state(), State::ForcedOpen);
+    /// clock.advance(Duration::from_secs(600));
+    /// assert_eq!(cb.state(), State::Closed);
+    /// ```
+    pub fn transition_to_forced_open_state_for(
+        &self,
+        limit: Duration,
+    ) -> Result<(), IllegalStateTransition> {
+        self.inner.manual(Target::ForcedOpenFor(limit))
     }
 
     /// Admits every call and records nothing.
@@ -1034,6 +1067,13 @@ impl Inner {
                 self.reset_cell(Slot::Empty, now);
                 (Slot::Empty, attempts.saturating_add(1), 0)
             }
+            Target::ForcedOpenFor(limit) => {
+                // The limit rides in `open_wait` to the timer (`arm_timer`);
+                // a zero limit closes at once, not never.
+                open_wait = limit.max(Duration::from_nanos(1));
+                self.reset_cell(Slot::Empty, now);
+                (Slot::Empty, attempts.saturating_add(1), 0)
+            }
             Target::Disabled => {
                 self.reset_cell(Slot::Empty, now);
                 (Slot::Empty, 0, 0)
@@ -1107,6 +1147,8 @@ impl Inner {
             {
                 Some((t.open_wait, Target::HalfOpen))
             }
+            // A forced open with a limit (only it carries a wait) ends in CLOSED.
+            State::ForcedOpen if !t.open_wait.is_zero() => Some((t.open_wait, Target::Closed)),
             State::HalfOpen
                 if self.config.max_wait_duration_in_half_open_state >= Duration::from_millis(1) =>
             {
