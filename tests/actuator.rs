@@ -621,6 +621,59 @@ async fn state_changes_do_not_exist_unless_enabled() {
 }
 
 #[tokio::test]
+async fn a_forced_open_can_have_a_time_limit() {
+    let f = fixture();
+    let router = f.actuator().state_changes("s3cr3t").build().router();
+    let cb = f
+        .registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    let uri = "/actuator/circuitbreakers/inventory-query";
+    let (status, body) = post(
+        &router,
+        uri,
+        Some("s3cr3t"),
+        json!({"updateState": "FORCE_OPEN", "for": "10m"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["currentState"], "FORCED_OPEN");
+    f.clock.advance(std::time::Duration::from_secs(599));
+    assert_eq!(cb.state().as_str(), "FORCED_OPEN");
+    f.clock.advance(std::time::Duration::from_secs(1));
+    assert_eq!(
+        cb.state().as_str(),
+        "CLOSED",
+        "back to CLOSED after 10 minutes"
+    );
+
+    for (body, message) in [
+        (
+            json!({"updateState": "FORCE_OPEN", "for": "soon"}),
+            "`for` = \"soon\":",
+        ),
+        (
+            json!({"updateState": "FORCE_OPEN", "for": 600}),
+            "`for` takes a duration as a string",
+        ),
+        (
+            json!({"updateState": "DISABLE", "for": "10m"}),
+            "`for` limits a FORCE_OPEN only",
+        ),
+    ] {
+        let (status, answer) = post(&router, uri, Some("s3cr3t"), body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let text = answer["message"].as_str().unwrap();
+        assert!(text.starts_with(message), "{text}");
+        assert_eq!(
+            cb.state().as_str(),
+            "CLOSED",
+            "a refused change changes nothing"
+        );
+    }
+}
+
+#[tokio::test]
 async fn state_changes_need_the_bearer_token() {
     let f = fixture();
     let router = f.actuator().state_changes("s3cr3t").build().router();

@@ -165,9 +165,34 @@ pub(super) fn change_circuit_breaker(
     };
     let body = body_object(body)?;
     const EXPECTED: &str = "CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY, RESET";
-    let result = match body.get("updateState").and_then(Value::as_str) {
+    let update = body.get("updateState").and_then(Value::as_str);
+    // `"for": "10m"`: a forced open that ends on its own (the seed's 11.1).
+    let limit = match body.get("for") {
+        None => None,
+        Some(_) if update != Some("FORCE_OPEN") => {
+            return Err(Problem::bad_request(
+                "`for` limits a FORCE_OPEN only (`{\"updateState\":\"FORCE_OPEN\",\"for\":\"10m\"}`)"
+                    .to_owned(),
+            ));
+        }
+        Some(Value::String(text)) => match resil_config::duration::parse(text) {
+            Ok(limit) => Some(limit),
+            Err(e) => {
+                return Err(Problem::bad_request(format!("`for` = \"{text}\": {e}")));
+            }
+        },
+        Some(other) => {
+            return Err(Problem::bad_request(format!(
+                "`for` takes a duration as a string, like \"10m\"; got {other}"
+            )));
+        }
+    };
+    let result = match update {
         Some("CLOSE") => cb.transition_to_closed_state(),
-        Some("FORCE_OPEN") => cb.transition_to_forced_open_state(),
+        Some("FORCE_OPEN") => match limit {
+            Some(limit) => cb.transition_to_forced_open_state_for(limit),
+            None => cb.transition_to_forced_open_state(),
+        },
         Some("DISABLE") => cb.transition_to_disabled_state(),
         Some("METRICS_ONLY") => cb.transition_to_metrics_only_state(),
         Some("RESET") => {

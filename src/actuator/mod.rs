@@ -43,7 +43,7 @@
 //! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
-//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); only with [`ActuatorBuilder::state_changes`] |
+//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` returns to CLOSED after 10 minutes on its own; only with [`ActuatorBuilder::state_changes`] |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //!
 //! `GET /actuator/circuitbreakers`:
