@@ -620,6 +620,132 @@ async fn state_changes_do_not_exist_unless_enabled() {
     assert_eq!(cb.state().as_str(), "CLOSED");
 }
 
+async fn audit(router: &Router) -> Value {
+    let request = Request::get("/actuator/resilienceaudit")
+        .header("authorization", "Bearer s3cr3t")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, body) = send(router, request).await;
+    assert_eq!(status, StatusCode::OK);
+    serde_json::from_slice(&body).unwrap()
+}
+
+#[tokio::test]
+async fn every_state_change_request_is_audited_and_the_log_is_bounded() {
+    let f = fixture();
+    let router = f.actuator().state_changes("s3cr3t").build().router();
+    let uri = "/actuator/circuitbreakers/inventory-query";
+    post(
+        &router,
+        uri,
+        Some("s3cr3t"),
+        json!({"updateState": "FORCE_OPEN", "for": "5m"}),
+    )
+    .await;
+    post(&router, uri, Some("wrong"), json!({"updateState": "CLOSE"})).await;
+    post(&router, uri, None, json!({"updateState": "CLOSE"})).await;
+    post(
+        &router,
+        uri,
+        Some("s3cr3t"),
+        json!({"updateState": "HALF_OPEN"}),
+    )
+    .await;
+    let log = audit(&router).await;
+    assert_eq!(log["capacity"], 100);
+    let entries = log["entries"].as_array().unwrap();
+    let seen: Vec<(&str, u64, &Value)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["identity"].as_str().unwrap(),
+                e["status"].as_u64().unwrap(),
+                &e["request"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "operator",
+                200,
+                &json!({"updateState": "FORCE_OPEN", "for": "5m"})
+            ),
+            ("invalid-token", 401, &Value::Null),
+            ("no-token", 401, &Value::Null),
+            ("operator", 400, &json!({"updateState": "HALF_OPEN"})),
+        ]
+    );
+    for e in entries {
+        assert_eq!(e["path"], uri);
+        assert_eq!(e["peer"], "unknown", "no ConnectInfo in-process");
+        assert!(e["time"].as_str().unwrap().ends_with('Z'));
+    }
+    // The log itself needs the token.
+    let request = Request::get("/actuator/resilienceaudit")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&router, request).await.0, StatusCode::UNAUTHORIZED);
+    // Bounded: the oldest entries leave.
+    for _ in 0..150 {
+        post(
+            &router,
+            uri,
+            Some("s3cr3t"),
+            json!({"updateState": "CLOSE"}),
+        )
+        .await;
+    }
+    let log = audit(&router).await;
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 100);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["request"] == json!({"updateState": "CLOSE"}))
+    );
+}
+
+#[tokio::test]
+async fn the_audit_log_names_the_peer_address() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let f = fixture();
+    let router = f.actuator().state_changes("s3cr3t").build().router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+        .unwrap()
+    });
+    let send = |request: String| async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let local = stream.local_addr().unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await.unwrap();
+        (local, String::from_utf8(raw).unwrap())
+    };
+    let body = r#"{"updateState":"DISABLE"}"#;
+    let (client, answer) = send(format!(
+        "POST /actuator/circuitbreakers/inventory-query HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer s3cr3t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, log) = send(
+        "GET /actuator/resilienceaudit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer s3cr3t\r\n\r\n"
+            .to_owned(),
+    )
+    .await;
+    assert!(log.contains(&format!("\"peer\":\"{client}\"")), "{log}");
+    server.abort();
+}
+
 #[tokio::test]
 async fn a_forced_open_can_have_a_time_limit() {
     let f = fixture();

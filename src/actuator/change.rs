@@ -142,14 +142,20 @@ pub(super) async fn update_circuit_breaker(
     State(s): St,
     Path(name): Path<String>,
     uri: Uri,
-    headers: HeaderMap,
-    body: Body,
+    request: axum::extract::Request,
 ) -> Response {
-    let body = match authorized_body(&s, &headers, body).await {
-        Ok(body) => body,
-        Err(p) => return p.into_response(&uri),
+    let (parts, body) = request.into_parts();
+    let peer = peer_of(&parts.extensions);
+    let identity = audit::identity(&s, &parts.headers);
+    let (response, body) = match authorized_body(&s, &parts.headers, body).await {
+        Ok(body) => (
+            respond(change_circuit_breaker(&s, &name, &body), &uri),
+            Some(body),
+        ),
+        Err(p) => (p.into_response(&uri), None),
     };
-    respond(change_circuit_breaker(&s, &name, &body), &uri)
+    audit::record(&s, &uri, peer, identity, body.as_deref(), &response);
+    response
 }
 
 pub(super) fn change_circuit_breaker(
@@ -218,14 +224,20 @@ pub(super) async fn update_rate_limiter(
     State(s): St,
     Path(name): Path<String>,
     uri: Uri,
-    headers: HeaderMap,
-    body: Body,
+    request: axum::extract::Request,
 ) -> Response {
-    let body = match authorized_body(&s, &headers, body).await {
-        Ok(body) => body,
-        Err(p) => return p.into_response(&uri),
+    let (parts, body) = request.into_parts();
+    let peer = peer_of(&parts.extensions);
+    let identity = audit::identity(&s, &parts.headers);
+    let (response, body) = match authorized_body(&s, &parts.headers, body).await {
+        Ok(body) => (
+            respond(change_rate_limiter(&s, &name, &body), &uri),
+            Some(body),
+        ),
+        Err(p) => (p.into_response(&uri), None),
     };
-    respond(change_rate_limiter(&s, &name, &body), &uri)
+    audit::record(&s, &uri, peer, identity, body.as_deref(), &response);
+    response
 }
 
 pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Result<Value, Problem> {
@@ -288,4 +300,12 @@ pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Resul
         "timeoutDuration": resil_config::duration::format(config.timeout_duration()),
         "message": format!("{name} limits have been changed successfully"),
     }))
+}
+
+/// The client's address, when the server was started with
+/// `into_make_service_with_connect_info::<SocketAddr>()`.
+fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0)
 }

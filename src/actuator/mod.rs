@@ -44,6 +44,7 @@
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
 //! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` returns to CLOSED after 10 minutes on its own; only with [`ActuatorBuilder::state_changes`] |
+//! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //!
 //! `GET /actuator/circuitbreakers`:
@@ -191,6 +192,7 @@ use serde_json::{Map, Value, json};
 
 use crate::observe::Binding;
 
+mod audit;
 mod change;
 mod events;
 mod health;
@@ -202,6 +204,7 @@ pub(crate) mod stream;
 /// takes, re-exported so that the application uses the same version.
 pub use metrics_exporter_prometheus;
 
+use self::audit::audit_log;
 use self::change::*;
 use self::events::*;
 use self::json::Shown;
@@ -364,7 +367,8 @@ impl Actuator {
                     "/actuator/circuitbreakers/{name}",
                     post(update_circuit_breaker),
                 )
-                .route("/actuator/ratelimiters/{name}", post(update_rate_limiter));
+                .route("/actuator/ratelimiters/{name}", post(update_rate_limiter))
+                .route("/actuator/resilienceaudit", get(audit_log));
         }
         r.with_state(s.clone())
     }
@@ -429,6 +433,7 @@ impl ActuatorBuilder {
             token: self.token,
             streams: stream::Slots::new(self.max_stream_clients),
             expose_sources: self.expose_sources,
+            audit: audit::Audit::default(),
         };
         if let Some(registries) = shared.registries_if_any() {
             let _ = Binding::of(registries);
@@ -446,6 +451,8 @@ struct Shared {
     token: Option<String>,
     streams: stream::Slots,
     expose_sources: bool,
+    /// The state changes asked for, and their answers.
+    audit: audit::Audit,
 }
 
 /// [`ActuatorBuilder::max_stream_clients`]'s default.
