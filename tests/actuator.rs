@@ -544,6 +544,98 @@ async fn prometheus_shows_resilience4j_meters() {
     assert!((sum - 0.042).abs() < 1e-9, "{sum}");
 }
 
+#[tokio::test]
+async fn metrics_in_spring_boots_shape() {
+    let f = fixture();
+    let _recording = metrics::set_default_local_recorder(&f.recorder);
+    let router = f.router();
+    f.trip("inventory-query");
+
+    let (status, names) = get(&router, "/actuator/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<&str> = names["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for name in [
+        "resilience4j.circuitbreaker.calls",
+        "resilience4j.circuitbreaker.state",
+        "resilience4j.circuitbreaker.not.permitted.calls",
+        "resilience4j.retry.calls",
+    ] {
+        assert!(names.contains(&name), "{name} not in {names:?}");
+    }
+
+    let (status, calls) = get(
+        &router,
+        "/actuator/metrics/resilience4j.circuitbreaker.calls?tag=name:inventory-query&tag=kind%3Afailed",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{calls}");
+    assert_eq!(calls["name"], "resilience4j.circuitbreaker.calls");
+    assert_eq!(calls["baseUnit"], "seconds");
+    assert_eq!(
+        calls["measurements"][0],
+        json!({"statistic": "COUNT", "value": 2.0})
+    );
+    assert_eq!(calls["measurements"][1]["statistic"], "TOTAL_TIME");
+    let total = calls["measurements"][1]["value"].as_f64().unwrap();
+    assert!((total - 0.042).abs() < 1e-9, "{total}");
+    assert_eq!(
+        calls["availableTags"],
+        json!([{"tag": "env", "values": ["test"]}])
+    );
+
+    // Without filters, every kind and every breaker add up, and the tags list them.
+    let (_, all) = get(
+        &router,
+        "/actuator/metrics/resilience4j.circuitbreaker.calls",
+    )
+    .await;
+    let kinds = all["availableTags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tag"] == "kind")
+        .unwrap()["values"]
+        .clone();
+    assert!(
+        kinds.as_array().unwrap().contains(&json!("failed")),
+        "{all}"
+    );
+
+    let (status, state) = get(
+        &router,
+        "/actuator/metrics/resilience4j.circuitbreaker.state?tag=name:inventory-query&tag=state:open",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        state["measurements"],
+        json!([{"statistic": "VALUE", "value": 1.0}])
+    );
+    assert_eq!(state["baseUnit"], Value::Null);
+
+    let (status, body) = get(&router, "/actuator/metrics/resilience4j.nothing").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["message"], "no meter `resilience4j.nothing`");
+    let (status, _) = get(
+        &router,
+        "/actuator/metrics/resilience4j.circuitbreaker.state?tag=name:nobody",
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = get(
+        &router,
+        "/actuator/metrics/resilience4j.circuitbreaker.state?tag=name",
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["message"].as_str().unwrap().contains("`tag=name`"));
+}
+
 /// The value of the sample `series` in a Prometheus text.
 fn value(text: &str, series: &str) -> f64 {
     let line = text

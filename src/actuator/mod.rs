@@ -44,6 +44,7 @@
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
 //! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` returns to CLOSED after 10 minutes on its own; only with [`ActuatorBuilder::state_changes`] |
+//! | `GET /actuator/metrics`, `GET /actuator/metrics/{name}?tag=key:value` | Spring Boot's metrics endpoint (`names`; `name`, `description`, `baseUnit`, `measurements`, `availableTags`) over the Prometheus registry, only with [`ActuatorBuilder::prometheus`]: `resilience4j.circuitbreaker.calls` is the family `resilience4j_circuitbreaker_calls_seconds` |
 //! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //!
@@ -197,6 +198,7 @@ mod change;
 mod events;
 mod health;
 pub(crate) mod json;
+mod metrics_json;
 mod resilience;
 pub(crate) mod stream;
 
@@ -359,7 +361,10 @@ impl Actuator {
         r = events_routes::<RateLimiter>(r, "ratelimiter", &[Aspect::RateLimiter]);
         r = events_routes::<TimeLimiter>(r, "timelimiter", &[Aspect::TimeLimiter]);
         if s.prometheus.is_some() {
-            r = r.route("/actuator/prometheus", get(prometheus));
+            r = r
+                .route("/actuator/prometheus", get(prometheus))
+                .route("/actuator/metrics", get(metrics_json::metric_names))
+                .route("/actuator/metrics/{name}", get(metrics_json::metric));
         }
         if s.token.is_some() {
             r = r
