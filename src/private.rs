@@ -238,3 +238,11 @@ pub fn retry_after<E>(
 ) -> fn(&E) -> Option<std::time::Duration> {
     f
 }
+
+/// `#[retry(consume_result = path)]`: the path as the function the argument
+/// names (`fn(u32, &T)`), so that a wrong signature is one error, at the
+/// user's path.
+#[inline(always)]
+pub fn consume_result<T>(f: fn(u32, &T)) -> fn(u32, &T) {
+    f
+}

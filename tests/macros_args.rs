@@ -82,8 +82,8 @@ fn is_pending(n: &u32) -> bool {
 }
 
 /// Gives back what a result that is retried holds (a connection, a lease).
-fn release(attempt: u32, n: u32) {
-    RELEASED.lock().unwrap().push((attempt, n));
+fn release(attempt: u32, n: &u32) {
+    RELEASED.lock().unwrap().push((attempt, *n));
 }
 
 #[resil::retry(name = "args-consume", retry_on_result = is_pending, consume_result = release)]

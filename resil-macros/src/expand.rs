@@ -339,7 +339,15 @@ impl<'a> Chain<'a> {
             Aspect::Retry => {
                 let retry_on = pred("retry_on", &args.retry_on);
                 let retry_on_result = pred("retry_on_result", &args.retry_on_result);
-                let consume = pred("consume_result_before_retry", &args.consume_result);
+                // `consume_result`: `fn(u32, &T)` (SPEC 7.6), called with the
+                // value the core hands over; the closure captures nothing.
+                let consume = args.consume_result.as_ref().map(|path| {
+                    quote_spanned! {path.span()=>
+                        .consume_result_before_retry(|__resil_attempt, __resil_value: #ok| {
+                            #p::consume_result::<#ok>(#path)(__resil_attempt, &__resil_value)
+                        })
+                    }
+                });
                 // `retry_after`: the error's own wait, else the interval's.
                 // `__private::retry_after` names the expected signature at the
                 // user's path; the closure captures nothing, so it is a `fn`.

@@ -24,7 +24,7 @@ fn retry_after(e: &ApiError) -> Option<Duration> {
     }
 }
 
-fn release(_attempt: u32, _lease: u32) {}
+fn release(_attempt: u32, _lease: &u32) {}
 
 fn is_pending(n: &u32) -> bool {
     *n == 0
