@@ -9,6 +9,8 @@ use std::sync::Mutex;
 
 use resil_core::clock::Clock as _;
 
+use crate::observe::lock;
+
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
@@ -24,10 +26,7 @@ pub(super) struct Audit(Mutex<VecDeque<Value>>);
 
 impl Audit {
     fn record(&self, entry: Value) {
-        let mut log = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut log = lock(&self.0);
         if log.len() == AUDIT_CAPACITY {
             log.pop_front();
         }
@@ -35,19 +34,14 @@ impl Audit {
     }
 
     fn entries(&self) -> Vec<Value> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        lock(&self.0).iter().cloned().collect()
     }
 }
 
 /// Who asked: `operator` (the bearer token), `invalid-token`, or `no-token`.
 /// resil has one operator token, so the identity is whether it was presented.
-pub(super) fn identity(s: &Shared, headers: &HeaderMap) -> &'static str {
-    if authorize(s, headers).is_ok() {
+pub(super) fn identity(authorized: bool, headers: &HeaderMap) -> &'static str {
+    if authorized {
         "operator"
     } else if headers.contains_key(axum::http::header::AUTHORIZATION) {
         "invalid-token"

@@ -81,12 +81,8 @@ pub(super) fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
 /// The body of a state change, read only once the request is authorized
 /// (a stranger's body is never polled) and at most [`MAX_BODY`] bytes of
 /// it, whatever limit the application's router sets; past it a 413.
-pub(super) async fn authorized_body(
-    s: &Shared,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Bytes, Problem> {
-    authorize(s, headers)?;
+/// The body of an authorized state change, at most [`MAX_BODY`] bytes.
+pub(super) async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, Problem> {
     let too_large = || {
         Problem::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -144,18 +140,7 @@ pub(super) async fn update_circuit_breaker(
     uri: Uri,
     request: axum::extract::Request,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let peer = peer_of(&parts.extensions);
-    let identity = audit::identity(&s, &parts.headers);
-    let (response, body) = match authorized_body(&s, &parts.headers, body).await {
-        Ok(body) => (
-            respond(change_circuit_breaker(&s, &name, &body), &uri),
-            Some(body),
-        ),
-        Err(p) => (p.into_response(&uri), None),
-    };
-    audit::record(&s, &uri, peer, identity, body.as_deref(), &response);
-    response
+    audited(&s, &name, &uri, request, change_circuit_breaker).await
 }
 
 pub(super) fn change_circuit_breaker(
@@ -226,18 +211,7 @@ pub(super) async fn update_rate_limiter(
     uri: Uri,
     request: axum::extract::Request,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let peer = peer_of(&parts.extensions);
-    let identity = audit::identity(&s, &parts.headers);
-    let (response, body) = match authorized_body(&s, &parts.headers, body).await {
-        Ok(body) => (
-            respond(change_rate_limiter(&s, &name, &body), &uri),
-            Some(body),
-        ),
-        Err(p) => (p.into_response(&uri), None),
-    };
-    audit::record(&s, &uri, peer, identity, body.as_deref(), &response);
-    response
+    audited(&s, &name, &uri, request, change_rate_limiter).await
 }
 
 pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Result<Value, Problem> {
@@ -308,4 +282,35 @@ fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> 
     extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0)
+}
+
+/// A state change: authorized, read, made by `change`, answered, and
+/// recorded in the audit log whatever the outcome.
+async fn audited(
+    s: &Shared,
+    name: &str,
+    uri: &Uri,
+    request: axum::extract::Request,
+    change: fn(&Shared, &str, &Bytes) -> Result<Value, Problem>,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let authorized = authorize(s, &parts.headers);
+    let identity = audit::identity(authorized.is_ok(), &parts.headers);
+    let read = match authorized {
+        Ok(()) => read_body(&parts.headers, body).await,
+        Err(p) => Err(p),
+    };
+    let (response, body) = match read {
+        Ok(body) => (respond(change(s, name, &body), uri), Some(body)),
+        Err(p) => (p.into_response(uri), None),
+    };
+    audit::record(
+        s,
+        uri,
+        peer_of(&parts.extensions),
+        identity,
+        body.as_deref(),
+        &response,
+    );
+    response
 }

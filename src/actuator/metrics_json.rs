@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use axum::extract::{Path, RawQuery};
+use axum::extract::{Path, Query};
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
@@ -122,15 +122,9 @@ fn parse(text: &str) -> BTreeMap<String, Meter> {
     meters
 }
 
-fn rendered(s: &Shared) -> Option<String> {
-    let handle = s.prometheus.as_ref()?;
-    s.binding().refresh();
-    Some(handle.render())
-}
-
 /// `GET /actuator/metrics`: the names.
 pub(super) async fn metric_names(State(s): St) -> Response {
-    let Some(text) = rendered(&s) else {
+    let Some(text) = s.render_prometheus() else {
         return StatusCode::NOT_FOUND.into_response();
     };
     let names: Vec<String> = parse(&text).into_keys().collect();
@@ -141,29 +135,19 @@ pub(super) async fn metric_names(State(s): St) -> Response {
 pub(super) async fn metric(
     State(s): St,
     Path(name): Path<String>,
-    RawQuery(query): RawQuery,
+    Query(query): Query<Vec<(String, String)>>,
     uri: Uri,
 ) -> Response {
-    let Some(text) = rendered(&s) else {
+    let Some(text) = s.render_prometheus() else {
         return StatusCode::NOT_FOUND.into_response();
     };
     let mut filters = Vec::new();
-    for pair in query
-        .as_deref()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if key != "tag" {
-            continue;
-        }
-        let value = percent_decode(value);
+    for (key, value) in query.iter().filter(|(k, _)| k == "tag") {
         match value.split_once(':') {
             Some((k, v)) => filters.push((k.to_owned(), v.to_owned())),
             None => {
                 return Problem::bad_request(format!(
-                    "`tag={value}`: a tag filter is `key:value`, like `tag=kind:failed`"
+                    "`{key}={value}`: a tag filter is `key:value`, like `tag=kind:failed`"
                 ))
                 .into_response(&uri);
             }
@@ -220,46 +204,12 @@ pub(super) async fn metric(
     }))
 }
 
-/// `%3A` and friends, and `+` as a space, as a query string writes them.
-fn percent_decode(text: &str) -> String {
-    fn hex(b: u8) -> Option<u8> {
-        (b as char).to_digit(16).map(|d| d as u8)
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let decoded = match bytes[i] {
-            b'%' if i + 2 < bytes.len() => hex(bytes[i + 1]).zip(hex(bytes[i + 2])),
-            _ => None,
-        };
-        match (decoded, bytes[i]) {
-            (Some((hi, lo)), _) => {
-                out.push(hi * 16 + lo);
-                i += 3;
-            }
-            (None, b'+') => {
-                out.push(b' ');
-                i += 1;
-            }
-            (None, b) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn queries_and_labels_decode_without_panicking() {
-        assert_eq!(percent_decode("kind%3Afailed"), "kind:failed");
-        assert_eq!(percent_decode("a+b%2"), "a b%2");
-        assert_eq!(percent_decode("%é%zz"), "%é%zz");
+    fn labels_decode_with_their_escapes() {
         let l = labels(r#"kind="failed",name="a\"b""#);
         assert_eq!(l["kind"], "failed");
         assert_eq!(l["name"], "a\"b");

@@ -481,6 +481,14 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
+    /// The Prometheus text, its gauges refreshed first; `None` without a
+    /// handle (what `/actuator/prometheus` and `/actuator/metrics` read).
+    fn render_prometheus(&self) -> Option<String> {
+        let handle = self.prometheus.as_ref()?;
+        self.binding().refresh();
+        Some(handle.render())
+    }
+
     fn registries_if_any(&self) -> Option<&Registries> {
         match &self.source {
             Source::Global => resil_config::global::built(),
@@ -620,14 +628,13 @@ async fn bulkheads(State(s): St) -> Response {
 }
 
 async fn prometheus(State(s): St) -> Response {
-    let Some(handle) = &s.prometheus else {
+    let Some(text) = s.render_prometheus() else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    s.binding().refresh();
     (
         StatusCode::OK,
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        handle.render(),
+        text,
     )
         .into_response()
 }
