@@ -155,3 +155,26 @@ pub(crate) fn poll_holding<Fut: Future, H>(
     std::mem::forget(on_unwind);
     poll
 }
+
+/// Implements `Future` for a named future that is its pinned `field`'s
+/// state machine (the borrowing and the owned form of each primitive's
+/// future), with `Output = Result<T, Error<E>>` for the impl's `T` and `E`.
+macro_rules! delegate_future {
+    (impl<$($g:tt),*> $ty:ty => $field:ident.$method:ident where $($bounds:tt)*) => {
+        impl<$($g),*> ::std::future::Future for $ty
+        where
+            $($bounds)*
+        {
+            type Output = ::std::result::Result<T, $crate::error::Error<E>>;
+
+            #[inline]
+            fn poll(
+                self: ::std::pin::Pin<&mut Self>,
+                cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<Self::Output> {
+                self.project().$field.$method(cx)
+            }
+        }
+    };
+}
+pub(crate) use delegate_future;

@@ -822,31 +822,15 @@ impl<R: Deref<Target = Inner> + Clone, F, Fut> Stage<R, F, Fut> {
     }
 }
 
-impl<F, Fut, T, E> Future for BulkheadFuture<'_, F, Fut>
-where
-    F: AsyncCall<Future = Fut>,
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
+crate::future::delegate_future!(
+    impl<F, Fut, T, E> BulkheadFuture<'_, F, Fut> => stage.poll_call
+    where F: AsyncCall<Future = Fut>, Fut: Future<Output = Result<T, Error<E>>>
+);
 
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().stage.poll_call(cx)
-    }
-}
-
-impl<F, Fut, T, E> Future for OwnedBulkheadFuture<F, Fut>
-where
-    F: AsyncCall<Future = Fut>,
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().stage.poll_call(cx)
-    }
-}
+crate::future::delegate_future!(
+    impl<F, Fut, T, E> OwnedBulkheadFuture<F, Fut> => stage.poll_call
+    where F: AsyncCall<Future = Fut>, Fut: Future<Output = Result<T, Error<E>>>
+);
 
 impl<F, Fut> fmt::Debug for BulkheadFuture<'_, F, Fut> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

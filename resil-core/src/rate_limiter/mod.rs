@@ -990,31 +990,15 @@ impl<R: Deref<Target = Inner>, F, Fut> Call<R, F, Fut> {
     }
 }
 
-impl<F, Fut, T, E> Future for RateLimiterFuture<'_, F, Fut>
-where
-    F: AsyncCall<Future = Fut>,
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
+crate::future::delegate_future!(
+    impl<F, Fut, T, E> RateLimiterFuture<'_, F, Fut> => call.poll
+    where F: AsyncCall<Future = Fut>, Fut: Future<Output = Result<T, Error<E>>>
+);
 
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().call.poll(cx)
-    }
-}
-
-impl<F, Fut, T, E> Future for OwnedRateLimiterFuture<F, Fut>
-where
-    F: AsyncCall<Future = Fut>,
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().call.poll(cx)
-    }
-}
+crate::future::delegate_future!(
+    impl<F, Fut, T, E> OwnedRateLimiterFuture<F, Fut> => call.poll
+    where F: AsyncCall<Future = Fut>, Fut: Future<Output = Result<T, Error<E>>>
+);
 
 impl<F, Fut> fmt::Debug for RateLimiterFuture<'_, F, Fut> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

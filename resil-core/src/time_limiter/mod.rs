@@ -534,29 +534,15 @@ where
     }
 }
 
-impl<Fut, T, E> Future for TimeLimiterFuture<'_, Fut>
-where
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
+crate::future::delegate_future!(
+    impl<Fut, T, E> TimeLimiterFuture<'_, Fut> => timed.poll
+    where Fut: Future<Output = Result<T, Error<E>>>
+);
 
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().timed.poll(cx)
-    }
-}
-
-impl<Fut, T, E> Future for OwnedTimeLimiterFuture<Fut>
-where
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().timed.poll(cx)
-    }
-}
+crate::future::delegate_future!(
+    impl<Fut, T, E> OwnedTimeLimiterFuture<Fut> => timed.poll
+    where Fut: Future<Output = Result<T, Error<E>>>
+);
 
 impl<Fut> fmt::Debug for TimeLimiterFuture<'_, Fut> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
