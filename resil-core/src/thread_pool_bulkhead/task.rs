@@ -9,10 +9,12 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread::{self, Thread};
+use std::time::Duration;
 
 use super::context::{CapturedContext, Entered};
 use super::event::ThreadPoolBulkheadEvent;
 use crate::bulkhead::BulkheadFull;
+use crate::clock::{Clock, Nanos, SystemClock};
 use crate::event::EventPublisher;
 
 /// The type-erased side of a task that the worker sees.
@@ -258,8 +260,52 @@ impl<T> Submission<T> {
     /// Resumes the task's panic; panics if the submission already completed
     /// as a future.
     pub fn wait(mut self) -> Result<T, BulkheadFull> {
+        match self.park(None) {
+            Some(result) => result,
+            None => unreachable!("a wait without a deadline ends with the outcome"),
+        }
+    }
+
+    /// Blocks the current thread until the task has run or `timeout` has
+    /// passed (on the monotonic system time: a parked thread waits for real
+    /// time, whatever clock the pool has). `None` when the time is up: the
+    /// task goes on, and the submission can be waited on again or dropped.
+    ///
+    /// The same cautions as [`wait`](Submission::wait) hold.
+    ///
+    /// # Errors
+    ///
+    /// As [`wait`](Submission::wait).
+    ///
+    /// # Panics
+    ///
+    /// Resumes the task's panic; panics if the submission already completed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let pool = ThreadPoolBulkhead::of_defaults("report");
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let mut busy = pool.submit(move || gate.recv().is_ok());
+    /// assert!(busy.wait_timeout(Duration::from_millis(5)).is_none());
+    /// release.send(()).unwrap();
+    /// assert_eq!(busy.wait_timeout(Duration::from_secs(60)).unwrap()?, true);
+    /// # Ok::<(), resil_core::bulkhead::BulkheadFull>(())
+    /// ```
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Option<Result<T, BulkheadFull>> {
+        let clock = SystemClock::new();
+        let deadline = clock.now().saturating_add(timeout);
+        self.park(Some((&clock, deadline)))
+    }
+
+    /// Parks until the outcome, or until `deadline` on `clock`.
+    fn park(&mut self, deadline: Option<(&SystemClock, Nanos)>) -> Option<Result<T, BulkheadFull>> {
         let (outcome, full) = match std::mem::replace(&mut self.state, State::Finished) {
-            State::Rejected(full) => return Err(full),
+            State::Rejected(full) => return Some(Err(full)),
             State::Pending { outcome, full } => (outcome, full),
             State::Finished => panic!("`Submission::wait` after the submission completed"),
         };
@@ -267,17 +313,33 @@ impl<T> Submission<T> {
         loop {
             match &mut *slot {
                 Slot::Pending { waiter, .. } => {
+                    let left = match deadline {
+                        Some((clock, at)) => match at.saturating_duration_since(clock.now()) {
+                            left if !left.is_zero() => Some(left),
+                            _ => {
+                                // time is up: nobody waits any more
+                                *waiter = Waiter::Nobody;
+                                drop(slot);
+                                self.state = State::Pending { outcome, full };
+                                return None;
+                            }
+                        },
+                        None => None,
+                    };
                     *waiter = Waiter::Thread(thread::current());
                     drop(slot);
-                    thread::park();
+                    match left {
+                        Some(left) => thread::park_timeout(left),
+                        None => thread::park(),
+                    }
                     slot = lock(outcome.slot());
                 }
                 Slot::Done(_) => {
                     let outcome = take(&mut slot);
                     drop(slot);
-                    return value_or_resume(outcome);
+                    return Some(value_or_resume(outcome));
                 }
-                Slot::Abandoned => return Err(full),
+                Slot::Abandoned => return Some(Err(full)),
                 Slot::Taken => unreachable!("only the submission takes the outcome"),
             }
         }

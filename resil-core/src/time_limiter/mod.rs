@@ -102,6 +102,7 @@ use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::InnerErrors;
+use crate::thread_pool_bulkhead::Submission;
 use crate::{Name, Tags};
 
 /// A time limiter. Cheap to clone: clones share one limiter.
@@ -404,6 +405,74 @@ impl TimeLimiter {
         E: Send + 'static,
     {
         DetachedTimeLimiterFuture::new(&self.inner, f())
+    }
+
+    /// Blocks the calling thread until the task of `submission` (a
+    /// [thread-pool bulkhead](crate::thread_pool_bulkhead)'s, or any pool
+    /// built on one) is done or the timeout has passed: Resilience4j's
+    /// `executeFutureSupplier`, `future.get(timeout)`.
+    ///
+    /// The outcome is counted and published as for the async calls. A
+    /// refused submission returns its [`Error::BulkheadFull`] and counts
+    /// nothing (Resilience4j's `submit` throws before the limiter sees a
+    /// future). On timeout the task runs on in its pool, since a thread
+    /// cannot be stopped from outside; its value is dropped. The wait is
+    /// real time on the monotonic system clock, whatever the limiter's clock:
+    /// a parked thread cannot wait on a `ManualClock`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Timeout`] when the time is up, [`Error::BulkheadFull`] when
+    /// the pool refused the task, else the task's error.
+    ///
+    /// # Panics
+    ///
+    /// Resumes the task's panic (counting nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+    /// use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
+    /// use resil_core::Error;
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let pool = ThreadPoolBulkhead::of_defaults("report");
+    /// let config = TimeLimiterConfig::builder()
+    ///     .timeout_duration(Duration::from_millis(10))
+    ///     .build()?;
+    /// let tl = TimeLimiter::new("report", config);
+    ///
+    /// let fast = tl.wait_submission(pool.submit(|| Ok::<_, Error<std::io::Error>>(7)));
+    /// assert_eq!(fast.unwrap(), 7);
+    ///
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let slow = tl.wait_submission(pool.submit(move || {
+    ///     let _ = gate.recv();
+    ///     Ok::<_, Error<std::io::Error>>(8)
+    /// }));
+    /// assert!(matches!(slow, Err(Error::Timeout(_))));
+    /// release.send(()).unwrap();
+    /// assert_eq!(tl.metrics().number_of_timeout_calls(), 1);
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn wait_submission<T, E>(
+        &self,
+        mut submission: Submission<Result<T, Error<E>>>,
+    ) -> Result<T, Error<E>> {
+        if submission.is_rejected() {
+            return match submission.wait() {
+                Ok(result) => result,
+                Err(full) => Err(Error::BulkheadFull(full)),
+            };
+        }
+        let outcome = match submission.wait_timeout(self.inner.config.timeout_duration) {
+            Some(Ok(result)) => Some(result),
+            Some(Err(full)) => Some(Err(Error::BulkheadFull(full))),
+            None => None,
+        };
+        self.inner.record(outcome)
     }
 }
 
