@@ -36,6 +36,7 @@ use std::collections::BTreeSet;
 
 use config::{Map, Source, Value, ValueKind};
 
+use crate::cloud;
 use crate::declared::Aspect;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{
@@ -128,6 +129,9 @@ fn map_one(
             "segments are separated by exactly two underscores (`__`), none may be empty"
                 .to_owned(),
         );
+    }
+    if relaxed(segments[0]) == cloud::TABLE {
+        return map_cloud(segments, file, |path, message| fail(d, path, message));
     }
     let Some(aspect) = find_aspect(segments[0]) else {
         let modules = Aspect::ALL.map(Aspect::as_str);
@@ -301,6 +305,72 @@ fn map_one(
         .flat_map(|t| t.keys())
         .find(|k| find_key(aspect, k).is_some_and(|other| other.name == def.name));
     path.push(existing.cloned().unwrap_or_else(|| def.name.to_owned()));
+    Some(path)
+}
+
+/// `CLOUD__<KEY>` and `CLOUD__DISABLE_TIME_LIMITER_MAP__<ID>`: the path in
+/// the file's spelling of the table and key when it has them.
+fn map_cloud(
+    segments: &[&str],
+    file: &Map<String, Value>,
+    fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
+) -> Option<Vec<String>> {
+    let (table_key, written) = file
+        .iter()
+        .find(|(k, _)| relaxed(k) == cloud::TABLE)
+        .map(|(k, v)| (k.clone(), table(v)))
+        .unwrap_or_else(|| (cloud::TABLE.to_owned(), None));
+    let mut path = vec![table_key];
+    let Some(key_seg) = segments.get(1) else {
+        return fail(
+            &path,
+            "names a table, not a key; add `__<key>`, as in `RESIL_CLOUD__DISABLE_THREAD_POOL`"
+                .to_owned(),
+        );
+    };
+    if !cloud::is_key(key_seg) {
+        path.push((*key_seg).to_owned());
+        let names: Vec<&str> = cloud::key_names().collect();
+        return fail(
+            &path,
+            format!(
+                "unknown cloud setting{}",
+                match did_you_mean(key_seg, names.iter().copied()) {
+                    Some(k) => format!("; did you mean `{k}`?"),
+                    None => format!("; expected one of {}", file::list(&names)),
+                }
+            ),
+        );
+    }
+    let existing = written
+        .into_iter()
+        .flat_map(|t| t.keys())
+        .find(|k| relaxed(k) == relaxed(key_seg))
+        .cloned();
+    let key = existing.unwrap_or_else(|| key_seg.to_lowercase().replace('_', "-"));
+    path.push(key);
+    let want = if cloud::is_map_key(key_seg) { 3 } else { 2 };
+    if segments.len() != want {
+        let form = if want == 3 {
+            "`CLOUD__DISABLE_TIME_LIMITER_MAP__<id or group>`"
+        } else {
+            "`CLOUD__<key>`"
+        };
+        return fail(
+            &path,
+            format!("expected {want} segments after the prefix: {form}"),
+        );
+    }
+    if let Some(id) = segments.get(2) {
+        // an id in upper case is the id in lower case with `-` for `_`, as
+        // instance names are; an id with a lower-case letter or `-` is exact
+        let id = if id.chars().any(|c| c.is_lowercase() || c == '-') {
+            (*id).to_owned()
+        } else {
+            id.to_lowercase().replace('_', "-")
+        };
+        path.push(id);
+    }
     Some(path)
 }
 

@@ -21,6 +21,7 @@ use std::time::Duration;
 use config::{Value, ValueKind};
 use resil_core::circuit_breaker::SlidingWindowType;
 
+use crate::cloud::{self, CloudPrefix, CloudSettings};
 use crate::declared::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
@@ -535,6 +536,8 @@ pub(crate) struct Module {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Document {
     pub(crate) modules: [Module; 6],
+    /// `[cloud]` (Spring Cloud CircuitBreaker's properties).
+    pub(crate) cloud: CloudSettings,
 }
 
 impl Document {
@@ -550,6 +553,9 @@ pub(crate) struct Ctx {
     pub(crate) file: String,
     /// `resilience4j` when the file's tree sits under that key (Spring's `application.yml`).
     pub(crate) prefix: Option<&'static str>,
+    /// Where `[cloud]` came from: the TOML table, or an `application.yml`'s
+    /// `spring.cloud.circuitbreaker.resilience4j`.
+    pub(crate) cloud: CloudPrefix,
 }
 
 impl Ctx {
@@ -600,7 +606,20 @@ fn spring_only(key: &str) -> Option<&'static str> {
 pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics) -> Document {
     let mut doc = Document::default();
     let mut seen: [Option<&str>; 6] = [None; 6];
+    let mut cloud_seen: Option<&str> = None;
     for (key, node) in root {
+        if relaxed(key) == cloud::TABLE {
+            if let Some(other) = cloud_seen.replace(key) {
+                d.error(ctx.problem(
+                    node,
+                    &[key],
+                    format!("`cloud` is given twice (also as `{other}`)"),
+                ));
+                continue;
+            }
+            doc.cloud = cloud::read(node, ctx.cloud, ctx, d);
+            continue;
+        }
         if let Some(why) = spring_only(key) {
             d.warn(ctx.problem(node, &[key], format!("has no effect in resil: {why}")));
             continue;
@@ -855,7 +874,7 @@ fn number(node: &Node) -> Result<f64, String> {
     }
 }
 
-fn count(node: &Node) -> Result<u32, String> {
+pub(crate) fn count(node: &Node) -> Result<u32, String> {
     let expected = || format!("expected a whole number from 0 to {}", u32::MAX);
     let n = match &node.kind {
         Kind::Int(i) => *i,
@@ -865,7 +884,7 @@ fn count(node: &Node) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| expected())
 }
 
-fn boolean(node: &Node) -> Result<bool, String> {
+pub(crate) fn boolean(node: &Node) -> Result<bool, String> {
     const EXPECTED: &str = "expected true or false";
     match &node.kind {
         Kind::Bool(b) => Ok(*b),

@@ -30,6 +30,7 @@ use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 use resil_core::time_limiter::TimeLimiter;
 
 use crate::bind::Binder;
+use crate::cloud::CloudSettings;
 use crate::declared::Aspect;
 use crate::error::InitError;
 use crate::init::{InstanceReport, Report};
@@ -52,6 +53,7 @@ pub struct Registries {
     thread_pool_bulkheads: ThreadPoolBulkheadRegistry,
     rate_limiters: RateLimiterRegistry,
     time_limiters: TimeLimiterRegistry,
+    cloud: CloudSettings,
     extension: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
@@ -68,6 +70,7 @@ impl Registries {
             ),
             rate_limiters: Registry::of_defaults(),
             time_limiters: Registry::of_defaults(),
+            cloud: CloudSettings::default(),
             extension: OnceLock::new(),
         }
     }
@@ -79,6 +82,7 @@ impl Registries {
         thread_pool_bulkheads: ThreadPoolBulkheadRegistry,
         rate_limiters: RateLimiterRegistry,
         time_limiters: TimeLimiterRegistry,
+        cloud: CloudSettings,
     ) -> Self {
         Registries {
             circuit_breakers,
@@ -87,6 +91,7 @@ impl Registries {
             thread_pool_bulkheads,
             rate_limiters,
             time_limiters,
+            cloud,
             extension: OnceLock::new(),
         }
     }
@@ -139,6 +144,12 @@ impl Registries {
     /// The time limiters.
     pub fn time_limiters(&self) -> &TimeLimiterRegistry {
         &self.time_limiters
+    }
+
+    /// The `[cloud]` settings (Spring Cloud CircuitBreaker's properties),
+    /// which resil's `cloud` facade reads.
+    pub fn cloud(&self) -> &CloudSettings {
+        &self.cloud
     }
 
     /// The registry of `P`'s aspect.

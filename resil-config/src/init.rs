@@ -10,6 +10,7 @@ use resil_core::clock::{Clock, SharedClock};
 use resil_core::registry::Registry;
 
 use crate::bind::{self, Binder, Bound, Extras};
+use crate::cloud::{self, CloudPrefix};
 use crate::declared::{self, Aspect, Declaration};
 use crate::env::{self, EnvSource};
 use crate::error::{ConfigProblem, Diagnostics, InitError};
@@ -274,9 +275,9 @@ impl ResilienceBuilder {
         let file_name = input
             .as_ref()
             .map_or_else(|| DEFAULT_FILE.to_owned(), |(name, _)| name.clone());
-        let (tree, prefix) = match &input {
+        let (tree, prefix, cloud) = match &input {
             Some((name, text)) => parse(name, text, &mut d),
-            None => (Map::new(), None),
+            None => (Map::new(), None, CloudPrefix::Toml),
         };
         let declared: Vec<(Aspect, &str)> =
             declarations.iter().map(|x| (x.aspect, x.name)).collect();
@@ -285,6 +286,7 @@ impl ResilienceBuilder {
         let ctx = Ctx {
             file: file_name,
             prefix,
+            cloud,
         };
         let doc = file::read(&root, &ctx, &mut d);
         let clock = self.clock.unwrap_or_default();
@@ -320,6 +322,7 @@ impl ResilienceBuilder {
             thread_pool_bulkheads,
             rate_limiters,
             time_limiters,
+            doc.cloud.clone(),
         );
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
@@ -405,14 +408,14 @@ fn parse(
     name: &str,
     text: &str,
     d: &mut Diagnostics,
-) -> (Map<String, Value>, Option<&'static str>) {
+) -> (Map<String, Value>, Option<&'static str>, CloudPrefix) {
     let problem = |message: String| ConfigProblem::new(name.to_owned(), "", None, message);
     if text.len() > MAX_FILE_SIZE {
         d.error(problem(format!(
             "is {} bytes; resil reads at most {MAX_FILE_SIZE} bytes",
             text.len()
         )));
-        return (Map::new(), None);
+        return (Map::new(), None, CloudPrefix::Toml);
     }
     let yaml = Path::new(name)
         .extension()
@@ -421,7 +424,7 @@ fn parse(
     let parsed = if yaml {
         if let Some(why) = yaml_too_big(text) {
             d.error(problem(format!("refused: the YAML {why}")));
-            return (Map::new(), None);
+            return (Map::new(), None, CloudPrefix::Toml);
         }
         FileFormat::Yaml.parse(None, text)
     } else {
@@ -430,7 +433,7 @@ fn parse(
             let mut p = problem(format!("invalid TOML: {}", e.message().trim_end()));
             p.line_col = e.span().map(|s| line_col(text, s.start));
             d.error(p);
-            return (Map::new(), None);
+            return (Map::new(), None, CloudPrefix::Toml);
         }
         FileFormat::Toml.parse(None, text)
     };
@@ -442,10 +445,10 @@ fn parse(
             let mut p = problem(format!("invalid {kind}: {message}"));
             p.line_col = yaml_line_col(&message);
             d.error(p);
-            return (Map::new(), None);
+            return (Map::new(), None, CloudPrefix::Toml);
         }
     };
-    match tree.get("resilience4j") {
+    let (mut modules, prefix) = match tree.get("resilience4j") {
         Some(Value {
             kind: ValueKind::Table(t),
             ..
@@ -459,8 +462,45 @@ fn parse(
             ));
             (Map::new(), None)
         }
-        None => (tree, None),
+        None => (tree.clone(), None),
+    };
+    if !yaml {
+        return (modules, prefix, CloudPrefix::Toml);
     }
+    // Spring Cloud's properties sit beside the `resilience4j:` tree; they
+    // are read as resil's `[cloud]`, and the rest of `spring:` is not ours
+    if prefix.is_none() {
+        modules.remove("spring");
+    }
+    let mut at = Some(&tree);
+    for segment in cloud::SPRING_PATH {
+        at = at.and_then(|t| match t.get(segment).map(|v| &v.kind) {
+            Some(ValueKind::Table(next)) => Some(next),
+            _ => None,
+        });
+    }
+    if let Some(settings) = at {
+        if let Some(clash) = modules.keys().find(|k| file::relaxed(k) == cloud::TABLE) {
+            d.error(ConfigProblem::new(
+                name.to_owned(),
+                format!(
+                    "{}{clash}",
+                    prefix.map_or(String::new(), |p| format!("{p}."))
+                ),
+                None,
+                format!(
+                    "is not a Resilience4j module; Spring Cloud's settings go under `{}`",
+                    cloud::SPRING_PATH.join(".")
+                ),
+            ));
+        } else {
+            modules.insert(
+                cloud::TABLE.to_owned(),
+                Value::new(None, ValueKind::Table(settings.clone())),
+            );
+        }
+    }
+    (modules, prefix, CloudPrefix::Spring)
 }
 
 /// How deep a YAML document may nest (resilience4j's tree needs 6 levels).
@@ -673,13 +713,21 @@ impl Parts<'_> {
             check_honoured::<P>(aspect, name, sites, effective, &mut self.d);
         }
         // the registry, with every configured and declared instance
-        let mut builder = Registry::<P>::builder().clock(self.clock.clone()).tags(
-            module
-                .tags
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Tags>(),
-        );
+        let mut tags: Tags = module
+            .tags
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        // Spring Cloud's group meter filter: every instance has a `group`
+        // (the facade's own instances overwrite it with theirs)
+        let cloud = &self.doc.cloud;
+        if cloud.enable_group_meter_filter() {
+            tags.entry(cloud::GROUP_TAG.to_owned())
+                .or_insert_with(|| cloud.default_group_tag().to_owned());
+        }
+        let mut builder = Registry::<P>::builder()
+            .clock(self.clock.clone())
+            .tags(tags);
         builder = builder.default_config(P::library_default());
         for (name, b) in &configs {
             builder = builder.configuration(*name, b.config.clone());

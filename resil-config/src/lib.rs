@@ -146,6 +146,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod bind;
+pub mod cloud;
 pub mod declared;
 pub mod duration;
 mod env;
@@ -157,6 +158,7 @@ mod init;
 pub mod propagators;
 
 pub use crate::bind::Extras;
+pub use crate::cloud::CloudSettings;
 pub use crate::declared::{Aspect, CallSite, Declaration, declarations};
 pub use crate::error::{ConfigProblem, InitError};
 pub use crate::global::{GlobalHook, GlobalPrimitive, Registries, is_initialized, registries};
