@@ -150,10 +150,19 @@ macro_rules! context_propagator {
 
 #[cfg(feature = "actuator")]
 pub mod actuator;
+#[cfg(feature = "cloud")]
+pub mod cloud;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 #[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
 mod observe;
+#[cfg(any(
+    feature = "metrics",
+    feature = "tracing",
+    feature = "actuator",
+    feature = "cloud"
+))]
+mod sync;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use resil_config::{GlobalHook, GlobalPrimitive, Registries};
 #[cfg(feature = "actuator")]
@@ -413,10 +413,7 @@ observed!(
     time_limiter_event
 );
 
-/// Locks `m`, ignoring poisoning (the crate's one helper for its locks).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use crate::sync::lock;
 
 #[cfg(all(test, feature = "actuator"))]
 mod tests {
