@@ -58,6 +58,7 @@
 //! | [`registries`] | the process-wide registries the attributes use |
 //! | [`metrics`](mod@metrics) (feature `metrics`) | Resilience4j's Micrometer meters through the `metrics` facade |
 //! | [`actuator`] (feature `actuator`) | Spring Boot's actuator endpoints as an axum router |
+//! | [`cloud`] (feature `cloud`) | Spring Cloud CircuitBreaker's `CircuitBreakerFactory` and `run(supplier, fallback)` |
 //!
 //! # Features
 //!
@@ -66,7 +67,9 @@
 //! | `metrics` | every meter of Resilience4j's Micrometer binders, with its names and tags, through the [`metrics`](https://docs.rs/metrics) facade ([`metrics`](mod@metrics)) |
 //! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`) |
 //! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
-//! | `full` | all three |
+//! | `tower` | each primitive as a `tower::Layer`, and `resil::tower::named` ([`tower`](mod@tower)) |
+//! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
+//! | `full` | all of them |
 //!
 //! With any of them, the global registries are observed from the moment
 //! they are built (by [`init`] or by the first protected call); registries

@@ -1220,6 +1220,15 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                 ),
             },
         },
+        "cloud": {
+            "default-group-tag": "none",
+            "disable-thread-pool": "false",
+            "disable-time-limiter": "false",
+            "enable-group-meter-filter": "false",
+            "enable-semaphore-default-bulkhead": "false",
+            "executor-max-threads": "64",
+            "executor-queue-capacity": "0",
+        },
         "source": {
             "declarations": 2,
             "envOverrides": [],

@@ -536,8 +536,8 @@ pub(crate) struct Module {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Document {
     pub(crate) modules: [Module; 6],
-    /// `[cloud]` (Spring Cloud CircuitBreaker's properties).
-    pub(crate) cloud: CloudSettings,
+    /// `[cloud]` (Spring Cloud CircuitBreaker's properties), when given.
+    pub(crate) cloud: Option<CloudSettings>,
 }
 
 impl Document {
@@ -617,7 +617,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 ));
                 continue;
             }
-            doc.cloud = cloud::read(node, ctx.cloud, ctx, d);
+            doc.cloud = Some(cloud::read(node, ctx.cloud, ctx, d));
             continue;
         }
         if let Some(why) = spring_only(key) {

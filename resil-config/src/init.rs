@@ -10,7 +10,7 @@ use resil_core::clock::{Clock, SharedClock};
 use resil_core::registry::Registry;
 
 use crate::bind::{self, Binder, Bound, Extras};
-use crate::cloud::{self, CloudPrefix};
+use crate::cloud::{self, CloudPrefix, CloudSettings};
 use crate::declared::{self, Aspect, Declaration};
 use crate::env::{self, EnvSource};
 use crate::error::{ConfigProblem, Diagnostics, InitError};
@@ -322,7 +322,7 @@ impl ResilienceBuilder {
             thread_pool_bulkheads,
             rate_limiters,
             time_limiters,
-            doc.cloud.clone(),
+            doc.cloud.clone().unwrap_or_default(),
         );
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
@@ -332,6 +332,7 @@ impl ResilienceBuilder {
             declarations,
             instances,
             warnings: d.warnings,
+            cloud: doc.cloud.clone(),
         };
         Ok(Resilience { registries, report })
     }
@@ -720,8 +721,12 @@ impl Parts<'_> {
             .collect();
         // Spring Cloud's group meter filter: every instance has a `group`
         // (the facade's own instances overwrite it with theirs)
-        let cloud = &self.doc.cloud;
-        if cloud.enable_group_meter_filter() {
+        if let Some(cloud) = self
+            .doc
+            .cloud
+            .as_ref()
+            .filter(|c| c.enable_group_meter_filter())
+        {
             tags.entry(cloud::GROUP_TAG.to_owned())
                 .or_insert_with(|| cloud.default_group_tag().to_owned());
         }
@@ -918,9 +923,15 @@ pub struct Report {
     declarations: Vec<&'static Declaration>,
     instances: Vec<InstanceReport>,
     warnings: Vec<ConfigProblem>,
+    cloud: Option<CloudSettings>,
 }
 
 impl Report {
+    /// The `[cloud]` settings (Spring Cloud CircuitBreaker's), when the
+    /// file or the environment gave them.
+    pub fn cloud(&self) -> Option<&CloudSettings> {
+        self.cloud.as_ref()
+    }
     /// The file read, if any.
     pub fn file(&self) -> Option<&str> {
         self.file.as_deref()
@@ -1011,6 +1022,15 @@ impl fmt::Display for Report {
                 }
                 writeln!(f)?;
             }
+        }
+        if let Some(cloud) = &self.cloud {
+            writeln!(f, "cloud (Spring Cloud CircuitBreaker's facade)")?;
+            let settings: Vec<String> = cloud
+                .settings()
+                .into_iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect();
+            writeln!(f, "    {}", settings.join(", "))?;
         }
         if !self.warnings.is_empty() {
             writeln!(f, "warnings:")?;

@@ -216,8 +216,16 @@ pub(crate) fn document(
         }
     }
     source.insert("declarations".to_owned(), json!(declarations.len()));
+    // the `[cloud]` settings in force (Spring Cloud CircuitBreaker's facade)
+    let cloud: Map<String, Value> = registries
+        .cloud()
+        .settings()
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Value::String(v)))
+        .collect();
     json!({
         "source": source,
+        "cloud": cloud,
         "callSites": call_sites,
         "instances": {
             "circuitbreaker": instances::<CircuitBreaker>(registries, report, &declarations),

@@ -25,7 +25,7 @@
 //! let sku = String::from("SKU-1001");
 //! let stock = breaker.run(move || query(&sku), |error| {
 //!     // a timeout, an open breaker, a full bulkhead or the call's own error
-//!     eprintln!("degraded: {error}");
+//!     eprintln!("degraded: {error:?}");
 //!     0
 //! });
 //! assert_eq!(stock, 7);

@@ -1,10 +1,12 @@
 //! The calls to the inventory, protected: the seed's `InventoryGateway`
-//! (section 25.4) with resil's attributes, its `NativeInventoryGateway`
-//! (section 25.7) composed by hand, and the write path.
+//! (section 25.4) with resil's attributes and, line by line, through the
+//! Spring Cloud facade; its `NativeInventoryGateway` (section 25.7) composed
+//! by hand; and the write path.
 
 use std::sync::Arc;
 
 use resil::circuit_breaker::{CircuitBreaker, Classifier};
+use resil::cloud::CircuitBreakerFactory;
 use resil::retry::{Retry, RetryClassifier};
 use resil::{Error, Registries};
 
@@ -66,6 +68,47 @@ fn degrade(sku: &str, error: Error<InventoryError>) -> Result<InventoryView, Inv
     match error {
         Error::Inner(e @ (InventoryError::InvalidSku | InventoryError::KeyReused)) => Err(e),
         other => Ok(InventoryView::unknown(sku, reason(&other))),
+    }
+}
+
+/// The seed's `InventoryGateway` as it is written there, on Spring Cloud's
+/// facade: `factory.create("inventory-query", "inventory-service")` and
+/// `breaker.run(() -> client.query(skuId, mode), fallback)`.
+///
+/// The breaker and the time limiter are the `inventory-query` instances of
+/// resilience.toml (the id's, which Spring Cloud takes first), shared with
+/// the attributes' route; the bulkhead is the group's, `inventory-service`
+/// (`[bulkhead.configs.inventory-service]`). There is no retry: Spring
+/// Cloud's `run` composes TimeLimiter, Bulkhead and CircuitBreaker only (the
+/// seed's section 21).
+#[derive(Debug, Clone)]
+pub(crate) struct CloudInventoryGateway {
+    factory: Arc<CircuitBreakerFactory>,
+    client: Arc<InventoryHttpClient>,
+}
+
+impl CloudInventoryGateway {
+    pub(crate) fn new(registries: &'static Registries, client: Arc<InventoryHttpClient>) -> Self {
+        CloudInventoryGateway {
+            factory: Arc::new(
+                CircuitBreakerFactory::builder()
+                    .static_registries(registries)
+                    .build(),
+            ),
+            client,
+        }
+    }
+
+    /// The stock of `sku`, or, for any failure, an `UNKNOWN` answer whose
+    /// reason is the failure's kind (the seed's `error.getClass().getSimpleName()`).
+    pub(crate) async fn query(&self, sku: &str, mode: Mode) -> InventoryView {
+        let breaker = self
+            .factory
+            .create_in_group("inventory-query", "inventory-service");
+        let fallback = |error: Error<InventoryError>| InventoryView::unknown(sku, reason(&error));
+        breaker
+            .run_async_with(&BREAKER, || self.client.query(sku, mode), fallback)
+            .await
     }
 }
 

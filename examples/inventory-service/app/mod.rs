@@ -6,6 +6,7 @@
 //! | `GET /inventory/{sku}?mode=success\|fail\|connect\|slow\|sluggish` | the stock, through the attributes |
 //! | `GET /native/inventory/{sku}?mode=...` | the same, through Retry and CircuitBreaker composed by hand |
 //! | `GET /layered/inventory/{sku}?mode=...` | the same, the route behind `resil::tower::named("inventory-query")` |
+//! | `GET /cloud/inventory/{sku}?mode=...` | the same, through the Spring Cloud facade, as the seed's `InventoryGateway` |
 //! | `GET /inventory/attempts` | the physical attempts that reached the inventory |
 //! | `POST /inventory/{sku}/reservations?mode=...` | reserve, with an `Idempotency-Key` header and `{"quantity": n}` |
 //! | `GET /reservations/{key}` | what the inventory knows of a reservation |
@@ -29,9 +30,11 @@ use resil::tower::{IntoResponseLayer, named};
 use serde::{Deserialize, Serialize};
 use tower::ServiceBuilder;
 
-use self::domain::{InventoryError, Mode, ReservationStatus, ReserveBody};
+use self::domain::{InventoryError, InventoryView, Mode, ReservationStatus, ReserveBody};
 use self::downstream::InventoryHttpClient;
-use self::gateway::{InventoryGateway, NativeInventoryGateway, ReservationGateway};
+use self::gateway::{
+    CloudInventoryGateway, InventoryGateway, NativeInventoryGateway, ReservationGateway,
+};
 
 /// The header that names a write, so that repeating it cannot apply it twice.
 pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -42,16 +45,21 @@ pub(crate) struct Inventory {
     pub(crate) client: Arc<InventoryHttpClient>,
     pub(crate) gateway: InventoryGateway,
     pub(crate) native: NativeInventoryGateway,
+    pub(crate) cloud: CloudInventoryGateway,
     pub(crate) reservations: ReservationGateway,
 }
 
 impl Inventory {
-    /// The gateways over `client`; the hand-composed one takes its instances
-    /// from `registries`.
-    pub(crate) fn new(client: Arc<InventoryHttpClient>, registries: &resil::Registries) -> Self {
+    /// The gateways over `client`; the hand-composed one and the facade take
+    /// their instances from `registries`.
+    pub(crate) fn new(
+        client: Arc<InventoryHttpClient>,
+        registries: &'static resil::Registries,
+    ) -> Self {
         Inventory {
             gateway: InventoryGateway::new(client.clone()),
             native: NativeInventoryGateway::new(registries, client.clone()),
+            cloud: CloudInventoryGateway::new(registries, client.clone()),
             reservations: ReservationGateway::new(client.clone()),
             client,
         }
@@ -86,6 +94,7 @@ fn attributed(inventory: Inventory) -> Router {
         .route("/inventory/attempts", get(attempts))
         .route("/inventory/{sku}", get(query))
         .route("/native/inventory/{sku}", get(native_query))
+        .route("/cloud/inventory/{sku}", get(cloud_query))
         .route(
             "/inventory/{sku}/reservations",
             axum::routing::post(reserve),
@@ -153,6 +162,16 @@ async fn native_query(
         Ok(view) => Json(view).into_response(),
         Err(e) => failure(&e),
     }
+}
+
+/// The seed's controller over its `InventoryGateway`: always an answer,
+/// degraded when the inventory could not give one.
+async fn cloud_query(
+    State(inventory): State<Inventory>,
+    Path(sku): Path<String>,
+    Query(ModeParam { mode }): Query<ModeParam>,
+) -> Json<InventoryView> {
+    Json(inventory.cloud.query(&sku, mode).await)
 }
 
 async fn attempts(State(inventory): State<Inventory>) -> Json<u32> {
