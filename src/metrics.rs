@@ -29,6 +29,17 @@
 //! | `resilience4j_ratelimiter_waiting_threads` | gauge | | callers waiting |
 //! | `resilience4j_timelimiter_calls_total` | counter × 3 | `kind` = `successful`, `failed`, `timeout` | the time limiter's counts |
 //!
+//! Beyond Resilience4j's, signals its meters do not give, with bounded tags
+//! (instance names, aspects and kind names are finite sets of the program):
+//!
+//! | meter | type | tags | value |
+//! | --- | --- | --- | --- |
+//! | `resil_retry_attempts_total` | counter | | attempts that reached the downstream (physical calls; `resilience4j_retry_calls_total` counts logical ones) |
+//! | `resil_rejections_total` | counter | `kind` = `circuit_breaker`, `bulkhead`, `thread_pool_bulkhead`, `rate_limiter` | calls refused by the instance (`NOT_PERMITTED`, `CALL_REJECTED`, `FAILED_ACQUIRE` events) |
+//! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
+//! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
+//! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
+//!
 //! # When values move
 //!
 //! The histograms and the not-permitted counter are recorded by an event
@@ -37,9 +48,11 @@
 //! events). The facade has no gauges that are read when scraped, so the
 //! gauges, and the counters that Resilience4j reads from the instances
 //! (retry, time limiter), are set by [`refresh`]: the actuator's
-//! `/actuator/prometheus` calls it before it renders; with another exporter,
-//! call it before each export (or on a timer). The state gauges are also set
-//! on every state transition.
+//! `/actuator/prometheus` calls it before it renders, and a background
+//! thread calls it every [`DEFAULT_REFRESH_INTERVAL`] (see
+//! [`set_refresh_interval`]), so that any exporter scrapes values at most
+//! that old without the application doing anything. The state gauges are
+//! also set on every state transition.
 //!
 //! # Recorders
 //!
@@ -95,12 +108,14 @@
 //! # fn main() {}
 //! ```
 
-use std::sync::RwLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{OnceLock, RwLock};
+use std::time::Duration;
 
 use ::metrics::{Label, Recorder};
 use resil_config::Registries;
 use resil_core::Tags;
+use resil_core::clock::{Clock, SystemClock};
 
 /// `resilience4j_circuitbreaker_state`: 1 for the current state (tag `state`), 0 for the others.
 pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j_circuitbreaker_state";
@@ -150,6 +165,17 @@ pub const RATE_LIMITER_AVAILABLE_PERMISSIONS: &str =
 pub const RATE_LIMITER_WAITING_THREADS: &str = "resilience4j_ratelimiter_waiting_threads";
 /// `resilience4j_timelimiter_calls_total`: calls by outcome (tag `kind` = `successful`, `failed`, `timeout`).
 pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
+/// `resil_retry_attempts_total`: attempts that reached the downstream, per retry.
+pub const RETRY_ATTEMPTS: &str = "resil_retry_attempts_total";
+/// `resil_rejections_total`: refused calls, per instance (tag `kind` = the aspect).
+pub const REJECTIONS: &str = "resil_rejections_total";
+/// `resil_fallback_calls_total`: fallbacks run (tags `layer`, `cause`).
+pub const FALLBACK_CALLS: &str = "resil_fallback_calls_total";
+/// `resil_thread_pool_bulkhead_queue_oldest_age_seconds`: the oldest queued task's wait.
+pub const THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE: &str =
+    "resil_thread_pool_bulkhead_queue_oldest_age_seconds";
+/// `resil_retry_nested_total`: retrying calls inside retrying calls (tags `outer`, `inner`).
+pub const RETRY_NESTED: &str = "resil_retry_nested_total";
 
 /// Binds `registries` to the metrics facade (and to the other enabled
 /// observers, as [`observe`](crate::observe) does); binding again does nothing.
@@ -183,6 +209,75 @@ pub fn bind(registries: &Registries) {
 /// ```
 pub fn refresh() {
     crate::observe::refresh_all();
+}
+
+/// How often the gauges are set when nobody calls [`refresh`].
+pub const DEFAULT_REFRESH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The refresher's period in milliseconds; 0 while it is stopped.
+static REFRESH_EVERY_MS: AtomicU64 = AtomicU64::new(1000);
+
+/// Sets how often the background refresher sets every gauge (and the
+/// snapshot counters), whatever exporter the application installed;
+/// `None` stops it (then call [`refresh`] before each export). The default
+/// is [`DEFAULT_REFRESH_INTERVAL`], so a scrape sees values at most that old
+/// even from an exporter that knows nothing of resil; `/actuator/prometheus`
+/// refreshes before it renders, so its values are exact.
+///
+/// The refresher is a thread named `resil-metrics`, started when the global
+/// registries are built.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// resil::metrics::set_refresh_interval(Some(Duration::from_millis(250)));
+/// resil::metrics::set_refresh_interval(None); // refresh by hand from now on
+/// ```
+pub fn set_refresh_interval(every: Option<Duration>) {
+    let ms = every.map_or(0, |d| {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+    });
+    REFRESH_EVERY_MS.store(ms, Ordering::Relaxed);
+    if let Some(thread) = REFRESHER.get() {
+        thread.unpark();
+    }
+}
+
+/// The refresher's thread, once it runs.
+static REFRESHER: OnceLock<std::thread::Thread> = OnceLock::new();
+
+/// Starts the background refresher, once per process.
+pub(crate) fn start_refresher() {
+    static START: std::sync::Once = std::sync::Once::new();
+    START.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("resil-metrics".to_owned())
+            .spawn(|| {
+                let clock = SystemClock::new();
+                loop {
+                    match REFRESH_EVERY_MS.load(Ordering::Relaxed) {
+                        0 => std::thread::park(),
+                        ms => {
+                            clock.sleep(Duration::from_millis(ms));
+                            if REFRESH_EVERY_MS.load(Ordering::Relaxed) != 0 {
+                                refresh();
+                            }
+                        }
+                    }
+                }
+            });
+        match spawned {
+            Ok(handle) => {
+                let _ = REFRESHER.set(handle.thread().clone());
+            }
+            Err(e) => tracing::warn!(
+                target: "resil",
+                "the metrics refresher thread could not start ({e}); call resil::metrics::refresh() before each export"
+            ),
+        }
+    });
 }
 
 /// Identifies the recorder that the facade would use on this thread now.
@@ -266,6 +361,66 @@ pub(crate) fn describe() {
         "The number of waiting threads"
     );
     describe_counter!(TIME_LIMITER_CALLS, "The number of calls");
+    describe_counter!(
+        RETRY_ATTEMPTS,
+        "The number of attempts that reached the downstream"
+    );
+    describe_counter!(REJECTIONS, "The number of calls the instance refused");
+    describe_counter!(FALLBACK_CALLS, "The number of fallbacks run");
+    describe_gauge!(
+        THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE,
+        Unit::Seconds,
+        "How long the oldest queued task has waited"
+    );
+    describe_counter!(
+        RETRY_NESTED,
+        "The number of retrying calls made inside another retrying call"
+    );
+}
+
+/// Counts a fallback that ran: the instance, the aspect whose fallback it
+/// is, and the rejection or error kind that caused it.
+pub(crate) fn fallback_called(name: &str, layer: &'static str, cause: &'static str) {
+    describe();
+    ::metrics::counter!(
+        FALLBACK_CALLS,
+        "cause" => cause,
+        "layer" => layer,
+        "name" => name.to_owned()
+    )
+    .increment(1);
+}
+
+/// Counts a retrying call made inside another retrying call.
+pub(crate) fn nested_retry(outer: &'static str, inner: &'static str) {
+    describe();
+    ::metrics::counter!(RETRY_NESTED, "inner" => inner, "outer" => outer).increment(1);
+}
+
+/// A rejection counter of one instance, taken again when the recorder changes.
+pub(crate) fn rejections(
+    name: &str,
+    tags: &Tags,
+    kind: &'static str,
+) -> Cached<::metrics::Counter> {
+    let make = match kind {
+        "bulkhead" => |name: &str, tags: &Tags| {
+            ::metrics::counter!(REJECTIONS, labels(name, Some(("kind", "bulkhead")), tags))
+        },
+        "thread_pool_bulkhead" => |name: &str, tags: &Tags| {
+            ::metrics::counter!(
+                REJECTIONS,
+                labels(name, Some(("kind", "thread_pool_bulkhead")), tags)
+            )
+        },
+        _ => |name: &str, tags: &Tags| {
+            ::metrics::counter!(
+                REJECTIONS,
+                labels(name, Some(("kind", "rate_limiter")), tags)
+            )
+        },
+    };
+    Cached::new(name, tags, make)
 }
 
 /// The labels of one meter: `name`, the meter's own tag, then the
@@ -298,11 +453,11 @@ fn gauge(
 fn absolute(
     meter: &'static str,
     name: &str,
-    tag: (&'static str, &'static str),
+    tag: Option<(&'static str, &'static str)>,
     tags: &Tags,
     value: u64,
 ) {
-    ::metrics::counter!(meter, labels(name, Some(tag), tags)).absolute(value);
+    ::metrics::counter!(meter, labels(name, tag, tags)).absolute(value);
 }
 
 /// Handles taken from one recorder, taken again when the recorder changes.
@@ -360,6 +515,7 @@ pub(crate) mod circuit_breaker {
         failed: ::metrics::Histogram,
         ignored: ::metrics::Histogram,
         not_permitted: ::metrics::Counter,
+        rejected: ::metrics::Counter,
     }
 
     pub(crate) struct Meters {
@@ -382,6 +538,10 @@ pub(crate) mod circuit_breaker {
                     not_permitted: ::metrics::counter!(
                         CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
                         labels(name, Some(("kind", "not_permitted")), tags)
+                    ),
+                    rejected: ::metrics::counter!(
+                        REJECTIONS,
+                        labels(name, Some(("kind", "circuit_breaker")), tags)
                     ),
                 }
             }),
@@ -406,7 +566,10 @@ pub(crate) mod circuit_breaker {
                     .with(|h| h.ignored.record(elapsed.as_secs_f64()));
             }
             CircuitBreakerEvent::CallNotPermitted => {
-                meters.handles.with(|h| h.not_permitted.increment(1));
+                meters.handles.with(|h| {
+                    h.not_permitted.increment(1);
+                    h.rejected.increment(1);
+                });
             }
             CircuitBreakerEvent::StateTransition { to, .. } => {
                 states(&meters.handles.name, &meters.handles.tags, to);
@@ -494,11 +657,18 @@ pub(crate) mod retry {
             absolute(
                 RETRY_CALLS,
                 retry.name(),
-                ("kind", kind),
+                Some(("kind", kind)),
                 retry.tags(),
                 value,
             );
         }
+        absolute(
+            RETRY_ATTEMPTS,
+            retry.name(),
+            None,
+            retry.tags(),
+            retry.metrics().number_of_total_calls(),
+        );
     }
 }
 
@@ -509,9 +679,17 @@ pub(crate) mod bulkhead {
 
     use super::*;
 
-    pub(crate) fn meters(_: &str, _: &Tags) {}
+    pub(crate) type Meters = Cached<::metrics::Counter>;
 
-    pub(crate) fn record(_: &(), _: &Event<BulkheadEvent>) {}
+    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
+        rejections(name, tags, "bulkhead")
+    }
+
+    pub(crate) fn record(meters: &Meters, event: &Event<BulkheadEvent>) {
+        if let BulkheadEvent::CallRejected = event.kind() {
+            meters.with(|c| c.increment(1));
+        }
+    }
 
     pub(crate) fn refresh(bulkhead: &Bulkhead) {
         let m = bulkhead.metrics();
@@ -540,9 +718,17 @@ pub(crate) mod thread_pool_bulkhead {
 
     use super::*;
 
-    pub(crate) fn meters(_: &str, _: &Tags) {}
+    pub(crate) type Meters = Cached<::metrics::Counter>;
 
-    pub(crate) fn record(_: &(), _: &Event<ThreadPoolBulkheadEvent>) {}
+    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
+        rejections(name, tags, "thread_pool_bulkhead")
+    }
+
+    pub(crate) fn record(meters: &Meters, event: &Event<ThreadPoolBulkheadEvent>) {
+        if let ThreadPoolBulkheadEvent::CallRejected = event.kind() {
+            meters.with(|c| c.increment(1));
+        }
+    }
 
     pub(crate) fn refresh(bulkhead: &ThreadPoolBulkhead) {
         let m = bulkhead.metrics();
@@ -570,6 +756,14 @@ pub(crate) mod thread_pool_bulkhead {
         ] {
             gauge(meter, name, None, tags, f64::from(value));
         }
+        let age = bulkhead.oldest_queued_task_age().unwrap_or_default();
+        gauge(
+            THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE,
+            name,
+            None,
+            tags,
+            age.as_secs_f64(),
+        );
     }
 }
 
@@ -580,9 +774,17 @@ pub(crate) mod rate_limiter {
 
     use super::*;
 
-    pub(crate) fn meters(_: &str, _: &Tags) {}
+    pub(crate) type Meters = Cached<::metrics::Counter>;
 
-    pub(crate) fn record(_: &(), _: &Event<RateLimiterEvent>) {}
+    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
+        rejections(name, tags, "rate_limiter")
+    }
+
+    pub(crate) fn record(meters: &Meters, event: &Event<RateLimiterEvent>) {
+        if let RateLimiterEvent::FailedAcquire { .. } = event.kind() {
+            meters.with(|c| c.increment(1));
+        }
+    }
 
     pub(crate) fn refresh(limiter: &RateLimiter) {
         let m = limiter.metrics();
@@ -621,21 +823,21 @@ pub(crate) mod time_limiter {
         absolute(
             TIME_LIMITER_CALLS,
             name,
-            ("kind", "successful"),
+            Some(("kind", "successful")),
             tags,
             m.number_of_successful_calls(),
         );
         absolute(
             TIME_LIMITER_CALLS,
             name,
-            ("kind", "failed"),
+            Some(("kind", "failed")),
             tags,
             m.number_of_failed_calls(),
         );
         absolute(
             TIME_LIMITER_CALLS,
             name,
-            ("kind", "timeout"),
+            Some(("kind", "timeout")),
             tags,
             m.number_of_timeout_calls(),
         );

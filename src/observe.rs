@@ -53,6 +53,8 @@ pub fn observe(registries: &Registries) {
 /// Observes the global registries as soon as they are built.
 fn observe_global(registries: &'static Registries) {
     observe(registries);
+    #[cfg(feature = "metrics")]
+    crate::metrics::start_refresher();
 }
 
 inventory::submit! {
@@ -384,7 +386,7 @@ observed!(
     Bulkhead,
     BulkheadEvent,
     bulkheads,
-    (),
+    crate::metrics::bulkhead::Meters,
     bulkhead,
     bulkhead_event
 );
@@ -392,7 +394,7 @@ observed!(
     ThreadPoolBulkhead,
     ThreadPoolBulkheadEvent,
     thread_pool_bulkheads,
-    (),
+    crate::metrics::thread_pool_bulkhead::Meters,
     thread_pool_bulkhead,
     thread_pool_bulkhead_event
 );
@@ -400,7 +402,7 @@ observed!(
     RateLimiter,
     RateLimiterEvent,
     rate_limiters,
-    (),
+    crate::metrics::rate_limiter::Meters,
     rate_limiter,
     rate_limiter_event
 );

@@ -4,7 +4,11 @@
 
 #![allow(missing_debug_implementations)]
 
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::future::Future;
 use std::marker::PhantomData;
+use std::sync::{Mutex, PoisonError};
 
 pub use inventory;
 pub use resil_config::declared::{KindsOf, NoKinds};
@@ -204,6 +208,91 @@ impl<E> KindsOfAny for Kinds<E> {
     fn kind_fn(&self) -> Option<fn(&E) -> &'static str> {
         None
     }
+}
+
+/// A fallback of the `layer` instance `name` is about to run for `error`:
+/// counted in `resil_fallback_calls_total` with the metrics feature, by the
+/// rejection's kind, the error's kind (`kind`, when the type has kinds) or
+/// `error`.
+#[inline]
+#[allow(unused_variables)] // without the metrics feature nothing is counted
+pub fn count_fallback<E>(
+    name: &'static str,
+    layer: Aspect,
+    error: &Error<E>,
+    kind: Option<fn(&E) -> &'static str>,
+) {
+    #[cfg(feature = "metrics")]
+    {
+        let cause = match error {
+            Error::Inner(e) => kind.map_or("error", |k| k(e)),
+            other => other.rejection_kind().unwrap_or("error"),
+        };
+        crate::metrics::fallback_called(name, layer.as_str(), cause);
+    }
+}
+
+thread_local! {
+    /// The retry whose attempt this thread is running, if any.
+    static RETRYING: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// Puts the outer retry back, also when the attempt panics.
+struct Restore(Option<&'static str>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        RETRYING.set(self.0);
+    }
+}
+
+/// Enters the retry `name` on this thread; a retry already there is an
+/// outer one (nested retry).
+#[inline]
+fn enter_retry(name: &'static str, first: bool) -> Restore {
+    let outer = RETRYING.replace(Some(name));
+    if first && let Some(outer) = outer {
+        nested_retry(outer, name);
+    }
+    Restore(outer)
+}
+
+/// The seed's "retry at several layers": counted, and said once per pair.
+#[cold]
+fn nested_retry(outer: &'static str, inner: &'static str) {
+    static SEEN: Mutex<BTreeSet<(&'static str, &'static str)>> = Mutex::new(BTreeSet::new());
+    #[cfg(feature = "metrics")]
+    crate::metrics::nested_retry(outer, inner);
+    let first = SEEN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert((outer, inner));
+    if first {
+        tracing::warn!(
+            target: "resil::retry",
+            outer,
+            inner,
+            "retry `{inner}` runs inside retry `{outer}`: the attempts multiply (up to the product of both max-attempts reach the downstream); retry at one layer only"
+        );
+    }
+}
+
+/// Runs the retry `name`'s call `f` in its scope (the attributes' sync retry).
+#[inline(always)]
+pub fn retry_scope<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
+    let _restore = enter_retry(name, true);
+    f()
+}
+
+/// Polls the retry `name`'s future `f` in its scope (the attributes' async retry).
+pub async fn retry_scope_async<F: Future>(name: &'static str, f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut first = true;
+    std::future::poll_fn(move |cx| {
+        let _restore = enter_retry(name, std::mem::take(&mut first));
+        f.as_mut().poll(cx)
+    })
+    .await
 }
 
 /// The circuit breaker's classifier, naming errors by their kinds when they have some.

@@ -424,19 +424,22 @@ impl<'a> Chain<'a> {
                 let recv = self.receiver_ident(true);
                 let next = self.layer(i + 1, &recv);
                 let copies = self.attempt_copies();
+                // in a retry scope, so that a retrying call inside another
+                // one is seen (`resil_retry_nested_total`)
+                let name = Self::name(args);
                 if is_async {
                     quote! {
-                        #site.get().decorate_async(&__resil_retry_classifier, || {
+                        #p::retry_scope_async(#name, #site.get().decorate_async(&__resil_retry_classifier, || {
                             #copies
                             async move { #next }
-                        }).await
+                        })).await
                     }
                 } else {
                     quote! {
-                        #site.get().decorate(&__resil_retry_classifier, || {
+                        #p::retry_scope(#name, || #site.get().decorate(&__resil_retry_classifier, || {
                             #copies
                             #next
-                        })
+                        }))
                     }
                 }
             }
@@ -706,11 +709,28 @@ impl<'a> Chain<'a> {
         let call = quote_spanned! {span=>
             #tr::<(#(#types,)*), #err, #ret, _>::call(#path, (#(#values,)*), __resil_error)
         };
-        if self.func.is_async() {
+        let call = if self.func.is_async() {
             quote!(#call.await)
         } else {
             call
-        }
+        };
+        // counted as `resil_fallback_calls_total{name, layer, cause}`
+        let p = &self.p;
+        let name = Self::name(args);
+        let aspect = format_ident!("{}", aspect_variant(args.aspect));
+        quote! {{
+            #p::count_fallback(
+                #name,
+                #p::Aspect::#aspect,
+                &__resil_error,
+                {
+                    #[allow(unused_imports)]
+                    use #p::{KindsOfAny as _, KindsOfClassify as _};
+                    (&&#p::Kinds::<#err>::new()).kind_fn()
+                },
+            );
+            #call
+        }}
     }
 
     /// After the outermost layer: its fallback, or rejections folded into `E`.

@@ -5,6 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use resil_config::Aspect;
 use resil_core::Error;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
@@ -167,7 +168,7 @@ impl CloudCircuitBreaker {
                 GroupBulkhead::Semaphore(b) => b.decorate(limited),
                 GroupBulkhead::ThreadPool(b) => b.decorate(limited),
             })
-            .unwrap_or_else(fallback)
+            .unwrap_or_else(|e| parts.fall_back(e, fallback))
     }
 
     /// Runs the future `f` returns through the time limiter, the group's
@@ -227,7 +228,15 @@ impl CloudCircuitBreaker {
                     .await
             }
         };
-        result.unwrap_or_else(fallback)
+        result.unwrap_or_else(|e| parts.fall_back(e, fallback))
+    }
+}
+
+impl Parts {
+    /// Runs the fallback, counted as the breaker's in `resil_fallback_calls_total`.
+    fn fall_back<T, E>(&self, error: Error<E>, fallback: impl FnOnce(Error<E>) -> T) -> T {
+        crate::__private::count_fallback(self.id, Aspect::CircuitBreaker, &error, None);
+        fallback(error)
     }
 }
 

@@ -304,6 +304,43 @@ impl ThreadPoolBulkhead {
         }
     }
 
+    /// How long the task that has waited longest in the queue has waited,
+    /// on the pool's clock; `None` when nothing is queued. A queue whose
+    /// oldest task is older than its callers' time limit runs work nobody
+    /// waits for any more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let config = ThreadPoolBulkheadConfig::builder()
+    ///     .core_thread_pool_size(1)
+    ///     .max_thread_pool_size(1)
+    ///     .queue_capacity(5)
+    ///     .build()?;
+    /// let clock = ManualClock::new();
+    /// let pool = ThreadPoolBulkhead::with_clock("report", config, clock.clone());
+    /// assert_eq!(pool.oldest_queued_task_age(), None);
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let busy = pool.submit(move || gate.recv().is_ok());
+    /// let queued = pool.submit(|| true);
+    /// clock.advance(Duration::from_millis(250));
+    /// assert_eq!(pool.oldest_queued_task_age(), Some(Duration::from_millis(250)));
+    /// release.send(()).unwrap();
+    /// assert!(busy.wait()? && queued.wait()?);
+    /// assert_eq!(pool.oldest_queued_task_age(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn oldest_queued_task_age(&self) -> Option<Duration> {
+        let s = self.shared();
+        let submitted = lock(&s.pool).oldest().map(Job::submitted)?;
+        Some(s.clock.now().saturating_duration_since(submitted))
+    }
+
     /// Submits `f` to run on the pool; the returned [`Submission`] resolves
     /// with its value.
     ///
@@ -371,7 +408,7 @@ impl ThreadPoolBulkhead {
             .iter()
             .map(|p| p.capture())
             .collect();
-        let (job, submission) = task::new(f, contexts, s.full());
+        let (job, submission) = task::new(f, contexts, s.full(), s.clock.now());
         let admission = lock(&s.pool).admit(job);
         match admission {
             Admission::Queued => {

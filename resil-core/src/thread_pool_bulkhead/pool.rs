@@ -258,6 +258,11 @@ impl<J> Pool<J> {
         self.active
     }
     /// Queued jobs not owed to a waiting worker.
+    /// The job that has waited longest, if any is queued.
+    pub(super) fn oldest(&self) -> Option<&J> {
+        self.queue.front()
+    }
+
     pub(super) fn queue_depth(&self) -> usize {
         self.queue.len().saturating_sub(self.waiting)
     }

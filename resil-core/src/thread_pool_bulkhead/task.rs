@@ -75,11 +75,13 @@ impl Waiter {
 
 use crate::sync::std_lock::lock;
 
-/// Creates a task: the job for the pool and the submission for the caller.
+/// Creates a task, submitted at `submitted` on the pool's clock: the job
+/// for the pool and the submission for the caller.
 pub(super) fn new<F, T>(
     f: F,
     contexts: Vec<CapturedContext>,
     full: BulkheadFull,
+    submitted: Nanos,
 ) -> (Job, Submission<T>)
 where
     F: FnOnce() -> T + Send + 'static,
@@ -92,7 +94,10 @@ where
             staged: None,
         }),
     });
-    let job = Job(Some(task.clone()));
+    let job = Job {
+        task: Some(task.clone()),
+        submitted,
+    };
     let submission = Submission {
         state: State::Pending {
             outcome: task,
@@ -164,21 +169,29 @@ where
 /// A task in the queue. Dropped without running (a failed thread start, a
 /// shutdown that gave up waiting), it resolves its submission with
 /// `BulkheadFull`.
-pub(super) struct Job(Option<Arc<dyn Runnable>>);
+pub(super) struct Job {
+    task: Option<Arc<dyn Runnable>>,
+    submitted: Nanos,
+}
 
 impl Job {
     /// Runs the task on this thread; the outcome reaches the caller when the
     /// returned [`Ran`] is delivered (or dropped).
     pub(super) fn run(mut self, events: &EventPublisher<ThreadPoolBulkheadEvent>) -> Ran {
-        let task = self.0.take().expect("a job runs once");
+        let task = self.task.take().expect("a job runs once");
         task.run(events);
         Ran(task)
+    }
+
+    /// When it was submitted, on the pool's clock.
+    pub(super) fn submitted(&self) -> Nanos {
+        self.submitted
     }
 }
 
 impl Drop for Job {
     fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
+        if let Some(task) = self.task.take() {
             task.abandon();
         }
     }
