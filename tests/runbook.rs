@@ -21,17 +21,19 @@ use crate::app::downstream::InventoryHttpClient;
 const CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/resilience.toml");
 const RUNBOOK: &str = include_str!("../RUNBOOK.md");
 
-/// The `resilience4j_*` meter names the runbook writes.
+/// The `resilience4j_*` and `resil_*` meter names the runbook writes.
 fn named_meters() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
-    let mut rest = RUNBOOK;
-    while let Some(at) = rest.find("resilience4j_") {
-        let name: String = rest[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        rest = &rest[at + name.len()..];
-        names.insert(name);
+    for prefix in ["resilience4j_", "resil_"] {
+        let mut rest = RUNBOOK;
+        while let Some(at) = rest.find(prefix) {
+            let name: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            rest = &rest[at + name.len()..];
+            names.insert(name);
+        }
     }
     names
 }
@@ -78,6 +80,13 @@ async fn every_meter_the_runbook_names_is_exported_after_traffic() {
         .collect();
     let named = named_meters();
     assert!(named.len() >= 10, "the runbook names {named:?}");
+    for ours in [
+        "resil_rejections_total",
+        "resil_retry_attempts_total",
+        "resil_fallback_calls_total",
+    ] {
+        assert!(named.contains(ours), "the runbook names {named:?}");
+    }
     let missing: Vec<&String> = named.iter().filter(|n| !exported.contains(*n)).collect();
     assert!(
         missing.is_empty(),

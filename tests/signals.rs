@@ -287,3 +287,48 @@ fn a_retry_inside_a_retry_is_counted_and_said_once() {
     assert_eq!(warnings, 1, "{log}");
     assert!(log.contains("WARN resil::retry"), "{log}");
 }
+
+/// FORCED_OPEN without a limit (the seed's 11.1) is said when it is made.
+#[tokio::test]
+async fn forcing_open_without_a_limit_is_a_warning() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt as _;
+
+    setup();
+    resil::registries()
+        .circuit_breakers()
+        .circuit_breaker("sig-forced");
+    let router = resil::actuator::Actuator::builder()
+        .state_changes("token")
+        .build()
+        .router();
+    let force = |body: &'static str| {
+        let router = router.clone();
+        async move {
+            let response = router
+                .oneshot(
+                    Request::post("/actuator/circuitbreakers/sig-forced")
+                        .header("authorization", "Bearer token")
+                        .header("content-type", "application/json")
+                        .body(Body::from(body))
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            assert!(response.status().is_success(), "{}", response.status());
+        }
+    };
+    let said = || {
+        String::from_utf8(LOG.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("circuit breaker `sig-forced` forced open with no limit"))
+            .count()
+    };
+    force(r#"{"updateState":"FORCE_OPEN","for":"10m"}"#).await;
+    assert_eq!(said(), 0);
+    force(r#"{"updateState":"FORCE_OPEN"}"#).await;
+    assert_eq!(said(), 1);
+    force(r#"{"updateState":"CLOSE"}"#).await;
+}

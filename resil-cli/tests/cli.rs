@@ -38,6 +38,7 @@ wait-duration-in-open-state = "10s"
 
 [retry.instances.orders]
 max-attempts = 2
+retry-errors = ["ConnectionRefused"]
 "#;
 
 #[test]

@@ -306,6 +306,21 @@ impl ResilienceBuilder {
         let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let mut d = parts.d;
+        if d.errors.is_empty() {
+            anti_patterns(
+                &Built {
+                    circuit_breakers: &circuit_breakers,
+                    retries: &retries,
+                    bulkheads: &bulkheads,
+                    thread_pool_bulkheads: &thread_pool_bulkheads,
+                    rate_limiters: &rate_limiters,
+                    time_limiters: &time_limiters,
+                },
+                &doc,
+                &ctx,
+                &mut d,
+            );
+        }
         d.errors.sort();
         d.warnings.sort();
         if !d.errors.is_empty() || (self.strict && !d.warnings.is_empty()) {
@@ -335,6 +350,110 @@ impl ResilienceBuilder {
             cloud: doc.cloud.clone(),
         };
         Ok(Resilience { registries, report })
+    }
+}
+
+/// The registries as built, before they become [`Registries`].
+struct Built<'a> {
+    circuit_breakers: &'a Registry<resil_core::circuit_breaker::CircuitBreaker>,
+    retries: &'a Registry<resil_core::retry::Retry>,
+    bulkheads: &'a Registry<resil_core::bulkhead::Bulkhead>,
+    thread_pool_bulkheads: &'a Registry<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>,
+    rate_limiters: &'a Registry<resil_core::rate_limiter::RateLimiter>,
+    time_limiters: &'a Registry<resil_core::time_limiter::TimeLimiter>,
+}
+
+/// The seed's anti-patterns (its section 32) that the configuration alone
+/// shows, as warnings at the instance they are about. Instances of one name
+/// are taken as one function's stack, as the attributes build it.
+fn anti_patterns(built: &Built<'_>, doc: &Document, ctx: &Ctx, d: &mut Diagnostics) {
+    let at = |aspect: Aspect, name: &str, message: String| match doc
+        .module(aspect)
+        .instances
+        .get(name)
+    {
+        Some(table) => table.problem(message),
+        None => ConfigProblem::new(
+            ctx.file.clone(),
+            ctx.path(&file::Origin::File, &[aspect.as_str(), "instances", name]),
+            None,
+            message,
+        ),
+    };
+    // Retry every error, the refusals of the layers inside it included.
+    for retry in built.retries.all() {
+        let config = retry.config();
+        if config.max_attempts() < 2 || !config.retry_errors().is_empty() {
+            continue;
+        }
+        let name = retry.name();
+        let inside = [
+            (
+                built.circuit_breakers.find(name).is_some(),
+                "CallNotPermitted",
+                "circuit breaker",
+            ),
+            (
+                built.bulkheads.find(name).is_some()
+                    || built.thread_pool_bulkheads.find(name).is_some(),
+                "BulkheadFull",
+                "bulkhead",
+            ),
+            (
+                built.rate_limiters.find(name).is_some(),
+                "RequestNotPermitted",
+                "rate limiter",
+            ),
+        ];
+        let retried: Vec<(&str, &str)> = inside
+            .iter()
+            .filter(|(present, kind, _)| {
+                *present && !config.ignore_errors().iter().any(|k| &**k == *kind)
+            })
+            .map(|(_, kind, layer)| (*kind, *layer))
+            .collect();
+        if retried.is_empty() {
+            continue;
+        }
+        let kinds: Vec<&str> = retried.iter().map(|(k, _)| *k).collect();
+        let layers: Vec<&str> = retried.iter().map(|(_, l)| *l).collect();
+        d.warn(at(
+            Aspect::Retry,
+            name,
+            format!(
+                "retries every error, the refusals of the {} `{name}` inside it included ({}): retrying a refusal adds load exactly when the downstream needs less (the seed's anti-pattern 'retry every exception'); name the errors worth retrying in `retry-errors`, or list the refusals in `ignore-errors`",
+                match layers.split_last() {
+                    Some((last, [])) => (*last).to_owned(),
+                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                    None => String::new(),
+                },
+                kinds.join(", "),
+            ),
+        ));
+    }
+    // A thread-pool queue that cannot drain within the time limit.
+    for pool in built.thread_pool_bulkheads.all() {
+        let name = pool.name();
+        let Some(limiter) = built.time_limiters.find(name) else {
+            continue;
+        };
+        let (queue, threads) = (
+            pool.config().queue_capacity(),
+            pool.config().max_thread_pool_size(),
+        );
+        let timeout = limiter.config().timeout_duration();
+        if queue <= threads || timeout.is_zero() {
+            continue;
+        }
+        let rounds = queue.div_ceil(threads);
+        d.warn(at(
+            Aspect::ThreadPoolBulkhead,
+            name,
+            format!(
+                "a full queue of {queue} tasks on {threads} threads drains in {rounds} rounds; when the tasks take as long as time limiter `{name}` allows ({}), the last ones start after their callers gave up, and run anyway (a thread cannot be stopped): keep `queue-capacity` at most `max-thread-pool-size`, or the timeout well above the tasks' latency times {rounds}",
+                resil_core::clock::format_duration(timeout),
+            ),
+        ));
     }
 }
 

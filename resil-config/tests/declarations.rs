@@ -101,6 +101,17 @@ fn load(toml: &str, strict: bool) -> Result<Resilience, InitError> {
         .load()
 }
 
+/// `load`, with the declared retry told which errors to retry, so that it
+/// does not retry the refusals of the layers inside it (a warning of its own).
+fn load_quiet(toml: &str, strict: bool) -> Result<Resilience, InitError> {
+    load(
+        &format!(
+            "{toml}\n[retry.instances.inventory-query]\nretry-errors = [\"ConnectionRefused\"]\n"
+        ),
+        strict,
+    )
+}
+
 #[test]
 fn every_declaration_is_found_sorted() {
     let found: Vec<(Aspect, &str, &str)> = declarations()
@@ -166,9 +177,23 @@ sliding-window-size = 10
             .sliding_window_size(),
         40
     );
+    // the declared retry retries the refusals of the breaker and the
+    // bulkhead of its name (no `retry-errors`): the seed's anti-pattern
+    let (retried, warnings): (Vec<_>, Vec<_>) = report
+        .warnings()
+        .iter()
+        .partition(|w| w.key() == "retry.instances.inventory-query");
+    assert_eq!(retried.len(), 1, "{:?}", report.warnings());
+    assert!(
+        retried[0]
+            .message()
+            .contains("retries every error, the refusals of the circuit breaker and bulkhead `inventory-query` inside it included (CallNotPermitted, BulkheadFull)"),
+        "{}",
+        retried[0]
+    );
     // configured without declaration: a likely typo
-    assert_eq!(report.warnings().len(), 1, "{:?}", report.warnings());
-    let w = &report.warnings()[0];
+    assert_eq!(warnings.len(), 1, "{:?}", report.warnings());
+    let w = warnings[0];
     assert_eq!(w.key(), "circuitbreaker.instances.inventory-qurey");
     assert!(w.message().contains("no protected function in this binary declares circuitbreaker `inventory-qurey`; did you mean `inventory-query`?"), "{w}");
     // every declared and configured instance exists, eagerly
@@ -209,13 +234,28 @@ sliding-window-size = 10
         true,
     )
     .unwrap_err();
+    let keys: Vec<&str> = err.problems().iter().map(|p| p.key()).collect();
+    assert_eq!(
+        keys,
+        [
+            "circuitbreaker.instances.inventory-qurey",
+            "retry.instances.inventory-query"
+        ],
+        "{err}"
+    );
+    // with the refusals left out of the retry, only the typo remains
+    let err = load(
+        "[circuitbreaker.instances.inventory-qurey]\nsliding-window-size = 10\n[retry.instances.inventory-query]\nignore-errors = [\"CallNotPermitted\", \"BulkheadFull\"]\n",
+        true,
+    )
+    .unwrap_err();
     assert_eq!(err.problems().len(), 1, "{err}");
 }
 
 #[test]
 fn a_setting_the_attributes_cannot_honour_is_a_warning() {
     let file = "[timelimiter.instances.payment]\ntimeout-duration = \"2s\"\ncancel-running-future = false\n";
-    let loaded = load(file, false).unwrap_or_else(|e| panic!("{e}"));
+    let loaded = load_quiet(file, false).unwrap_or_else(|e| panic!("{e}"));
     let warnings = loaded.report().warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let w = &warnings[0];
@@ -236,7 +276,7 @@ fn a_setting_the_attributes_cannot_honour_is_a_warning() {
     assert!(!limiter.config().cancel_running_future());
 
     // inherited from configs.default, the key path is where the value is
-    let inherited = load(
+    let inherited = load_quiet(
         "[timelimiter.configs.default]\ncancel-running-future = false\n",
         false,
     )
@@ -250,9 +290,9 @@ fn a_setting_the_attributes_cannot_honour_is_a_warning() {
     assert_eq!(keys, ["timelimiter.configs.default.cancel-running-future"]);
 
     // strict: an error; the default (true): nothing to say
-    let err = load(file, true).unwrap_err();
+    let err = load_quiet(file, true).unwrap_err();
     assert_eq!(err.problems().len(), 1, "{err}");
-    let fine = load(
+    let fine = load_quiet(
         "[timelimiter.instances.payment]\ncancel-running-future = true\n",
         true,
     );

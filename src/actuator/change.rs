@@ -182,7 +182,16 @@ pub(super) fn change_circuit_breaker(
         Some("CLOSE") => cb.transition_to_closed_state(),
         Some("FORCE_OPEN") => match limit {
             Some(limit) => cb.transition_to_forced_open_state_for(limit),
-            None => cb.transition_to_forced_open_state(),
+            None => {
+                // the seed's 11.1: a forced open needs an end, or it outlives
+                // the incident that called for it
+                tracing::warn!(
+                    target: "resil::actuator",
+                    name,
+                    "circuit breaker `{name}` forced open with no limit: it refuses every call until someone closes it; give a limit, {{\"updateState\":\"FORCE_OPEN\",\"for\":\"10m\"}}"
+                );
+                cb.transition_to_forced_open_state()
+            }
         },
         Some("DISABLE") => cb.transition_to_disabled_state(),
         Some("METRICS_ONLY") => cb.transition_to_metrics_only_state(),

@@ -78,6 +78,16 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
             ::core::result::Result::Ok(__resil_value)
         }
         ::core::result::Result::Err(__resil_error) => {
+            ::resil::__private::count_fallback(
+                "inventory-query",
+                ::resil::__private::Aspect::CircuitBreaker,
+                &__resil_error,
+                {
+                    #[allow(unused_imports)]
+                    use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+                    (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
+                },
+            );
             __ResilCircuitBreakerFallback::<
                 (&str, Mode),
                 DbError,
