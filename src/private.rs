@@ -19,7 +19,7 @@ pub use resil_core::circuit_breaker::{CircuitBreaker, Classifier as CircuitBreak
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};
 pub use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
-pub use resil_core::time_limiter::TimeLimiter;
+pub use resil_core::time_limiter::{DetachedTimeLimiterFuture, TimeLimiter, TimeLimiterFuture};
 pub use resil_core::{Error, Rejection};
 
 /// `Result<T, E>`, seen through a type that may be an alias (`io::Result<T>`).
@@ -293,6 +293,91 @@ pub async fn retry_scope_async<F: Future>(name: &'static str, f: F) -> F::Output
         f.as_mut().poll(cx)
     })
     .await
+}
+
+/// The body future of an async `#[time_limiter]`, for autoref
+/// specialization: `(&&Detach::new(fut)).time_limit(tl)` with
+/// [`DetachSendStatic`] and [`DetachAny`] in scope leaves a `Send + 'static`
+/// future running after a timeout when the limiter's configuration says
+/// `cancel-running-future = false`, and cancels any other.
+pub struct Detach<F>(Cell<Option<F>>);
+
+impl<F> Detach<F> {
+    /// The probe around the future.
+    #[inline(always)]
+    pub fn new(future: F) -> Self {
+        Detach(Cell::new(Some(future)))
+    }
+
+    #[inline(always)]
+    fn take(&self) -> F {
+        match self.0.take() {
+            Some(f) => f,
+            None => unreachable!("the expansion takes the future once"),
+        }
+    }
+}
+
+/// Chosen when the future is `Send + 'static`: the detached call.
+pub trait DetachSendStatic {
+    /// The future.
+    type Fut;
+    /// Time-limits the future, leaving it running on timeout when configured so.
+    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> DetachedTimeLimiterFuture<'t, Self::Fut>;
+}
+
+impl<F, T, E> DetachSendStatic for &Detach<F>
+where
+    F: Future<Output = Result<T, Error<E>>> + Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    type Fut = F;
+    #[inline(always)]
+    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> DetachedTimeLimiterFuture<'t, F> {
+        let future = self.take();
+        tl.decorate_async_detached(move || future)
+    }
+}
+
+/// Chosen otherwise: the future is cancelled on timeout, whatever the
+/// configuration says (said once per limiter when it asks otherwise).
+pub trait DetachAny {
+    /// The future.
+    type Fut;
+    /// Time-limits the future, cancelling it on timeout.
+    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> TimeLimiterFuture<'t, Self::Fut>;
+}
+
+impl<F, T, E> DetachAny for Detach<F>
+where
+    F: Future<Output = Result<T, Error<E>>>,
+{
+    type Fut = F;
+    #[inline(always)]
+    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> TimeLimiterFuture<'t, F> {
+        if !tl.config().cancel_running_future() {
+            cannot_detach(tl.name());
+        }
+        let future = self.take();
+        tl.decorate_async(move || future)
+    }
+}
+
+#[cold]
+fn cannot_detach(name: &str) {
+    static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    if SAID
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.to_owned())
+    {
+        tracing::warn!(
+            target: "resil::time_limiter",
+            name,
+            "time limiter `{name}` has cancel-running-future = false, but the future of its `#[time_limiter]` is not `Send`: it is cancelled on timeout; make the body's future `Send`, or call `TimeLimiter::call_async_detached` by hand"
+        );
+    }
 }
 
 /// The circuit breaker's classifier, naming errors by their kinds when they have some.

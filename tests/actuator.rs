@@ -74,6 +74,7 @@ const QUERY_RETRY: Declaration = Declaration {
     fallback: None,
     error_type: "InventoryError",
     error_kinds: &["ConnectionRefused"],
+    detachable: false,
 };
 const QUERY_BREAKER: Declaration = Declaration {
     aspect: Aspect::CircuitBreaker,

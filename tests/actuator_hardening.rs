@@ -27,6 +27,7 @@ const QUERY_BREAKER: Declaration = Declaration {
     fallback: None,
     error_type: "InventoryError",
     error_kinds: &["ConnectionRefused"],
+    detachable: false,
 };
 
 fn loaded() -> (Arc<Registries>, Report) {

@@ -1012,7 +1012,7 @@ impl Binder for TimeLimiter {
         }
         vec![(
             "cancel-running-future",
-            "`#[time_limiter]` always cancels the call on timeout (the future it protects borrows the function's arguments, so it cannot run on in the background); call `TimeLimiter::call_async_detached` with a `'static` future to let it finish",
+            "this `#[time_limiter]` cancels the call on timeout (its future borrows the function's arguments, or a fallback needs them afterwards, so it cannot run on in the background); an async function of owned arguments without a fallback at or outside the time limiter leaves it running, or call `TimeLimiter::call_async_detached` with a `'static` future",
         )]
     }
 }

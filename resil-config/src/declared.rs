@@ -142,6 +142,7 @@ impl fmt::Display for Aspect {
 ///         use resil_config::declared::NoKinds as _;
 ///         resil_config::declared::KindsOf::<InventoryError>::KINDS
 ///     },
+///     detachable: false,
 /// };
 /// assert_eq!(DECLARED.error_kinds(), ["ConnectionRefused", "OutOfStock"]);
 /// assert!(DECLARED.path().ends_with("::query"));
@@ -166,6 +167,8 @@ pub struct Declaration {
     pub error_type: &'static str,
     #[doc(hidden)]
     pub error_kinds: &'static [&'static str],
+    #[doc(hidden)]
+    pub detachable: bool,
 }
 
 inventory::collect!(Declaration);
@@ -206,6 +209,13 @@ impl Declaration {
     /// The error type of the function's `Result`, as written.
     pub fn error_type(&self) -> &'static str {
         self.error_type
+    }
+    /// A `#[time_limiter]` whose future owns what it uses (an async
+    /// function of owned arguments, without a fallback that needs them), so
+    /// that `cancel-running-future = false` leaves it running after a
+    /// timeout; `false` for every other attribute.
+    pub fn detachable(&self) -> bool {
+        self.detachable
     }
     /// The kind names of the error type (`#[derive(resil::Classify)]`), empty
     /// when it has none.

@@ -903,7 +903,16 @@ fn check_honoured<P: Binder>(
     effective: &Bound<P::Config>,
     d: &mut Diagnostics,
 ) {
-    let site = sites[0];
+    // a `#[time_limiter]` whose future owns what it uses honours
+    // `cancel-running-future = false`: only the others are said
+    let sites: Vec<&'static Declaration> = sites
+        .iter()
+        .copied()
+        .filter(|s| !(aspect == Aspect::TimeLimiter && s.detachable()))
+        .collect();
+    let Some(&site) = sites.first() else {
+        return;
+    };
     for (key, why) in P::unhonoured_by_attributes(&effective.config) {
         if let Some(setting) = effective.provenance.get(key) {
             d.warn(setting.problem(format!(

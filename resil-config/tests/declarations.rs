@@ -45,6 +45,7 @@ macro_rules! declare {
                         use resil_config::declared::NoKinds as _;
                         resil_config::declared::KindsOf::<$error>::KINDS
                     },
+                    detachable: false,
                 }
             }
         };
@@ -392,6 +393,7 @@ fn explicit_declarations_replace_the_linked_ones() {
         fallback: None,
         error_type: "E",
         error_kinds: &[],
+        detachable: false,
     }];
     let loaded = Resilience::builder()
         .file_contents("resilience.toml", "")

@@ -26,6 +26,7 @@ static DECLARED: [Declaration; 2] = [
         fallback: None,
         error_type: "PaymentError",
         error_kinds: &[],
+        detachable: false,
     },
     Declaration {
         aspect: Aspect::Bulkhead,
@@ -37,6 +38,7 @@ static DECLARED: [Declaration; 2] = [
         fallback: None,
         error_type: "InventoryError",
         error_kinds: &[],
+        detachable: false,
     },
 ];
 

@@ -29,6 +29,7 @@ static DECLARED: [Declaration; 1] = [Declaration {
     fallback: None,
     error_type: "E",
     error_kinds: &[],
+    detachable: false,
 }];
 
 #[test]

@@ -21,6 +21,7 @@ macro_rules! query {
             fallback: None,
             error_type: "InventoryError",
             error_kinds: KINDS,
+            detachable: false,
         }
     };
 }

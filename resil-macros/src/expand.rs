@@ -109,6 +109,9 @@ struct Chain<'a> {
     pool_clones: bool,
     /// Non-identifier patterns are bound to `__resil_argN` in the signature.
     bind_patterns: bool,
+    /// Items the layers need beside the statics (a detachable time
+    /// limiter's inner function).
+    nested: std::cell::RefCell<Vec<TokenStream>>,
 }
 
 impl<'a> Chain<'a> {
@@ -145,11 +148,43 @@ impl<'a> Chain<'a> {
             rename_self,
             pool_clones,
             bind_patterns,
+            nested: std::cell::RefCell::new(Vec::new()),
         }
     }
 
     fn has(&self, aspect: Aspect) -> bool {
         self.layers.iter().any(|l| l.aspect == aspect)
+    }
+
+    /// The time limiter at `i` can give its future away (to a task, when it
+    /// is `Send + 'static` and `cancel-running-future = false`): the
+    /// function is async, no fallback at or outside the time limiter needs
+    /// the arguments after it, and what lies inside the time limiter can be
+    /// a function of its own, whose future's auto traits the types decide:
+    /// no receiver, no generics, no `Self`, owned arguments without
+    /// patterns, lifetimes or `impl Trait`.
+    fn detachable(&self, i: usize) -> bool {
+        let f = self.func;
+        let owned = |p: &crate::parse::Param| {
+            p.passing == Passing::Owned
+                && p.pattern.is_none()
+                && !p.has_impl_trait
+                && !p.ty.to_token_stream().to_string().contains('\'')
+        };
+        f.is_async()
+            && self.layers[..=i].iter().all(|l| l.fallback.is_none())
+            && f.receiver.is_none()
+            && f.item.sig.generics.params.is_empty()
+            && f.params.iter().all(owned)
+            && !parse::mentions(f.item.block.to_token_stream(), &|id| id == "Self")
+    }
+
+    /// Where the time limiter is, if it can detach (see [`Chain::detachable`]).
+    fn detachable_time_limiter(&self) -> bool {
+        self.layers
+            .iter()
+            .position(|l| l.aspect == Aspect::TimeLimiter)
+            .is_some_and(|i| self.detachable(i))
     }
 
     fn expand(&self) -> TokenStream {
@@ -195,10 +230,12 @@ impl<'a> Chain<'a> {
         let arg_checks = self.argument_checks();
         let chain = self.layer(0, &self.receiver_ident(false));
         let finish = self.finish();
+        let nested = self.nested.take();
 
         let stmts = quote! {
             #(#declarations)*
             #(#statics)*
+            #(#nested)*
             #(#fallback_traits)*
             #arg_checks
             #(#classifiers)*
@@ -248,6 +285,7 @@ impl<'a> Chain<'a> {
         } else {
             quote!(&[])
         };
+        let detachable = args.aspect == Aspect::TimeLimiter && self.detachable_time_limiter();
         quote! {
             const _: () = {
                 #p::inventory::submit! {
@@ -261,6 +299,7 @@ impl<'a> Chain<'a> {
                         fallback: #fallback,
                         error_type: #error_type,
                         error_kinds: #kinds,
+                        detachable: #detachable,
                     }
                 }
             };
@@ -461,6 +500,33 @@ impl<'a> Chain<'a> {
                     quote!(#site.get().decorate(move || #p::inner(#body)))
                 };
                 quote!({ #copies #call })
+            }
+            Aspect::TimeLimiter if self.detachable(i) => {
+                // What is inside the time limiter becomes a function of the
+                // owned arguments, so that its future owns what it uses and
+                // its `Send` is known here: such a future runs on after a
+                // timeout when the configuration asks.
+                let next = self.layer(i + 1, recv);
+                let (ok, err) = (&self.ok, &self.err);
+                let params = self.func.params.iter().map(|a| {
+                    let (ident, ty) = (&a.ident, &a.ty);
+                    let m = a.mutable.then(|| quote!(mut));
+                    quote!(#m #ident: #ty)
+                });
+                let args = self.func.params.iter().map(|a| &a.ident);
+                self.nested.borrow_mut().push(quote! {
+                    #[allow(clippy::too_many_arguments)]
+                    async fn __resil_time_limited(#(#params),*)
+                        -> ::core::result::Result<#ok, #p::Error<#err>>
+                    {
+                        #next
+                    }
+                });
+                quote! {{
+                    #[allow(unused_imports)]
+                    use #p::{DetachAny as _, DetachSendStatic as _};
+                    (&&#p::Detach::new(__resil_time_limited(#(#args),*))).time_limit(#site.get()).await
+                }}
             }
             Aspect::RateLimiter if args.permits.is_some() => {
                 let next = self.layer(i + 1, recv);
