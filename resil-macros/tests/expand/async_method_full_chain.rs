@@ -7,7 +7,8 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             "query", file : ::core::file!(), line : ::core::line!(), fallback :
             ::core::option::Option::None, error_type : "InventoryError", error_kinds : {
             #[allow(unused_imports)] use ::resil::__private::NoKinds as _;
-            ::resil::__private::KindsOf:: < InventoryError > ::KINDS }, }
+            ::resil::__private::KindsOf:: < InventoryError > ::KINDS }, detachable :
+            false, }
         }
     };
     const _: () = {
@@ -18,7 +19,7 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             ::core::line!(), fallback : ::core::option::Option::Some("Self::unknown"),
             error_type : "InventoryError", error_kinds : { #[allow(unused_imports)] use
             ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
-            InventoryError > ::KINDS }, }
+            InventoryError > ::KINDS }, detachable : false, }
         }
     };
     const _: () = {
@@ -29,7 +30,7 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             ::core::line!(), fallback : ::core::option::Option::None, error_type :
             "InventoryError", error_kinds : { #[allow(unused_imports)] use
             ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
-            InventoryError > ::KINDS }, }
+            InventoryError > ::KINDS }, detachable : false, }
         }
     };
     const _: () = {
@@ -40,7 +41,7 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             ::core::line!(), fallback : ::core::option::Option::None, error_type :
             "InventoryError", error_kinds : { #[allow(unused_imports)] use
             ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
-            InventoryError > ::KINDS }, }
+            InventoryError > ::KINDS }, detachable : false, }
         }
     };
     const _: () = {
@@ -51,7 +52,7 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             ::core::line!(), fallback : ::core::option::Option::None, error_type :
             "InventoryError", error_kinds : { #[allow(unused_imports)] use
             ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: <
-            InventoryError > ::KINDS }, }
+            InventoryError > ::KINDS }, detachable : false, }
         }
     };
     static __RESIL_RETRY: ::resil::__private::CallSite<::resil::__private::Retry> = ::resil::__private::CallSite::new(

@@ -7,7 +7,7 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
             ::core::line!(), fallback : ::core::option::Option::Some("degraded"),
             error_type : "DbError", error_kinds : { #[allow(unused_imports)] use
             ::resil::__private::NoKinds as _; ::resil::__private::KindsOf:: < DbError >
-            ::KINDS }, }
+            ::KINDS }, detachable : false, }
         }
     };
     static __RESIL_CIRCUIT_BREAKER: ::resil::__private::CallSite<

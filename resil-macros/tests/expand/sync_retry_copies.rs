@@ -7,7 +7,7 @@ fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Erro
             ::core::line!(), fallback : ::core::option::Option::None, error_type :
             "Error", error_kinds : { #[allow(unused_imports)] use
             ::my_resil::__private::NoKinds as _; ::my_resil::__private::KindsOf:: < Error
-            > ::KINDS }, }
+            > ::KINDS }, detachable : false, }
         }
     };
     static __RESIL_RETRY: ::my_resil::__private::CallSite<

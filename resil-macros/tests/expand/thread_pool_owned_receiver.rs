@@ -9,7 +9,7 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
             "<io::Result<Report>as::resil::__private::IsResult>::Err", error_kinds : {
             #[allow(unused_imports)] use ::resil::__private::NoKinds as _;
             ::resil::__private::KindsOf:: < < io::Result < Report > as
-            ::resil::__private::IsResult > ::Err > ::KINDS }, }
+            ::resil::__private::IsResult > ::Err > ::KINDS }, detachable : false, }
         }
     };
     static __RESIL_THREAD_POOL_BULKHEAD: ::resil::__private::CallSite<
