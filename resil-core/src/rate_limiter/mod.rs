@@ -70,6 +70,7 @@
 //! # Ok::<(), resil_core::ConfigError>(())
 //! ```
 
+mod cluster;
 mod config;
 mod error;
 mod event;
@@ -94,6 +95,7 @@ pub use self::metrics::RateLimiterMetrics;
 
 use self::state::{Core, Decision, nanos_to_wait};
 use crate::clock::{Clock, Nanos, SharedClock, Sleep, SystemClock};
+use crate::cluster::ClusterLimiterMetrics;
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
@@ -116,6 +118,7 @@ struct Inner {
     waiting: AtomicU32,
     event_consumer_buffer_size: u32,
     events: EventPublisher<RateLimiterEvent>,
+    cluster: Option<cluster::Cluster>,
 }
 
 impl RateLimiter {
@@ -142,17 +145,36 @@ impl RateLimiter {
         clock: SharedClock,
         tags: Tags,
     ) -> Self {
-        RateLimiter {
-            inner: Arc::new(Inner {
-                events: EventPublisher::new(name.clone(), clock.clone()),
-                core: Core::new(&config, clock.now().as_u64()),
-                name,
-                clock,
-                tags,
-                waiting: AtomicU32::new(0),
-                event_consumer_buffer_size: config.event_consumer_buffer_size,
-            }),
+        let inner = Arc::new(Inner {
+            events: EventPublisher::new(name.clone(), clock.clone()),
+            core: Core::new(&config, clock.now().as_u64()),
+            name,
+            clock,
+            tags,
+            waiting: AtomicU32::new(0),
+            event_consumer_buffer_size: config.event_consumer_buffer_size,
+            cluster: config.cluster.map(cluster::Cluster::new),
+        });
+        if let Some(c) = &inner.cluster {
+            let weak = Arc::downgrade(&inner);
+            c.settings.backend.watch(Box::new(move |up| {
+                if let Some(inner) = weak.upgrade()
+                    && let Some(c) = &inner.cluster
+                    && c.observe(up)
+                {
+                    inner
+                        .events
+                        .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
+                }
+            }));
         }
+        RateLimiter { inner }
+    }
+
+    /// The fleet-wide counters and the backend's state, for a limiter whose
+    /// limit is shared with other processes (see [`crate::cluster`]).
+    pub fn cluster_metrics(&self) -> Option<ClusterLimiterMetrics> {
+        self.inner.cluster.as_ref().map(cluster::Cluster::metrics)
     }
 
     /// The limiter's name.
@@ -169,6 +191,7 @@ impl RateLimiter {
             limit_refresh_period: Duration::from_nanos(core.period()),
             timeout_duration: Duration::from_nanos(core.timeout()),
             event_consumer_buffer_size: self.inner.event_consumer_buffer_size,
+            cluster: self.inner.cluster.as_ref().map(|c| c.settings.clone()),
         }
     }
 
@@ -708,7 +731,10 @@ impl Inner {
 
     #[inline]
     fn decide(&self, permits: u32, timeout: u64) -> Decision {
-        self.core.acquire(|| self.now(), permits, timeout)
+        match &self.cluster {
+            None => self.core.acquire(|| self.now(), permits, timeout),
+            Some(c) => c.acquire(self, permits, timeout),
+        }
     }
 
     #[inline]
