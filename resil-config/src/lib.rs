@@ -146,6 +146,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 mod bind;
+mod cluster;
 pub mod declared;
 pub mod duration;
 mod env;

@@ -247,6 +247,9 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
 
     /// The round trips made so far (for benchmarks and tests).
     fn round_trips(&self) -> u64;
+
+    /// Where the backend is, without secrets (`redis://host:port/db`), for reports.
+    fn location(&self) -> String;
 }
 
 /// Cluster settings of a rate limiter: which backend, which key, how many
@@ -260,7 +263,8 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
 /// use resil_core::cluster::{ClusterFailureMode, RateLimiterCluster};
 /// use std::time::Duration;
 ///
-/// let cluster = RateLimiterCluster::new(backend(), "resil:ratelimiter:partner-api")
+/// let cluster = RateLimiterCluster::new(backend())
+///     .key("resil:ratelimiter:partner-api") // the default for a limiter named `partner-api`
 ///     .lease(10)
 ///     .timeout(Duration::from_millis(20))
 ///     .failure_mode(ClusterFailureMode::Deny);
@@ -269,23 +273,30 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
 #[derive(Clone)]
 pub struct RateLimiterCluster {
     pub(crate) backend: Arc<dyn ClusterBackend>,
-    pub(crate) key: Arc<str>,
+    pub(crate) key: Option<Arc<str>>,
     pub(crate) lease: u32,
     pub(crate) timeout: Duration,
     pub(crate) failure_mode: ClusterFailureMode,
 }
 
 impl RateLimiterCluster {
-    /// Settings on `backend` under `key`: a lease of 1 permit, the default
-    /// timeout (50 ms) and failure mode (`local`).
-    pub fn new(backend: Arc<dyn ClusterBackend>, key: impl Into<Arc<str>>) -> Self {
+    /// Settings on `backend`: the key `resil:ratelimiter:<name>`, a lease
+    /// of 1 permit, the default timeout (50 ms) and failure mode (`local`).
+    pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         RateLimiterCluster {
             backend,
-            key: key.into(),
+            key: None,
             lease: 1,
             timeout: DEFAULT_CLUSTER_TIMEOUT,
             failure_mode: ClusterFailureMode::Local,
         }
+    }
+
+    /// The key every process of the limiter shares (default
+    /// `resil:ratelimiter:<name>`).
+    pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.key = Some(key.into());
+        self
     }
 
     /// Permits taken per round trip (at least 1, at most `limit_for_period`).
@@ -311,9 +322,9 @@ impl RateLimiterCluster {
         &self.backend
     }
 
-    /// The shared key.
-    pub fn key(&self) -> &str {
-        &self.key
+    /// The shared key, when set (else the limiter's default).
+    pub fn key_name(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// Permits taken per round trip.
@@ -365,21 +376,28 @@ impl fmt::Debug for RateLimiterCluster {
 #[derive(Clone)]
 pub struct CircuitBreakerCluster {
     pub(crate) backend: Arc<dyn ClusterBackend>,
-    pub(crate) key: Arc<str>,
+    pub(crate) key: Option<Arc<str>>,
     pub(crate) timeout: Duration,
     pub(crate) probe_expiry: Duration,
 }
 
 impl CircuitBreakerCluster {
-    /// Settings on `backend` under `key`, with the default timeout (50 ms)
-    /// and probe expiry (10 s).
-    pub fn new(backend: Arc<dyn ClusterBackend>, key: impl Into<Arc<str>>) -> Self {
+    /// Settings on `backend`: the key `resil:circuitbreaker:<name>`, the
+    /// default timeout (50 ms) and probe expiry (10 s).
+    pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         CircuitBreakerCluster {
             backend,
-            key: key.into(),
+            key: None,
             timeout: DEFAULT_CLUSTER_TIMEOUT,
             probe_expiry: DEFAULT_PROBE_EXPIRY,
         }
+    }
+
+    /// The key every process of the breaker shares (default
+    /// `resil:circuitbreaker:<name>`).
+    pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.key = Some(key.into());
+        self
     }
 
     /// The longest a call waits on the backend for a probe.
@@ -399,9 +417,9 @@ impl CircuitBreakerCluster {
         &self.backend
     }
 
-    /// The shared key.
-    pub fn key(&self) -> &str {
-        &self.key
+    /// The shared key, when set (else the breaker's default).
+    pub fn key_name(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// The longest a call waits on the backend for a probe.

@@ -20,7 +20,7 @@
 //!     .limit_for_period(100)
 //!     .limit_refresh_period(Duration::from_secs(1))
 //!     .timeout_duration(Duration::ZERO)
-//!     .cluster(Some(RateLimiterCluster::new(backend, "resil:ratelimiter:partner-api").lease(10)))
+//!     .cluster(Some(RateLimiterCluster::new(backend).lease(10))) // key resil:ratelimiter:partner-api
 //!     .build()?;
 //! let limiter = RateLimiter::new("partner-api", config);
 //! let _admitted = limiter.try_acquire_permission(1);
@@ -474,6 +474,10 @@ impl ClusterBackend for RedisBackend {
 
     fn round_trips(&self) -> u64 {
         self.shared.round_trips.load(Ordering::Relaxed)
+    }
+
+    fn location(&self) -> String {
+        self.shared.url.clone()
     }
 }
 

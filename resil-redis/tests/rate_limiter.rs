@@ -42,7 +42,8 @@ fn limiter(
         .limit_refresh_period(period)
         .timeout_duration(timeout)
         .cluster(Some(
-            RateLimiterCluster::new(backend, key)
+            RateLimiterCluster::new(backend)
+                .key(key)
                 .lease(lease)
                 .timeout(Duration::from_millis(50))
                 .failure_mode(mode),

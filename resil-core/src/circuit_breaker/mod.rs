@@ -75,6 +75,7 @@
 
 mod call;
 mod classifier;
+mod cluster;
 mod config;
 mod error;
 mod event;
@@ -102,6 +103,7 @@ pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
 pub use self::metrics::CircuitBreakerMetrics;
 pub use self::state::State;
 
+use self::cluster::Probe;
 use self::state::{Slot, Word};
 use self::window::{CountWindow, Counts, Outcome, SharedWindow, TimeWindow, Window};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
@@ -142,6 +144,8 @@ struct Inner {
     /// The pending auto-transition timer and the generation it belongs to.
     timer: Mutex<(u32, TimerHandle)>,
     events: EventPublisher<CircuitBreakerEvent>,
+    /// The fleet's half-open probe budget, when shared.
+    cluster: Option<cluster::Cluster>,
 }
 
 struct MetricsCell {
@@ -275,8 +279,13 @@ impl CircuitBreaker {
             MetricsCell::new(Window::Empty, u32::MAX),
         ];
         let events = EventPublisher::new(name.clone(), clock.clone());
+        let cluster = config
+            .cluster
+            .clone()
+            .map(|c| cluster::Cluster::new(c, &name, permitted));
         CircuitBreaker {
             inner: Arc::new_cyclic(|me| Inner {
+                cluster,
                 me: me.clone(),
                 slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
                 name,
@@ -358,7 +367,16 @@ impl CircuitBreaker {
     /// raises the budget above `permitted_number_of_calls_in_half_open_state`
     /// (Resilience4j does not bound it).
     pub fn release_permission(&self) {
-        self.inner.release(None);
+        self.inner.give_back(None);
+    }
+
+    /// Whether the backend that holds the fleet's half-open probe budget is
+    /// up (`None` for a breaker whose HALF_OPEN is its own).
+    pub fn cluster_backend_up(&self) -> Option<bool> {
+        self.inner
+            .cluster
+            .as_ref()
+            .map(cluster::Cluster::backend_up)
     }
 
     /// Records a successful call that took `elapsed`.
@@ -761,7 +779,16 @@ impl Inner {
                             Ordering::AcqRel,
                             Ordering::Acquire,
                         ) {
-                            Ok(_) => return Ok(Permit::Probe(w.generation())),
+                            Ok(_) => {
+                                let permit = Permit::Probe(w.generation());
+                                match self.cluster.as_ref().map(cluster::Cluster::take) {
+                                    None | Some(Probe::Taken | Probe::Local) => {
+                                        return Ok(permit);
+                                    }
+                                    // the fleet has probed enough: not this call
+                                    Some(Probe::Refused) => self.release(Some(permit)),
+                                }
+                            }
                             Err(actual) => {
                                 w = Word(actual);
                                 continue;
@@ -825,6 +852,25 @@ impl Inner {
         }
     }
 
+    /// Gives back a probe permit, to the process's budget and (for a probe
+    /// taken in HALF_OPEN) to the fleet's.
+    fn give_back(&self, permit: Option<Permit>) {
+        self.release(permit);
+        if let Some(c) = &self.cluster
+            && !matches!(permit, Some(Permit::Free))
+            && self.load().state() == State::HalfOpen
+        {
+            c.finish(false);
+        }
+    }
+
+    /// The fleet's half-open episode is decided (by this process).
+    fn end_episode(&self) {
+        if let Some(c) = &self.cluster {
+            c.end_episode();
+        }
+    }
+
     /// Records a finished call into the current state's metrics and lets the
     /// state react (Resilience4j records into the state current at completion).
     #[inline]
@@ -833,7 +879,7 @@ impl Inner {
             Verdict::Success => false,
             Verdict::Failure(_) => true,
             Verdict::Ignored(kind) => {
-                self.release(permit);
+                self.give_back(permit);
                 if self.load().state().allows_publish() && self.events.is_active() {
                     self.events.publish_at(
                         end,
@@ -872,15 +918,24 @@ impl Inner {
                     self.trip(w.generation(), failure, slow);
                 }
             }
-            State::HalfOpen => match self.check(counts, cell.minimum_calls) {
-                Check::BelowMinimum => {}
-                Check::Below => {
-                    self.transition_and_publish(Some(w.generation()), Target::Closed);
+            State::HalfOpen => {
+                if let Some(c) = &self.cluster
+                    && !matches!(permit, Some(Permit::Free))
+                {
+                    c.finish(true);
                 }
-                Check::Exceeded { .. } => {
-                    self.transition_and_publish(Some(w.generation()), Target::Open);
+                match self.check(counts, cell.minimum_calls) {
+                    Check::BelowMinimum => {}
+                    Check::Below => {
+                        self.transition_and_publish(Some(w.generation()), Target::Closed);
+                        self.end_episode();
+                    }
+                    Check::Exceeded { .. } => {
+                        self.transition_and_publish(Some(w.generation()), Target::Open);
+                        self.end_episode();
+                    }
                 }
-            },
+            }
             State::MetricsOnly => {
                 if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
                     self.publish_exceeded_once(end, failure, slow);

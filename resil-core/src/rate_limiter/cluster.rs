@@ -29,6 +29,8 @@ use crate::sync::{AtomicBool, AtomicU64, Ordering};
 /// The cluster part of a rate limiter.
 pub(crate) struct Cluster {
     pub(crate) settings: RateLimiterCluster,
+    /// The key in effect (the settings' or the default).
+    key: Arc<str>,
     shared: Arc<Shared>,
 }
 
@@ -93,10 +95,15 @@ impl Pool {
 }
 
 impl Cluster {
-    pub(crate) fn new(settings: RateLimiterCluster) -> Self {
+    pub(crate) fn new(settings: RateLimiterCluster, name: &str) -> Self {
         let up = settings.backend.is_up();
+        let key = settings
+            .key
+            .clone()
+            .unwrap_or_else(|| format!("resil:ratelimiter:{name}").into());
         Cluster {
             settings,
+            key,
             shared: Arc::new(Shared {
                 pool: Mutex::new(Pool::default()),
                 answered: Condvar::new(),
@@ -200,7 +207,7 @@ impl Cluster {
         let shared = Arc::clone(&self.shared);
         let limit = inner.core.epoch().limit as u32;
         let request = PermitRequest {
-            key: Arc::clone(&self.settings.key),
+            key: Arc::clone(&self.key),
             limit,
             period: Duration::from_nanos(inner.core.period()),
             need,

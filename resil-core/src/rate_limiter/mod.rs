@@ -145,6 +145,10 @@ impl RateLimiter {
         clock: SharedClock,
         tags: Tags,
     ) -> Self {
+        let cluster = config
+            .cluster
+            .clone()
+            .map(|c| cluster::Cluster::new(c, &name));
         let inner = Arc::new(Inner {
             events: EventPublisher::new(name.clone(), clock.clone()),
             core: Core::new(&config, clock.now().as_u64()),
@@ -153,7 +157,7 @@ impl RateLimiter {
             tags,
             waiting: AtomicU32::new(0),
             event_consumer_buffer_size: config.event_consumer_buffer_size,
-            cluster: config.cluster.map(cluster::Cluster::new),
+            cluster,
         });
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
