@@ -58,6 +58,7 @@
 //! | [`registries`] | the process-wide registries the attributes use |
 //! | [`metrics`](mod@metrics) (feature `metrics`) | Resilience4j's Micrometer meters through the `metrics` facade |
 //! | [`actuator`] (feature `actuator`) | Spring Boot's actuator endpoints as an axum router |
+//! | [`cluster`](mod@cluster), `redis` (feature `redis`) | rate limits and half-open probes shared by a fleet, on Redis |
 //!
 //! # Features
 //!
@@ -66,7 +67,9 @@
 //! | `metrics` | every meter of Resilience4j's Micrometer binders, with its names and tags, through the [`metrics`](https://docs.rs/metrics) facade ([`metrics`](mod@metrics)) |
 //! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`) |
 //! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
-//! | `full` | all three |
+//! | `tower` | `tower` layers of every primitive |
+//! | `redis` | `cluster-url` on rate limiters and circuit breakers: a limit, and a half-open probe budget, shared by every process through Redis (the [`redis`](https://docs.rs/redis) crate on tokio; [`cluster`](mod@cluster)) |
+//! | `full` | all of them |
 //!
 //! With any of them, the global registries are observed from the moment
 //! they are built (by [`init`] or by the first protected call); registries
@@ -156,6 +159,12 @@ pub mod metrics;
 mod observe;
 #[cfg(feature = "tower")]
 pub mod tower;
+
+/// The Redis backend of the fleet ([`cluster`](mod@cluster)): [`RedisBackend`](redis::RedisBackend).
+#[cfg(feature = "redis")]
+pub mod redis {
+    pub use resil_redis::*;
+}
 #[cfg(feature = "tracing")]
 mod trace;
 

@@ -135,8 +135,16 @@ fn breaker_child_process() {
     let Ok(url) = std::env::var(CHILD) else {
         return;
     };
-    let cb = breaker(&url, "resil:circuitbreaker:{fleet}", 4, Duration::from_secs(30));
-    let start: u64 = std::env::var("RESIL_BREAKER_START").unwrap().parse().unwrap();
+    let cb = breaker(
+        &url,
+        "resil:circuitbreaker:{fleet}",
+        4,
+        Duration::from_secs(30),
+    );
+    let start: u64 = std::env::var("RESIL_BREAKER_START")
+        .unwrap()
+        .parse()
+        .unwrap();
     while (std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
