@@ -39,8 +39,6 @@ struct Shared {
     answered: Condvar,
     round_trips: AtomicU64,
     leased: AtomicU64,
-    spent: AtomicU64,
-    discarded: AtomicU64,
     fallback: AtomicU64,
     /// The backend's state as this limiter last published it.
     pub(crate) up: AtomicBool,
@@ -56,6 +54,10 @@ struct Pool {
     next_id: u64,
     /// The last personal answer (a reservation or a refusal) and its request.
     answer: Option<(u64, Answer)>,
+    /// Leased permits spent, and left unspent when their cycle ended
+    /// (counted under the lock: the hot path takes it anyway).
+    spent: u64,
+    discarded: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -69,28 +71,23 @@ enum Answer {
 
 impl Pool {
     /// Takes `permits` from the pool if it holds them and its cycle is not over.
-    fn take(&mut self, shared: &Shared, now: u64, permits: u32) -> bool {
+    #[inline]
+    fn take(&mut self, now: u64, permits: u32) -> bool {
         if now >= self.deadline {
-            self.discard(shared);
+            self.discard();
             return false;
         }
         if self.permits >= permits {
             self.permits -= permits;
-            shared
-                .spent
-                .fetch_add(u64::from(permits), Ordering::Relaxed);
+            self.spent += u64::from(permits);
             return true;
         }
         false
     }
 
-    fn discard(&mut self, shared: &Shared) {
-        if self.permits > 0 {
-            shared
-                .discarded
-                .fetch_add(u64::from(self.permits), Ordering::Relaxed);
-            self.permits = 0;
-        }
+    fn discard(&mut self) {
+        self.discarded += u64::from(self.permits);
+        self.permits = 0;
     }
 }
 
@@ -109,8 +106,6 @@ impl Cluster {
                 answered: Condvar::new(),
                 round_trips: AtomicU64::new(0),
                 leased: AtomicU64::new(0),
-                spent: AtomicU64::new(0),
-                discarded: AtomicU64::new(0),
                 fallback: AtomicU64::new(0),
                 up: AtomicBool::new(up),
             }),
@@ -124,11 +119,15 @@ impl Cluster {
 
     pub(crate) fn metrics(&self) -> ClusterLimiterMetrics {
         let s = &*self.shared;
+        let (spent, discarded) = {
+            let pool = s.pool.lock();
+            (pool.spent, pool.discarded)
+        };
         ClusterLimiterMetrics {
             round_trips: s.round_trips.load(Ordering::Relaxed),
             leased: s.leased.load(Ordering::Relaxed),
-            spent: s.spent.load(Ordering::Relaxed),
-            discarded: s.discarded.load(Ordering::Relaxed),
+            spent,
+            discarded,
             fallback_calls: s.fallback.load(Ordering::Relaxed),
             up: self.settings.backend.is_up(),
         }
@@ -140,9 +139,10 @@ impl Cluster {
         let lease = self.settings.lease;
         let backend = &self.settings.backend;
         // The wait on the backend is bounded in real time, whatever clock
-        // the limiter reads (a manual clock in a test does not stop it).
+        // the limiter reads (a manual clock in a test does not stop it);
+        // read only by calls that wait.
         let real = SystemClock::new();
-        let give_up = real.now().saturating_add(self.settings.timeout);
+        let mut give_up = None;
         let mut late = false;
         let mut mine: Option<u64> = None;
         loop {
@@ -169,7 +169,7 @@ impl Cluster {
                         Answer::Pooled => {}
                     }
                 }
-                if pool.take(shared, now, permits) {
+                if pool.take(now, permits) {
                     let low = pool.permits.saturating_mul(2) < lease;
                     if !(low && lease > 1 && !pool.in_flight && backend.is_up()) {
                         return Decision::Granted { wait: 0 };
@@ -190,6 +190,8 @@ impl Cluster {
                     mine = Some(pool.next_id);
                     (pool.next_id, permits)
                 } else {
+                    let give_up = *give_up
+                        .get_or_insert_with(|| real.now().saturating_add(self.settings.timeout));
                     let left = give_up.saturating_duration_since(real.now());
                     late = left.is_zero() || shared.answered.wait_for(&mut pool, left).timed_out();
                     continue;
@@ -236,14 +238,14 @@ impl Cluster {
                         if pool.cycle == cycle && now < pool.deadline {
                             pool.permits = pool.permits.saturating_add(permits);
                         } else {
-                            pool.discard(&shared);
+                            pool.discard();
                             pool.cycle = cycle;
                             pool.permits = permits;
                             pool.deadline = deadline;
                         }
                         if now >= pool.deadline {
                             // the cycle ended while the answer travelled
-                            pool.discard(&shared);
+                            pool.discard();
                         }
                         Answer::Pooled
                     }
