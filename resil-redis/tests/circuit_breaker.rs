@@ -111,6 +111,29 @@ fn the_deciding_process_starts_a_new_episode_for_the_fleet() {
 }
 
 #[test]
+fn a_process_that_leaves_half_open_ends_the_episode() {
+    let Some(redis) =
+        RedisServer::start_or_skip("a_process_that_leaves_half_open_ends_the_episode")
+    else {
+        return;
+    };
+    let key = "resil:circuitbreaker:{leave}";
+    let a = breaker(&redis.url(), key, 2, Duration::from_secs(30));
+    let b = breaker(&redis.url(), key, 2, Duration::from_secs(30));
+    assert_eq!(probes(&a, 1), 1);
+    assert_eq!(probes(&b, 1), 1);
+    // one probe each: neither has the 2 results it needs to decide, and the
+    // fleet has no probe left
+    a.on_success(Duration::from_millis(1));
+    b.on_success(Duration::from_millis(1));
+    assert_eq!(probes(&b, 1), 0);
+    // a goes back to OPEN (as max-wait-duration-in-half-open-state would
+    // send it): the episode ends, and b probes the next one
+    a.transition_to_open_state().unwrap();
+    eventually("b probes again", || probes(&b, 1) == 1);
+}
+
+#[test]
 fn with_redis_down_each_process_probes_on_its_own_budget() {
     let Some(mut redis) =
         RedisServer::start_or_skip("with_redis_down_each_process_probes_on_its_own_budget")

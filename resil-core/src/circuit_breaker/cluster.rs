@@ -5,11 +5,19 @@
 //! timeout). Refused there, it gives its local permit back and is not
 //! permitted. The process keeps the tokens of the probes it holds; a probe
 //! that records a result spends its token (it stays counted for the
-//! episode), one that is released or ignored gives it back. The process
-//! that decides (HALF_OPEN → CLOSED or OPEN on the probes' results) ends the
-//! episode for the fleet. Tokens are interchangeable within a process, so
-//! the low-level protocol (`try_acquire_permission`, `on_success`, ...)
-//! needs no handle per call.
+//! episode), one that is released or ignored gives it back. A process that
+//! leaves HALF_OPEN (on its probes' results, on
+//! `max-wait-duration-in-half-open-state`, or by hand) ends the episode for
+//! the fleet, and processes still HALF_OPEN probe a new one. Tokens are
+//! interchangeable within a process, so the low-level protocol
+//! (`try_acquire_permission`, `on_success`, ...) needs no handle per call.
+//!
+//! Each process decides on its own probes, after
+//! `min(minimum_number_of_calls, permitted)` of them. When the fleet's
+//! probes are spread so thinly that no process gets that many, none
+//! decides: `max_wait_duration_in_half_open_state` (set it with a shared
+//! budget) sends them back to OPEN, which ends the episode; without it, the
+//! episode's key expires twice the probe expiry after its last probe.
 //!
 //! While the backend is down, or slower than the timeout, a probe goes by
 //! the process's own budget alone.
@@ -127,7 +135,7 @@ impl Cluster {
         }
     }
 
-    /// This process decided the half-open episode: the fleet starts afresh.
+    /// This process left its half-open episode: the fleet starts afresh.
     pub(crate) fn end_episode(&self) {
         self.held.lock().clear();
         self.settings.backend.end_probes(Arc::clone(&self.key));

@@ -864,7 +864,7 @@ impl Inner {
         }
     }
 
-    /// The fleet's half-open episode is decided (by this process).
+    /// This process left HALF_OPEN: the fleet's episode ends.
     fn end_episode(&self) {
         if let Some(c) = &self.cluster {
             c.end_episode();
@@ -928,11 +928,9 @@ impl Inner {
                     Check::BelowMinimum => {}
                     Check::Below => {
                         self.transition_and_publish(Some(w.generation()), Target::Closed);
-                        self.end_episode();
                     }
                     Check::Exceeded { .. } => {
                         self.transition_and_publish(Some(w.generation()), Target::Open);
-                        self.end_episode();
                     }
                 }
             }
@@ -1174,6 +1172,12 @@ impl Inner {
 
     /// Publishes the transition and arms (or cancels) the timer of the new state.
     fn after_transition(&self, mut t: Transitioned, to: State, reset: bool) {
+        if t.from == State::HalfOpen {
+            // This process left its half-open episode (decided, timed out or
+            // moved by hand): the fleet's episode ends with it, so that a
+            // process still HALF_OPEN is not left without probes.
+            self.end_episode();
+        }
         if t.from != to {
             self.events
                 .publish(|| CircuitBreakerEvent::StateTransition { from: t.from, to });
