@@ -133,6 +133,24 @@ impl Cluster {
         }
     }
 
+    /// Leased permits that calls may still spend now.
+    pub(crate) fn leased_now(&self, now: u64) -> i64 {
+        let pool = self.shared.pool.lock();
+        if now < pool.deadline {
+            i64::from(pool.permits)
+        } else {
+            0
+        }
+    }
+
+    /// Discards the leased permits (counted as discarded); returns how many.
+    pub(crate) fn drain(&self, now: u64) -> i64 {
+        let mut pool = self.shared.pool.lock();
+        let n = if now < pool.deadline { pool.permits } else { 0 };
+        pool.discard();
+        i64::from(n)
+    }
+
     /// The decision for `permits`, reserving up to `timeout` nanoseconds ahead.
     pub(crate) fn acquire(&self, inner: &Inner, permits: u32, timeout: u64) -> Decision {
         let shared = &*self.shared;

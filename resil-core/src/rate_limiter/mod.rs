@@ -44,6 +44,17 @@
 //!   configuration setting: call [`RateLimiter::drain_permissions`] where the
 //!   result calls for it.
 //!
+//! With cluster settings ([`RateLimiterConfigBuilder::cluster`], see
+//! [`crate::cluster`]) the limit is the fleet's: permits come from the
+//! backend in leases, cycles are the backend's (aligned to its clock, not
+//! to the limiter's creation), and the limiter's own state serves only the
+//! `local` failure mode. `metrics().available_permissions()` then counts
+//! the leased permits this process may still spend, and
+//! [`RateLimiter::drain_permissions`] discards them (the fleet's cycle goes
+//! on for the other processes). A call that must wait for a round trip
+//! blocks its thread for at most the cluster timeout, also in the async
+//! methods: the common call, served from the lease, does not.
+//!
 //! # Examples
 //!
 //! ```
@@ -238,7 +249,13 @@ impl RateLimiter {
     /// # Ok::<(), resil_core::ConfigError>(())
     /// ```
     pub fn metrics(&self) -> RateLimiterMetrics {
-        let (nanos_to_wait, available, cycle) = self.inner.next_permit();
+        let (nanos_to_wait, mut available, cycle) = self.inner.next_permit();
+        if let Some(c) = &self.inner.cluster
+            && c.settings.backend.is_up()
+        {
+            // the permits this process holds of the fleet's cycle
+            available = c.leased_now(self.inner.now());
+        }
         RateLimiterMetrics {
             available_permissions: available,
             waiting_threads: self.inner.waiting.load(Ordering::Relaxed),
@@ -401,7 +418,12 @@ impl RateLimiter {
     /// ```
     pub fn drain_permissions(&self) {
         let inner = &*self.inner;
-        let drained = inner.core.drain(|| inner.now());
+        let mut drained = inner.core.drain(|| inner.now());
+        if let Some(c) = &inner.cluster {
+            // a fleet-wide limiter drains the permits it leased (the fleet's
+            // cycle goes on for the other processes)
+            drained = c.drain(inner.now());
+        }
         inner
             .events
             .publish(|| RateLimiterEvent::Drained { permits: drained });
