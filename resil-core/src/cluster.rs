@@ -40,6 +40,15 @@
 //! server in the background and comes back up by itself. Leased permits that
 //! are still valid are spent first, down or not. Each change of the
 //! backend's state is published as an event of every instance that uses it.
+//!
+//! What an outage costs, in numbers: with `local`, each process admits its
+//! own `limit_for_period` per cycle while the backend is down (the fleet up
+//! to `processes × limit`); with `allow`, everything. A permit leased before
+//! the outage is still spent at most once, and an answer that comes after
+//! its caller gave up still fills the pool. A server restarted empty (no
+//! persistence) starts the current cycle afresh, so that one cycle may
+//! admit up to twice the limit; a server that keeps its data (AOF, a
+//! replica) does not.
 
 use std::fmt;
 use std::str::FromStr;
@@ -258,18 +267,21 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
 ///
 /// # Examples
 ///
-/// ```no_run
-/// # fn backend() -> std::sync::Arc<dyn resil_core::cluster::ClusterBackend> { unimplemented!() }
-/// use resil_core::cluster::{ClusterFailureMode, RateLimiterCluster};
+/// ```
+/// use resil_core::cluster::{ClusterBackend, ClusterFailureMode, RateLimiterCluster};
+/// use std::sync::Arc;
 /// use std::time::Duration;
 ///
-/// let cluster = RateLimiterCluster::new(backend())
-///     .key("resil:ratelimiter:partner-api") // the default for a limiter named `partner-api`
-///     .lease(10)
-///     .timeout(Duration::from_millis(20))
-///     .failure_mode(ClusterFailureMode::Deny);
-/// assert_eq!(cluster.lease_size(), 10);
-/// ```
+/// // `backend`: `resil::redis::RedisBackend::connect("redis://...")`, say
+/// fn partner_api(backend: Arc<dyn ClusterBackend>) -> RateLimiterCluster {
+///     RateLimiterCluster::new(backend)
+///         .key("resil:ratelimiter:partner-api") // the default for a limiter named `partner-api`
+///         .lease(10)
+///         .timeout(Duration::from_millis(20))
+///         .failure_mode(ClusterFailureMode::Deny)
+/// }
+/// # let _ = partner_api;
+/// /// ```
 #[derive(Clone)]
 pub struct RateLimiterCluster {
     pub(crate) backend: Arc<dyn ClusterBackend>,
