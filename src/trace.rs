@@ -47,6 +47,12 @@ pub(crate) fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
         CircuitBreakerEvent::SlowCallRateExceeded { slow_call_rate } => {
             debug!(target: T, name, slow_call_rate, "circuit breaker `{name}`: slow-call rate {slow_call_rate}% above its threshold");
         }
+        CircuitBreakerEvent::ClusterBackendChanged { up: false } => {
+            warn!(target: "resil::cluster", kind = "circuitbreaker", name, up = false, "circuit breaker `{name}`: the cluster backend is down; HALF_OPEN probes go by this process's own budget");
+        }
+        CircuitBreakerEvent::ClusterBackendChanged { up: true } => {
+            info!(target: "resil::cluster", kind = "circuitbreaker", name, up = true, "circuit breaker `{name}`: the cluster backend is up again");
+        }
         _ => {}
     }
 }

@@ -8,7 +8,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent, State,
+};
 use resil_core::cluster::{CircuitBreakerCluster, ClusterBackend};
 use resil_redis::{RedisBackend, RedisOptions};
 use resil_testkit::RedisServer;
@@ -143,6 +145,13 @@ fn with_redis_down_each_process_probes_on_its_own_budget() {
     let key = "resil:circuitbreaker:{down}";
     let a = breaker(&redis.url(), key, 2, Duration::from_secs(30));
     assert_eq!(a.cluster_backend_up(), Some(true));
+    let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&changes);
+    a.event_publisher().on_event(move |e| {
+        if let CircuitBreakerEvent::ClusterBackendChanged { up } = e.kind() {
+            seen.lock().unwrap().push(*up);
+        }
+    });
     redis.kill();
     let started = Instant::now();
     assert_eq!(probes(&a, 3), 2);
@@ -150,6 +159,10 @@ fn with_redis_down_each_process_probes_on_its_own_budget() {
     assert_eq!(a.cluster_backend_up(), Some(false));
     redis.restart();
     eventually("the backend is up", || a.cluster_backend_up() == Some(true));
+    eventually("both changes are published", || {
+        changes.lock().unwrap().len() == 2
+    });
+    assert_eq!(*changes.lock().unwrap(), [false, true]);
 }
 
 /// The child role of `processes_share_one_probe_budget`.

@@ -35,6 +35,8 @@ pub(crate) struct Cluster {
     budget: u32,
     /// Tokens of the probes this process holds.
     held: Mutex<Vec<u64>>,
+    /// The backend's state as this breaker last published it.
+    up: std::sync::atomic::AtomicBool,
 }
 
 /// What a probe request came to.
@@ -60,12 +62,19 @@ impl Cluster {
             .key
             .clone()
             .unwrap_or_else(|| format!("resil:circuitbreaker:{name}").into());
+        let up = settings.backend.is_up();
         Cluster {
             settings,
             key,
             budget,
             held: Mutex::new(Vec::new()),
+            up: std::sync::atomic::AtomicBool::new(up),
         }
+    }
+
+    /// Records a change of the backend's state; `true` when it is one.
+    pub(crate) fn observe(&self, up: bool) -> bool {
+        self.up.swap(up, std::sync::atomic::Ordering::AcqRel) != up
     }
 
     /// Takes one probe of the fleet's budget, waiting at most the timeout.

@@ -283,25 +283,37 @@ impl CircuitBreaker {
             .cluster
             .clone()
             .map(|c| cluster::Cluster::new(c, &name, permitted));
-        CircuitBreaker {
-            inner: Arc::new_cyclic(|me| Inner {
-                cluster,
-                me: me.clone(),
-                slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
-                name,
-                config,
-                clock,
-                tags,
-                word: AtomicU64::new(Word::new(State::Closed, Slot::Closed, 0, 0).0),
-                open_until: AtomicU64::new(0),
-                attempts: AtomicU32::new(0),
-                metrics_only_published: AtomicU32::new(0),
-                slots,
-                transition_lock: Mutex::new(()),
-                timer: Mutex::new((0, TimerHandle::none())),
-                events,
-            }),
+        let inner = Arc::new_cyclic(|me| Inner {
+            cluster,
+            me: me.clone(),
+            slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
+            name,
+            config,
+            clock,
+            tags,
+            word: AtomicU64::new(Word::new(State::Closed, Slot::Closed, 0, 0).0),
+            open_until: AtomicU64::new(0),
+            attempts: AtomicU32::new(0),
+            metrics_only_published: AtomicU32::new(0),
+            slots,
+            transition_lock: Mutex::new(()),
+            timer: Mutex::new((0, TimerHandle::none())),
+            events,
+        });
+        if let Some(c) = &inner.cluster {
+            let weak = Arc::downgrade(&inner);
+            c.settings.backend().watch(Box::new(move |up| {
+                if let Some(inner) = weak.upgrade()
+                    && let Some(c) = &inner.cluster
+                    && c.observe(up)
+                {
+                    inner
+                        .events
+                        .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
+                }
+            }));
         }
+        CircuitBreaker { inner }
     }
 
     /// The breaker's name.
