@@ -133,6 +133,25 @@ cluster-timeout = "20ms"
     }
 
     #[test]
+    fn the_environment_can_switch_the_fleet_on() {
+        let r = Resilience::builder()
+            .file_contents("resilience.toml", "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\n")
+            .env_vars([
+                (
+                    "RESIL_RATELIMITER__INSTANCES__PARTNER__CLUSTER_URL",
+                    "redis://127.0.0.1:6399/0",
+                ),
+                ("RESIL_RATELIMITER__INSTANCES__PARTNER__CLUSTER_LEASE", "5"),
+            ])
+            .declarations([])
+            .load()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let limiter = r.registries().rate_limiters().rate_limiter("partner");
+        let config = limiter.config();
+        assert_eq!(config.cluster().map(|c| c.lease_size()), Some(5));
+    }
+
+    #[test]
     fn the_breaker_takes_a_cluster_url() {
         let r = load(
             "[circuitbreaker.instances.partner]\ncluster-url = \"redis://127.0.0.1:6399/0\"\ncluster-probe-expiry = \"2s\"\n",
