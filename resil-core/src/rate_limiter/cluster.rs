@@ -26,6 +26,9 @@ use crate::cluster::{
 };
 use crate::sync::{AtomicBool, AtomicU64, Ordering};
 
+/// Answers kept for callers that wait; more would be for callers long gone.
+const MAX_ANSWERS: usize = 64;
+
 /// The cluster part of a rate limiter.
 pub(crate) struct Cluster {
     pub(crate) settings: RateLimiterCluster,
@@ -52,8 +55,9 @@ struct Pool {
     deadline: u64,
     in_flight: bool,
     next_id: u64,
-    /// The last personal answer (a reservation or a refusal) and its request.
-    answer: Option<(u64, Answer)>,
+    /// Answers to the requests that a caller waits for, by request; an
+    /// answer whose caller gave up is dropped once newer ones pile up.
+    answers: Vec<(u64, Answer)>,
     /// Leased permits spent, and left unspent when their cycle ended
     /// (counted under the lock: the hot path takes it anyway).
     spent: u64,
@@ -167,10 +171,10 @@ impl Cluster {
             let (id, need) = {
                 let mut pool = shared.pool.lock();
                 let now = inner.now();
-                if let Some((id, answer)) = pool.answer
-                    && Some(id) == mine
+                if let Some(m) = mine
+                    && let Some(at) = pool.answers.iter().position(|(id, _)| *id == m)
                 {
-                    pool.answer = None;
+                    let (_, answer) = pool.answers.swap_remove(at);
                     mine = None;
                     match answer {
                         Answer::Reserved(wait) => {
@@ -271,7 +275,13 @@ impl Cluster {
                     Ok(PermitGrant::Refused { .. }) => Answer::Refused,
                     Err(_) => Answer::Failed,
                 };
-                pool.answer = Some((id, answer));
+                if need > 0 {
+                    if pool.answers.len() >= MAX_ANSWERS {
+                        // the oldest: its caller stopped waiting long ago
+                        pool.answers.remove(0);
+                    }
+                    pool.answers.push((id, answer));
+                }
                 drop(pool);
                 shared.answered.notify_all();
             }),
