@@ -419,3 +419,154 @@ fn the_common_call_makes_no_round_trip() {
     );
     assert_eq!(m.spent_permits(), 500);
 }
+
+const OUTAGE_CHILD: &str = "RESIL_OUTAGE_CHILD";
+/// The phases of `processes_through_an_outage`, in cycles from the start:
+/// up, Redis killed, Redis back (the first cycles after the restart are
+/// left out: the backend comes back within a few health checks).
+const KILL_AT: u64 = 4;
+const RESTART_AT: u64 = 8;
+const RECOVERED_AT: u64 = 11;
+const END_AT: u64 = 14;
+
+/// The child role of `processes_through_an_outage_*`.
+#[test]
+fn outage_child_process() {
+    let Ok(url) = std::env::var(OUTAGE_CHILD) else {
+        return;
+    };
+    let start: u64 = std::env::var("RESIL_CLUSTER_START")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let key = std::env::var("RESIL_CLUSTER_KEY").unwrap();
+    let mode: ClusterFailureMode = std::env::var("RESIL_CLUSTER_MODE")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let limiter = limiter(
+        backend(&url),
+        &key,
+        LIMIT,
+        Duration::from_millis(PERIOD_MS),
+        LEASE,
+        mode,
+        Duration::ZERO,
+    );
+    sleep_until(start);
+    let mut admitted = Vec::new();
+    let end = start + END_AT * PERIOD_MS * 1000;
+    while unix_micros() < end {
+        if limiter.try_acquire_permission(1) {
+            admitted.push(unix_micros());
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    let m = limiter.cluster_metrics().unwrap();
+    let times: Vec<String> = admitted.iter().map(u64::to_string).collect();
+    println!(
+        "RESULT leased={} spent={} fallback={} admitted={}",
+        m.leased_permits(),
+        m.spent_permits(),
+        m.fallback_calls(),
+        times.join(",")
+    );
+}
+
+/// Two processes share a limit, Redis is killed mid-run and restarted:
+/// while it is up the fleet keeps the shared bound, while it is down each
+/// process follows `mode`, and no process spends a permit it did not lease.
+fn processes_through_an_outage(mode: ClusterFailureMode) {
+    let name = format!("processes_through_an_outage_{mode}");
+    let Some(mut redis) = RedisServer::start_or_skip(&name) else {
+        return;
+    };
+    const N: u32 = 2;
+    let period = PERIOD_MS * 1000;
+    let start = (unix_micros() / period + 8) * period;
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..N)
+        .map(|_| {
+            Command::new(&exe)
+                .args(["--exact", "outage_child_process", "--nocapture"])
+                .env(OUTAGE_CHILD, redis.url())
+                .env("RESIL_CLUSTER_START", start.to_string())
+                .env("RESIL_CLUSTER_KEY", format!("resil:ratelimiter:{{{name}}}"))
+                .env("RESIL_CLUSTER_MODE", mode.as_str())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    sleep_until(start + KILL_AT * period);
+    redis.kill();
+    sleep_until(start + RESTART_AT * period);
+    redis.restart();
+    let mut per_cycle = std::collections::BTreeMap::<u64, u32>::new();
+    for child in children {
+        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        let line = out
+            .lines()
+            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
+            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
+        let field = |name: &str| {
+            line.split(' ')
+                .find_map(|f| f.strip_prefix(name))
+                .unwrap_or_else(|| panic!("no {name} in {line}"))
+                .to_owned()
+        };
+        let leased: u64 = field("leased=").parse().unwrap();
+        let spent: u64 = field("spent=").parse().unwrap();
+        let fallback: u64 = field("fallback=").parse().unwrap();
+        assert!(spent <= leased, "spent {spent} of {leased} leased");
+        assert!(fallback > 0, "the outage reached the failure mode: {line}");
+        for t in field("admitted=").split(',').filter(|s| !s.is_empty()) {
+            let t: u64 = t.parse().unwrap();
+            *per_cycle.entry((t - start) / period).or_default() += 1;
+        }
+    }
+    let count = |c: u64| per_cycle.get(&c).copied().unwrap_or(0);
+    let shared = LIMIT + LEASE * (N - 1);
+    for c in (0..KILL_AT).chain(RECOVERED_AT..END_AT) {
+        assert!(count(c) <= shared, "cycle {c} with Redis up: {per_cycle:?}");
+    }
+    // the first cycle of the outage may still spend leased permits
+    for c in KILL_AT + 1..RESTART_AT {
+        let n = count(c);
+        match mode {
+            // each process's own limiter: cycles counted from its creation,
+            // so one Redis cycle may see two of its cycles
+            ClusterFailureMode::Local => {
+                assert!(n > 0 && n <= 2 * N * LIMIT, "cycle {c}: {n}: {per_cycle:?}")
+            }
+            ClusterFailureMode::Allow => {
+                assert!(
+                    n > shared,
+                    "cycle {c}: only {n} with `allow`: {per_cycle:?}"
+                )
+            }
+            ClusterFailureMode::Deny => assert_eq!(n, 0, "cycle {c}: {per_cycle:?}"),
+        }
+    }
+    // and the fleet is back on the shared limit, using it
+    let after: u32 = (RECOVERED_AT..END_AT).map(count).sum();
+    assert!(
+        after >= LIMIT,
+        "{after} admitted after the restart: {per_cycle:?}"
+    );
+}
+
+#[test]
+fn processes_through_an_outage_local() {
+    processes_through_an_outage(ClusterFailureMode::Local);
+}
+
+#[test]
+fn processes_through_an_outage_allow() {
+    processes_through_an_outage(ClusterFailureMode::Allow);
+}
+
+#[test]
+fn processes_through_an_outage_deny() {
+    processes_through_an_outage(ClusterFailureMode::Deny);
+}
