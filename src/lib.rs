@@ -59,6 +59,7 @@
 //! | [`metrics`](mod@metrics) (feature `metrics`) | Resilience4j's Micrometer meters through the `metrics` facade |
 //! | [`actuator`] (feature `actuator`) | Spring Boot's actuator endpoints as an axum router |
 //! | [`cloud`] (feature `cloud`) | Spring Cloud CircuitBreaker's `CircuitBreakerFactory` and `run(supplier, fallback)` |
+//! | [`cluster`](mod@cluster), `redis` (feature `redis`) | rate limits and half-open probes shared by a fleet, on Redis |
 //!
 //! # Features
 //!
@@ -69,6 +70,7 @@
 //! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
 //! | `tower` | each primitive as a `tower::Layer`, and `resil::tower::named` ([`tower`](mod@tower)) |
 //! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
+//! | `redis` | `cluster-url` on rate limiters and circuit breakers: a limit, and a half-open probe budget, shared by every process through Redis (the [`redis`](https://docs.rs/redis) crate on tokio; [`cluster`](mod@cluster)) |
 //! | `full` | all of them |
 //!
 //! With any of them, the global registries are observed from the moment
@@ -168,6 +170,12 @@ mod observe;
 mod sync;
 #[cfg(feature = "tower")]
 pub mod tower;
+
+/// The Redis backend of the fleet ([`cluster`](mod@cluster)): [`RedisBackend`](redis::RedisBackend).
+#[cfg(feature = "redis")]
+pub mod redis {
+    pub use resil_redis::*;
+}
 #[cfg(feature = "tracing")]
 mod trace;
 

@@ -27,6 +27,7 @@
 //! | `resilience4j_bulkhead_queue_depth`, `_queue_capacity`, `_thread_pool_size`, `_max_thread_pool_size`, `_core_thread_pool_size`, `_active_thread_count`, `_available_thread_count` | gauges | | the thread-pool bulkhead's snapshot |
 //! | `resilience4j_ratelimiter_available_permissions` | gauge | | permits in the current cycle (negative while reserved ahead) |
 //! | `resilience4j_ratelimiter_waiting_threads` | gauge | | callers waiting |
+//! | `resil_cluster_backend_up` | gauge | `kind` = `ratelimiter`, `circuitbreaker` | 1 while the instance's Redis backend answers, 0 while it is down (instances with a `cluster-url` only) |
 //! | `resilience4j_timelimiter_calls_total` | counter × 3 | `kind` = `successful`, `failed`, `timeout` | the time limiter's counts |
 //!
 //! Beyond Resilience4j's, signals its meters do not give, with bounded tags
@@ -163,6 +164,11 @@ pub const RATE_LIMITER_AVAILABLE_PERMISSIONS: &str =
     "resilience4j_ratelimiter_available_permissions";
 /// `resilience4j_ratelimiter_waiting_threads`: callers waiting (Resilience4j's underscore kept).
 pub const RATE_LIMITER_WAITING_THREADS: &str = "resilience4j_ratelimiter_waiting_threads";
+/// `resil_cluster_backend_up`: 1 while the Redis backend of a fleet-wide
+/// limiter (`kind` = `ratelimiter`) or half-open budget (`kind` =
+/// `circuitbreaker`) answers, 0 while it is down (only for instances with a
+/// `cluster-url`).
+pub const CLUSTER_BACKEND_UP: &str = "resil_cluster_backend_up";
 /// `resilience4j_timelimiter_calls_total`: calls by outcome (tag `kind` = `successful`, `failed`, `timeout`).
 pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
 /// `resil_retry_attempts_total`: attempts that reached the downstream, per retry.
@@ -359,6 +365,10 @@ pub(crate) fn describe() {
     describe_gauge!(
         RATE_LIMITER_WAITING_THREADS,
         "The number of waiting threads"
+    );
+    describe_gauge!(
+        CLUSTER_BACKEND_UP,
+        "Whether the cluster backend answers (1) or is down (0)"
     );
     describe_counter!(TIME_LIMITER_CALLS, "The number of calls");
     describe_counter!(
@@ -595,6 +605,15 @@ pub(crate) mod circuit_breaker {
         let (name, tags) = (cb.name(), cb.tags());
         let m = cb.metrics();
         states(name, tags, m.state());
+        if let Some(up) = cb.cluster_backend_up() {
+            gauge(
+                CLUSTER_BACKEND_UP,
+                name,
+                Some(("kind", "circuitbreaker")),
+                tags,
+                f64::from(u8::from(up)),
+            );
+        }
         let kind = |k| Some(("kind", k));
         gauge(
             CIRCUIT_BREAKER_BUFFERED_CALLS,
@@ -789,6 +808,15 @@ pub(crate) mod rate_limiter {
     pub(crate) fn refresh(limiter: &RateLimiter) {
         let m = limiter.metrics();
         let (name, tags) = (limiter.name(), limiter.tags());
+        if let Some(c) = limiter.cluster_metrics() {
+            gauge(
+                CLUSTER_BACKEND_UP,
+                name,
+                Some(("kind", "ratelimiter")),
+                tags,
+                f64::from(u8::from(c.backend_up())),
+            );
+        }
         gauge(
             RATE_LIMITER_AVAILABLE_PERMISSIONS,
             name,

@@ -47,6 +47,12 @@ pub(crate) fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
         CircuitBreakerEvent::SlowCallRateExceeded { slow_call_rate } => {
             debug!(target: T, name, slow_call_rate, "circuit breaker `{name}`: slow-call rate {slow_call_rate}% above its threshold");
         }
+        CircuitBreakerEvent::ClusterBackendChanged { up: false } => {
+            warn!(target: "resil::cluster", kind = "circuitbreaker", name, up = false, "circuit breaker `{name}`: the cluster backend is down; HALF_OPEN probes go by this process's own budget");
+        }
+        CircuitBreakerEvent::ClusterBackendChanged { up: true } => {
+            info!(target: "resil::cluster", kind = "circuitbreaker", name, up = true, "circuit breaker `{name}`: the cluster backend is up again");
+        }
         _ => {}
     }
 }
@@ -92,8 +98,17 @@ pub(crate) fn thread_pool_bulkhead(name: &str, event: &Event<ThreadPoolBulkheadE
 }
 
 pub(crate) fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
-    if let RateLimiterEvent::FailedAcquire { permits } = *event.kind() {
-        debug!(target: "resil::rate_limiter", name, permits, "rate limiter `{name}` did not permit a request");
+    match *event.kind() {
+        RateLimiterEvent::FailedAcquire { permits } => {
+            debug!(target: "resil::rate_limiter", name, permits, "rate limiter `{name}` did not permit a request");
+        }
+        RateLimiterEvent::ClusterBackendChanged { up: false } => {
+            warn!(target: "resil::cluster", kind = "ratelimiter", name, up = false, "rate limiter `{name}`: the cluster backend is down; calls follow the failure mode");
+        }
+        RateLimiterEvent::ClusterBackendChanged { up: true } => {
+            info!(target: "resil::cluster", kind = "ratelimiter", name, up = true, "rate limiter `{name}`: the cluster backend is up again");
+        }
+        _ => {}
     }
 }
 

@@ -37,6 +37,7 @@ use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder};
 use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
 };
+use resil_core::cluster::{CircuitBreakerCluster, RateLimiterCluster};
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 use resil_core::retry::{Retry, RetryConfig, RetryConfigBuilder};
@@ -430,6 +431,37 @@ const FACTOR: &str = "randomized-wait-factor";
 const CB_WAIT: &str = "wait-duration-in-open-state";
 const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
 
+/// The cluster keys of a breaker's tables, inherited key by key; the
+/// backend is made for the table the chain ends at.
+fn apply_breaker_cluster<'a>(s: &mut State<'a, CircuitBreaker>, t: &'a Table, last: bool) {
+    let url = s.inherited(t, file::CLUSTER_URL);
+    let key = s.inherited(t, file::CLUSTER_KEY);
+    let timeout = s.inherited(t, file::CLUSTER_TIMEOUT);
+    let expiry = s.inherited(t, file::CLUSTER_PROBE_EXPIRY);
+    if !last {
+        return;
+    }
+    let others = [
+        (file::CLUSTER_KEY, key),
+        (file::CLUSTER_TIMEOUT, timeout),
+        (file::CLUSTER_PROBE_EXPIRY, expiry),
+    ];
+    let Some(backend) = cluster_backend(s, url, &others) else {
+        return;
+    };
+    let mut c = CircuitBreakerCluster::new(backend);
+    if let Some(Val::Text(k)) = key.map(|x| &x.val) {
+        c = c.key(k.as_str());
+    }
+    if let Some(Val::Duration(d)) = timeout.map(|x| &x.val) {
+        c = c.timeout(*d);
+    }
+    if let Some(Val::Duration(d)) = expiry.map(|x| &x.val) {
+        c = c.probe_expiry(*d);
+    }
+    s.map(|b| b.cluster(Some(c)));
+}
+
 impl Binder for CircuitBreaker {
     type Builder = CircuitBreakerConfigBuilder;
 
@@ -437,7 +469,7 @@ impl Binder for CircuitBreaker {
         CircuitBreakerConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
         if let Some(v) = s.float(t, "failure-rate-threshold") {
             // thresholds are f32 in Resilience4j too
             s.map(|b| b.failure_rate_threshold(v as f32));
@@ -476,6 +508,7 @@ impl Binder for CircuitBreaker {
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
         }
+        apply_breaker_cluster(s, t, last);
         // The open-state wait: only this table's own keys count (Resilience4j
         // merges none of them from the base).
         let exponential = on(t.get(ENABLE_EXPONENTIAL));
@@ -535,7 +568,7 @@ impl Binder for CircuitBreaker {
         c: &CircuitBreakerConfig,
         notes: &BTreeMap<&'static str, String>,
     ) -> Vec<(&'static str, String)> {
-        vec![
+        let mut settings = vec![
             (
                 "failure-rate-threshold",
                 c.failure_rate_threshold().to_string(),
@@ -577,7 +610,28 @@ impl Binder for CircuitBreaker {
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),
             ),
-        ]
+        ];
+        if let Some(cluster) = c.cluster() {
+            settings.extend([
+                (file::CLUSTER_URL, cluster.backend().location()),
+                (
+                    file::CLUSTER_KEY,
+                    cluster
+                        .key_name()
+                        .unwrap_or("resil:circuitbreaker:<name>")
+                        .to_owned(),
+                ),
+                (
+                    file::CLUSTER_TIMEOUT,
+                    duration::format(cluster.timeout_duration()),
+                ),
+                (
+                    file::CLUSTER_PROBE_EXPIRY,
+                    duration::format(cluster.probe_expiry_duration()),
+                ),
+            ]);
+        }
+        settings
     }
 
     fn kinds(c: &CircuitBreakerConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -585,6 +639,42 @@ impl Binder for CircuitBreaker {
             ("record-errors", owned(c.record_errors())),
             ("ignore-errors", owned(c.ignore_errors())),
         ]
+    }
+}
+
+/// The backend `url` names, with the other cluster keys recorded where
+/// their values came from; `None` without a `cluster-url` (the other keys
+/// then have no effect, and a warning says so) or when the backend cannot
+/// be made (a problem at the URL).
+fn cluster_backend<'a, P: Binder>(
+    s: &mut State<'a, P>,
+    url: Option<&'a Setting>,
+    others: &[(&'static str, Option<&'a Setting>)],
+) -> Option<std::sync::Arc<dyn resil_core::cluster::ClusterBackend>> {
+    let Some(url) = url else {
+        for setting in others.iter().filter_map(|(_, x)| *x) {
+            s.warn(
+                setting,
+                format!("has no effect without `{}`", file::CLUSTER_URL),
+            );
+        }
+        return None;
+    };
+    s.provenance.insert(file::CLUSTER_URL, url);
+    for (key, setting) in others {
+        if let Some(setting) = setting {
+            s.provenance.insert(key, setting);
+        }
+    }
+    let Val::Text(text) = &url.val else {
+        return None;
+    };
+    match crate::cluster::backend(text) {
+        Ok(b) => Some(b),
+        Err(message) => {
+            s.problems.push(url.problem(message));
+            None
+        }
     }
 }
 
@@ -920,7 +1010,7 @@ impl Binder for RateLimiter {
         RateLimiterConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
         if let Some(v) = s.count(t, "limit-for-period") {
             s.map(|b| b.limit_for_period(v));
         }
@@ -933,6 +1023,39 @@ impl Binder for RateLimiter {
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
         }
+        // The cluster keys are inherited key by key like the others; the
+        // backend is made once, for the table the chain ends at.
+        let url = s.inherited(t, file::CLUSTER_URL);
+        let key = s.inherited(t, file::CLUSTER_KEY);
+        let lease = s.inherited(t, file::CLUSTER_LEASE);
+        let timeout = s.inherited(t, file::CLUSTER_TIMEOUT);
+        let mode = s.inherited(t, file::CLUSTER_FAILURE_MODE);
+        if !last {
+            return;
+        }
+        let others = [
+            (file::CLUSTER_KEY, key),
+            (file::CLUSTER_LEASE, lease),
+            (file::CLUSTER_TIMEOUT, timeout),
+            (file::CLUSTER_FAILURE_MODE, mode),
+        ];
+        let Some(backend) = cluster_backend(s, url, &others) else {
+            return;
+        };
+        let mut c = RateLimiterCluster::new(backend);
+        if let Some(Val::Text(k)) = key.map(|x| &x.val) {
+            c = c.key(k.as_str());
+        }
+        if let Some(Val::Count(n)) = lease.map(|x| &x.val) {
+            c = c.lease(*n);
+        }
+        if let Some(Val::Duration(d)) = timeout.map(|x| &x.val) {
+            c = c.timeout(*d);
+        }
+        if let Some(Val::FailureMode(m)) = mode.map(|x| &x.val) {
+            c = c.failure_mode(*m);
+        }
+        s.map(|b| b.cluster(Some(c)));
     }
 
     fn build(b: Self::Builder) -> Result<RateLimiterConfig, ConfigError> {
@@ -943,7 +1066,7 @@ impl Binder for RateLimiter {
         c: &RateLimiterConfig,
         _: &BTreeMap<&'static str, String>,
     ) -> Vec<(&'static str, String)> {
-        vec![
+        let mut settings = vec![
             ("limit-for-period", c.limit_for_period().to_string()),
             (
                 "limit-refresh-period",
@@ -954,7 +1077,26 @@ impl Binder for RateLimiter {
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),
             ),
-        ]
+        ];
+        if let Some(cluster) = c.cluster() {
+            settings.extend([
+                (file::CLUSTER_URL, cluster.backend().location()),
+                (
+                    file::CLUSTER_KEY,
+                    cluster
+                        .key_name()
+                        .unwrap_or("resil:ratelimiter:<name>")
+                        .to_owned(),
+                ),
+                (file::CLUSTER_LEASE, cluster.lease_size().to_string()),
+                (
+                    file::CLUSTER_TIMEOUT,
+                    duration::format(cluster.timeout_duration()),
+                ),
+                (file::CLUSTER_FAILURE_MODE, cluster.mode().to_string()),
+            ]);
+        }
+        settings
     }
 
     fn kinds(_: &RateLimiterConfig) -> Vec<(&'static str, Vec<String>)> {

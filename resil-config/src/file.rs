@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use config::{Value, ValueKind};
 use resil_core::circuit_breaker::SlidingWindowType;
+use resil_core::cluster::ClusterFailureMode;
 
 use crate::cloud::{self, CloudPrefix, CloudSettings};
 use crate::declared::Aspect;
@@ -223,6 +224,12 @@ pub(crate) enum Ty {
     Propagators,
     /// Accepted for compatibility (a bool) and without effect in Rust.
     NoEffect,
+    /// The URL of a cluster backend (`redis://...`; needs the `redis` feature).
+    ClusterUrl,
+    /// A non-empty string (a cluster key).
+    Text,
+    /// `local`, `allow` or `deny`.
+    FailureMode,
 }
 
 /// A key of a config or instance table.
@@ -288,6 +295,10 @@ const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
     key("randomized-wait-factor", Ty::Float),
     key("register-health-indicator", Ty::Bool),
     key("allow-health-indicator-to-fail", Ty::Bool),
+    key(CLUSTER_URL, Ty::ClusterUrl),
+    key(CLUSTER_KEY, Ty::Text),
+    key(CLUSTER_TIMEOUT, Ty::Duration),
+    key(CLUSTER_PROBE_EXPIRY, Ty::Duration),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
@@ -346,10 +357,22 @@ const THREAD_POOL_BULKHEAD_KEYS: &[KeyDef] = &[
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
+pub(crate) const CLUSTER_URL: &str = "cluster-url";
+pub(crate) const CLUSTER_KEY: &str = "cluster-key";
+pub(crate) const CLUSTER_LEASE: &str = "cluster-lease";
+pub(crate) const CLUSTER_TIMEOUT: &str = "cluster-timeout";
+pub(crate) const CLUSTER_FAILURE_MODE: &str = "cluster-failure-mode";
+pub(crate) const CLUSTER_PROBE_EXPIRY: &str = "cluster-probe-expiry";
+
 const RATE_LIMITER_KEYS: &[KeyDef] = &[
     key("limit-for-period", Ty::Count),
     key("limit-refresh-period", Ty::Duration),
     key("timeout-duration", Ty::Duration),
+    key(CLUSTER_URL, Ty::ClusterUrl),
+    key(CLUSTER_KEY, Ty::Text),
+    key(CLUSTER_LEASE, Ty::Count),
+    key(CLUSTER_TIMEOUT, Ty::Duration),
+    key(CLUSTER_FAILURE_MODE, Ty::FailureMode),
     key("writable-stack-trace-enabled", Ty::NoEffect),
     key("subscribe-for-events", Ty::Bool),
     key("register-health-indicator", Ty::Bool),
@@ -461,6 +484,10 @@ pub(crate) enum Val {
     Name(Option<String>),
     /// A key accepted without effect.
     Nothing,
+    /// A string: a cluster URL or key.
+    Text(String),
+    /// `cluster-failure-mode`.
+    FailureMode(ClusterFailureMode),
 }
 
 /// One key of one table, typed, with where it was written.
@@ -860,6 +887,23 @@ fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
             "names Java code, which resil cannot load; {advice}"
         )),
         Ty::Propagators => strings(node).map(Val::Names),
+        Ty::ClusterUrl => match &node.kind {
+            Kind::Str(s) => crate::cluster::check_url(s).map(|()| Val::Text(s.clone())),
+            _ => Err("expected a Redis URL such as \"redis://127.0.0.1:6379/0\"".to_owned()),
+        },
+        Ty::Text => match &node.kind {
+            Kind::Str(s) if !s.trim().is_empty() => Ok(Val::Text(s.clone())),
+            _ => Err("expected a non-empty string".to_owned()),
+        },
+        Ty::FailureMode => match &node.kind {
+            Kind::Str(s) => s
+                .trim()
+                .to_ascii_lowercase()
+                .parse::<ClusterFailureMode>()
+                .map(Val::FailureMode)
+                .map_err(|_| "expected \"local\", \"allow\" or \"deny\"".to_owned()),
+            _ => Err("expected \"local\", \"allow\" or \"deny\"".to_owned()),
+        },
     }
 }
 

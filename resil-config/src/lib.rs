@@ -147,6 +147,7 @@
 
 mod bind;
 pub mod cloud;
+mod cluster;
 pub mod declared;
 pub mod duration;
 mod env;

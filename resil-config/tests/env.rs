@@ -216,7 +216,10 @@ record-exceptions = ["com.example.A"]
     );
     let cb = loaded.registries().circuit_breakers().find("a").unwrap();
     assert_eq!(cb.config().failure_rate_threshold(), 80.0);
-    assert_eq!(cb.config().record_errors(), ["B".into(), "Timeout".into()]);
+    assert_eq!(
+        cb.config().record_errors(),
+        [Box::<str>::from("B"), Box::<str>::from("Timeout")]
+    );
 }
 
 #[test]

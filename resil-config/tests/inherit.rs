@@ -191,8 +191,8 @@ record-exceptions = ["com.example.D"]
         .load()
         .unwrap();
     let cb = loaded.registries().circuit_breakers().find("x").unwrap();
-    assert_eq!(cb.config().record_errors(), ["D".into()]);
-    assert_eq!(cb.config().ignore_errors(), ["C".into()]);
+    assert_eq!(cb.config().record_errors(), [Box::<str>::from("D")]);
+    assert_eq!(cb.config().ignore_errors(), [Box::<str>::from("C")]);
 }
 
 #[test]

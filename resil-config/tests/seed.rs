@@ -102,8 +102,14 @@ fn assert_seed_values(r: &Registries) {
     let c = retry.config();
     assert_eq!(c.max_attempts(), 2);
     assert_eq!(c.interval_bi_function().as_constant(), Some(ms(100)));
-    assert_eq!(c.retry_errors(), ["InventoryConnectionException".into()]);
-    assert_eq!(c.ignore_errors(), ["InventoryBusinessException".into()]);
+    assert_eq!(
+        c.retry_errors(),
+        [Box::<str>::from("InventoryConnectionException")]
+    );
+    assert_eq!(
+        c.ignore_errors(),
+        [Box::<str>::from("InventoryBusinessException")]
+    );
 }
 
 fn assert_report(report: &Report) {

@@ -24,6 +24,7 @@
 //! | [`time_limiter`] | `TimeLimiter` |
 //! | [`registry`] | `*Registry` |
 //! | [`decorators`] | `Decorators` (in the fixed aspect order) |
+//! | [`cluster`] | (resil's own: limits and half-open probes shared by a fleet) |
 //!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
@@ -32,6 +33,7 @@ pub mod bulkhead;
 pub mod circuit_breaker;
 mod classify;
 pub mod clock;
+pub mod cluster;
 pub mod decorators;
 pub mod error;
 pub mod event;

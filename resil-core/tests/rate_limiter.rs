@@ -707,7 +707,9 @@ fn the_registry_shares_instances_and_applies_configs() {
         .tags([("team".to_owned(), "inventory".to_owned())].into())
         .build();
     let narrow = config(2, SEC, Duration::ZERO);
-    registry.add_configuration("narrow", narrow).unwrap();
+    registry
+        .add_configuration("narrow", narrow.clone())
+        .unwrap();
     let a = registry
         .rate_limiter_with_config("sku-query", "narrow")
         .unwrap();

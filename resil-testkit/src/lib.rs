@@ -69,3 +69,6 @@ pub fn allocations_during<R>(f: impl FnOnce() -> R) -> (R, u64) {
     let r = f();
     (r, allocations() - before)
 }
+
+mod redis;
+pub use redis::RedisServer;

@@ -134,6 +134,10 @@ pub(crate) fn circuit_breaker_event(event: &Event<CircuitBreakerEvent>) -> (&'st
                 json!(format!("{}_TO_{}", from.as_str(), to.as_str())),
             );
         }
+        CircuitBreakerEvent::ClusterBackendChanged { up } => {
+            // resil's own event: whether the fleet's backend is up now
+            m.insert("up".to_owned(), json!(up));
+        }
         _ => {}
     }
     (ty, Value::Object(m))
@@ -170,7 +174,12 @@ pub(crate) fn thread_pool_bulkhead_event(
 /// `RateLimiterEventDTO`.
 pub(crate) fn rate_limiter_event(event: &Event<RateLimiterEvent>) -> (&'static str, Value) {
     let ty = event.kind().event_type().as_str();
-    (ty, Value::Object(base("rateLimiterName", event, ty)))
+    let mut m = base("rateLimiterName", event, ty);
+    if let RateLimiterEvent::ClusterBackendChanged { up } = *event.kind() {
+        // resil's own event: whether the fleet's backend is up now
+        m.insert("up".to_owned(), json!(up));
+    }
+    (ty, Value::Object(m))
 }
 
 /// `TimeLimiterEventDTO`.
@@ -240,6 +249,7 @@ impl Shown for CircuitBreaker {
         "DISABLED",
         "FAILURE_RATE_EXCEEDED",
         "SLOW_CALL_RATE_EXCEEDED",
+        "CLUSTER_BACKEND_CHANGED",
     ];
 
     fn state(&self) -> Value {
@@ -330,8 +340,12 @@ impl Shown for ThreadPoolBulkhead {
 impl Shown for RateLimiter {
     const LIST_KEY: &'static str = "rateLimiters";
     const EVENTS_KEY: &'static str = "rateLimiterEvents";
-    const EVENT_TYPES: &'static [&'static str] =
-        &["SUCCESSFUL_ACQUIRE", "FAILED_ACQUIRE", "DRAINED"];
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "SUCCESSFUL_ACQUIRE",
+        "FAILED_ACQUIRE",
+        "DRAINED",
+        "CLUSTER_BACKEND_CHANGED",
+    ];
 
     /// Resilience4j's `RateLimiter.Metrics`.
     fn state(&self) -> Value {

@@ -132,7 +132,7 @@ impl<R: Deref<Target = Inner>> Drop for Guard<R> {
                 Some(self.permit),
             );
         } else {
-            self.inner.release(Some(self.permit));
+            self.inner.give_back(Some(self.permit));
         }
     }
 }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cluster::CircuitBreakerCluster;
 use crate::error::{ConfigError, Dur, Problems};
 use crate::interval::IntervalFunction;
 
@@ -86,6 +87,7 @@ pub struct CircuitBreakerConfig {
     pub(crate) record_errors: Arc<[Box<str>]>,
     pub(crate) ignore_errors: Arc<[Box<str>]>,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) cluster: Option<CircuitBreakerCluster>,
 }
 
 impl Default for CircuitBreakerConfig {
@@ -105,6 +107,7 @@ impl Default for CircuitBreakerConfig {
             record_errors: Arc::new([]),
             ignore_errors: Arc::new([]),
             event_consumer_buffer_size: 100,
+            cluster: None,
         }
     }
 }
@@ -174,6 +177,11 @@ impl CircuitBreakerConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// The fleet-wide probe budget's settings, when HALF_OPEN is shared with
+    /// other processes.
+    pub fn cluster(&self) -> Option<&CircuitBreakerCluster> {
+        self.cluster.as_ref()
+    }
 }
 
 impl fmt::Debug for CircuitBreakerConfig {
@@ -210,6 +218,7 @@ impl fmt::Debug for CircuitBreakerConfig {
                 "event_consumer_buffer_size",
                 &self.event_consumer_buffer_size,
             )
+            .field("cluster", &self.cluster)
             .finish()
     }
 }
@@ -335,6 +344,14 @@ impl CircuitBreakerConfigBuilder {
         self
     }
 
+    /// Shares the HALF_OPEN probe budget with every process using the same
+    /// backend and key (see [`crate::cluster`]); `None` (the default) keeps
+    /// it local.
+    pub fn cluster(mut self, cluster: Option<CircuitBreakerCluster>) -> Self {
+        self.config.cluster = cluster;
+        self
+    }
+
     /// Checks every value (Resilience4j's builder rules) and builds the configuration.
     ///
     /// # Errors
@@ -405,6 +422,21 @@ impl CircuitBreakerConfigBuilder {
             OpenWait::Function(f) => c.wait_interval_function_in_open_state = f,
         }
         crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
+        if let Some(cluster) = &c.cluster {
+            p.check(
+                cluster.timeout >= Duration::from_micros(1)
+                    && cluster.timeout <= Duration::from_secs(60),
+                "cluster_timeout",
+                Dur(cluster.timeout),
+                "must be in 1us..=60s",
+            );
+            p.check(
+                cluster.probe_expiry >= Duration::from_millis(1),
+                "cluster_probe_expiry",
+                Dur(cluster.probe_expiry),
+                "must be at least 1ms",
+            );
+        }
         p.finish(c)
     }
 }

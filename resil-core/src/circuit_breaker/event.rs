@@ -54,6 +54,12 @@ pub enum CircuitBreakerEvent {
         /// The slow-call rate, in percent.
         slow_call_rate: f32,
     },
+    /// The backend that holds the fleet's half-open probe budget went down
+    /// or came back (see [`crate::cluster`]).
+    ClusterBackendChanged {
+        /// Whether the backend is up now.
+        up: bool,
+    },
 }
 
 /// The kinds of [`CircuitBreakerEvent`], to subscribe to one.
@@ -76,11 +82,14 @@ pub enum CircuitBreakerEventType {
     FailureRateExceeded,
     /// [`CircuitBreakerEvent::SlowCallRateExceeded`]
     SlowCallRateExceeded,
+    /// [`CircuitBreakerEvent::ClusterBackendChanged`]
+    ClusterBackendChanged,
 }
 
 impl CircuitBreakerEventType {
     /// Resilience4j's name (`SUCCESS`, `ERROR`, `IGNORED_ERROR`, `NOT_PERMITTED`,
-    /// `STATE_TRANSITION`, `RESET`, `FAILURE_RATE_EXCEEDED`, `SLOW_CALL_RATE_EXCEEDED`).
+    /// `STATE_TRANSITION`, `RESET`, `FAILURE_RATE_EXCEEDED`, `SLOW_CALL_RATE_EXCEEDED`;
+    /// and resil's `CLUSTER_BACKEND_CHANGED`).
     pub fn as_str(self) -> &'static str {
         match self {
             CircuitBreakerEventType::Success => "SUCCESS",
@@ -91,6 +100,7 @@ impl CircuitBreakerEventType {
             CircuitBreakerEventType::Reset => "RESET",
             CircuitBreakerEventType::FailureRateExceeded => "FAILURE_RATE_EXCEEDED",
             CircuitBreakerEventType::SlowCallRateExceeded => "SLOW_CALL_RATE_EXCEEDED",
+            CircuitBreakerEventType::ClusterBackendChanged => "CLUSTER_BACKEND_CHANGED",
         }
     }
 }
@@ -111,6 +121,9 @@ impl EventKind for CircuitBreakerEvent {
             }
             CircuitBreakerEvent::SlowCallRateExceeded { .. } => {
                 CircuitBreakerEventType::SlowCallRateExceeded
+            }
+            CircuitBreakerEvent::ClusterBackendChanged { .. } => {
+                CircuitBreakerEventType::ClusterBackendChanged
             }
         }
     }

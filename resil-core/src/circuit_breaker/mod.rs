@@ -75,6 +75,7 @@
 
 mod call;
 mod classifier;
+mod cluster;
 mod config;
 mod error;
 mod event;
@@ -102,6 +103,7 @@ pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
 pub use self::metrics::CircuitBreakerMetrics;
 pub use self::state::State;
 
+use self::cluster::Probe;
 use self::state::{Slot, Word};
 use self::window::{CountWindow, Counts, Outcome, SharedWindow, TimeWindow, Window};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
@@ -142,6 +144,8 @@ struct Inner {
     /// The pending auto-transition timer and the generation it belongs to.
     timer: Mutex<(u32, TimerHandle)>,
     events: EventPublisher<CircuitBreakerEvent>,
+    /// The fleet's half-open probe budget, when shared.
+    cluster: Option<cluster::Cluster>,
 }
 
 struct MetricsCell {
@@ -275,24 +279,41 @@ impl CircuitBreaker {
             MetricsCell::new(Window::Empty, u32::MAX),
         ];
         let events = EventPublisher::new(name.clone(), clock.clone());
-        CircuitBreaker {
-            inner: Arc::new_cyclic(|me| Inner {
-                me: me.clone(),
-                slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
-                name,
-                config,
-                clock,
-                tags,
-                word: AtomicU64::new(Word::new(State::Closed, Slot::Closed, 0, 0).0),
-                open_until: AtomicU64::new(0),
-                attempts: AtomicU32::new(0),
-                metrics_only_published: AtomicU32::new(0),
-                slots,
-                transition_lock: Mutex::new(()),
-                timer: Mutex::new((0, TimerHandle::none())),
-                events,
-            }),
+        let cluster = config
+            .cluster
+            .clone()
+            .map(|c| cluster::Cluster::new(c, &name, permitted));
+        let inner = Arc::new_cyclic(|me| Inner {
+            cluster,
+            me: me.clone(),
+            slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
+            name,
+            config,
+            clock,
+            tags,
+            word: AtomicU64::new(Word::new(State::Closed, Slot::Closed, 0, 0).0),
+            open_until: AtomicU64::new(0),
+            attempts: AtomicU32::new(0),
+            metrics_only_published: AtomicU32::new(0),
+            slots,
+            transition_lock: Mutex::new(()),
+            timer: Mutex::new((0, TimerHandle::none())),
+            events,
+        });
+        if let Some(c) = &inner.cluster {
+            let weak = Arc::downgrade(&inner);
+            c.settings.backend().watch(Box::new(move |up| {
+                if let Some(inner) = weak.upgrade()
+                    && let Some(c) = &inner.cluster
+                    && c.observe(up)
+                {
+                    inner
+                        .events
+                        .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
+                }
+            }));
         }
+        CircuitBreaker { inner }
     }
 
     /// The breaker's name.
@@ -358,7 +379,16 @@ impl CircuitBreaker {
     /// raises the budget above `permitted_number_of_calls_in_half_open_state`
     /// (Resilience4j does not bound it).
     pub fn release_permission(&self) {
-        self.inner.release(None);
+        self.inner.give_back(None);
+    }
+
+    /// Whether the backend that holds the fleet's half-open probe budget is
+    /// up (`None` for a breaker whose HALF_OPEN is its own).
+    pub fn cluster_backend_up(&self) -> Option<bool> {
+        self.inner
+            .cluster
+            .as_ref()
+            .map(cluster::Cluster::backend_up)
     }
 
     /// Records a successful call that took `elapsed`.
@@ -761,7 +791,16 @@ impl Inner {
                             Ordering::AcqRel,
                             Ordering::Acquire,
                         ) {
-                            Ok(_) => return Ok(Permit::Probe(w.generation())),
+                            Ok(_) => {
+                                let permit = Permit::Probe(w.generation());
+                                match self.cluster.as_ref().map(cluster::Cluster::take) {
+                                    None | Some(Probe::Taken | Probe::Local) => {
+                                        return Ok(permit);
+                                    }
+                                    // the fleet has probed enough: not this call
+                                    Some(Probe::Refused) => self.release(Some(permit)),
+                                }
+                            }
                             Err(actual) => {
                                 w = Word(actual);
                                 continue;
@@ -825,6 +864,25 @@ impl Inner {
         }
     }
 
+    /// Gives back a probe permit, to the process's budget and (for a probe
+    /// taken in HALF_OPEN) to the fleet's.
+    fn give_back(&self, permit: Option<Permit>) {
+        self.release(permit);
+        if let Some(c) = &self.cluster
+            && !matches!(permit, Some(Permit::Free))
+            && self.load().state() == State::HalfOpen
+        {
+            c.finish(false);
+        }
+    }
+
+    /// This process left HALF_OPEN: the fleet's episode ends.
+    fn end_episode(&self) {
+        if let Some(c) = &self.cluster {
+            c.end_episode();
+        }
+    }
+
     /// Records a finished call into the current state's metrics and lets the
     /// state react (Resilience4j records into the state current at completion).
     #[inline]
@@ -833,7 +891,7 @@ impl Inner {
             Verdict::Success => false,
             Verdict::Failure(_) => true,
             Verdict::Ignored(kind) => {
-                self.release(permit);
+                self.give_back(permit);
                 if self.load().state().allows_publish() && self.events.is_active() {
                     self.events.publish_at(
                         end,
@@ -872,15 +930,22 @@ impl Inner {
                     self.trip(w.generation(), failure, slow);
                 }
             }
-            State::HalfOpen => match self.check(counts, cell.minimum_calls) {
-                Check::BelowMinimum => {}
-                Check::Below => {
-                    self.transition_and_publish(Some(w.generation()), Target::Closed);
+            State::HalfOpen => {
+                if let Some(c) = &self.cluster
+                    && !matches!(permit, Some(Permit::Free))
+                {
+                    c.finish(true);
                 }
-                Check::Exceeded { .. } => {
-                    self.transition_and_publish(Some(w.generation()), Target::Open);
+                match self.check(counts, cell.minimum_calls) {
+                    Check::BelowMinimum => {}
+                    Check::Below => {
+                        self.transition_and_publish(Some(w.generation()), Target::Closed);
+                    }
+                    Check::Exceeded { .. } => {
+                        self.transition_and_publish(Some(w.generation()), Target::Open);
+                    }
                 }
-            },
+            }
             State::MetricsOnly => {
                 if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
                     self.publish_exceeded_once(end, failure, slow);
@@ -1119,6 +1184,12 @@ impl Inner {
 
     /// Publishes the transition and arms (or cancels) the timer of the new state.
     fn after_transition(&self, mut t: Transitioned, to: State, reset: bool) {
+        if t.from == State::HalfOpen {
+            // This process left its half-open episode (decided, timed out or
+            // moved by hand): the fleet's episode ends with it, so that a
+            // process still HALF_OPEN is not left without probes.
+            self.end_episode();
+        }
         if t.from != to {
             self.events
                 .publish(|| CircuitBreakerEvent::StateTransition { from: t.from, to });

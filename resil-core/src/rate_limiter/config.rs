@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::cluster::RateLimiterCluster;
 use crate::error::{ConfigError, Dur, Problems};
 
 /// The longest `limit_refresh_period` and `timeout_duration`: `i64::MAX`
@@ -45,12 +46,13 @@ pub const MAX_DURATION: Duration = Duration::from_nanos(i64::MAX as u64);
 /// assert_eq!(err.to_string(), "limit_for_period = 0: must be at least 1");
 /// # Ok::<(), resil_core::ConfigError>(())
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct RateLimiterConfig {
     pub(crate) limit_for_period: u32,
     pub(crate) limit_refresh_period: Duration,
     pub(crate) timeout_duration: Duration,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) cluster: Option<RateLimiterCluster>,
 }
 
 impl Default for RateLimiterConfig {
@@ -60,6 +62,7 @@ impl Default for RateLimiterConfig {
             limit_refresh_period: Duration::from_nanos(500),
             timeout_duration: Duration::from_secs(5),
             event_consumer_buffer_size: 100,
+            cluster: None,
         }
     }
 }
@@ -74,7 +77,9 @@ impl RateLimiterConfig {
 
     /// A builder that starts from this configuration (Resilience4j's `RateLimiterConfig.from`).
     pub fn to_builder(&self) -> RateLimiterConfigBuilder {
-        RateLimiterConfigBuilder { config: *self }
+        RateLimiterConfigBuilder {
+            config: self.clone(),
+        }
     }
 
     /// Permits available in each cycle.
@@ -94,6 +99,11 @@ impl RateLimiterConfig {
         self.event_consumer_buffer_size
     }
 
+    /// The fleet-wide settings, when the limit is shared with other processes.
+    pub fn cluster(&self) -> Option<&RateLimiterCluster> {
+        self.cluster.as_ref()
+    }
+
     /// The period in nanoseconds; valid configurations keep it in `1..=i64::MAX`.
     pub(crate) fn period_nanos(&self) -> u64 {
         self.limit_refresh_period.as_nanos() as u64
@@ -110,12 +120,13 @@ impl fmt::Debug for RateLimiterConfig {
                 "event_consumer_buffer_size",
                 &self.event_consumer_buffer_size,
             )
+            .field("cluster", &self.cluster)
             .finish()
     }
 }
 
 /// Builds a [`RateLimiterConfig`]; `build()` checks every value and reports all problems.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RateLimiterConfigBuilder {
     config: RateLimiterConfig,
 }
@@ -143,6 +154,13 @@ impl RateLimiterConfigBuilder {
         self
     }
 
+    /// Shares the limit with every process using the same backend and key
+    /// (see [`crate::cluster`]); `None` (the default) keeps it local.
+    pub fn cluster(mut self, cluster: Option<RateLimiterCluster>) -> Self {
+        self.config.cluster = cluster;
+        self
+    }
+
     /// Checks every value (Resilience4j's builder rules, plus the
     /// one-permit-per-nanosecond bound) and builds the configuration.
     ///
@@ -167,6 +185,9 @@ impl RateLimiterConfigBuilder {
         );
         check_timeout(&mut p, c.timeout_duration);
         crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
+        if let Some(cluster) = &c.cluster {
+            check_cluster(&mut p, cluster, c.limit_for_period, c.limit_refresh_period);
+        }
         p.finish(c)
     }
 }
@@ -185,6 +206,34 @@ pub(crate) fn check_limit(p: &mut Problems, limit: u32, period: Duration) {
             ),
         );
     }
+}
+
+/// The cluster settings: a lease of `1..=limit`, a cycle of at least a
+/// millisecond (the backend's clock counts microseconds), a timeout of at
+/// least a microsecond and at most a minute.
+fn check_cluster(p: &mut Problems, c: &RateLimiterCluster, limit: u32, period: Duration) {
+    p.check(c.lease >= 1, "cluster_lease", c.lease, "must be at least 1");
+    if c.lease > limit {
+        p.push(
+            "cluster_lease",
+            c.lease,
+            format!(
+                "must not exceed limit_for_period ({limit}): a lease is part of one cycle's permits"
+            ),
+        );
+    }
+    p.check(
+        period >= Duration::from_millis(1),
+        "limit_refresh_period",
+        Dur(period),
+        "must be at least 1ms for a cluster limiter (the backend's clock counts microseconds and a round trip takes some)",
+    );
+    p.check(
+        c.timeout >= Duration::from_micros(1) && c.timeout <= Duration::from_secs(60),
+        "cluster_timeout",
+        Dur(c.timeout),
+        "must be in 1us..=60s",
+    );
 }
 
 /// `timeout_duration`: at most `i64::MAX` nanoseconds.

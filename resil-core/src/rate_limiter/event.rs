@@ -29,6 +29,12 @@ pub enum RateLimiterEvent {
         /// 2.2.0 reports `min(stale count, 0)` here).
         permits: i64,
     },
+    /// The cluster backend of a fleet-wide limiter went down or came back
+    /// (see [`crate::cluster`]).
+    ClusterBackendChanged {
+        /// Whether the backend is up now.
+        up: bool,
+    },
 }
 
 /// The kinds of [`RateLimiterEvent`], to subscribe to one.
@@ -41,15 +47,19 @@ pub enum RateLimiterEventType {
     FailedAcquire,
     /// [`RateLimiterEvent::Drained`]
     Drained,
+    /// [`RateLimiterEvent::ClusterBackendChanged`]
+    ClusterBackendChanged,
 }
 
 impl RateLimiterEventType {
-    /// Resilience4j's name: `SUCCESSFUL_ACQUIRE`, `FAILED_ACQUIRE`, `DRAINED`.
+    /// Resilience4j's name: `SUCCESSFUL_ACQUIRE`, `FAILED_ACQUIRE`, `DRAINED`
+    /// (and resil's `CLUSTER_BACKEND_CHANGED`).
     pub fn as_str(self) -> &'static str {
         match self {
             RateLimiterEventType::SuccessfulAcquire => "SUCCESSFUL_ACQUIRE",
             RateLimiterEventType::FailedAcquire => "FAILED_ACQUIRE",
             RateLimiterEventType::Drained => "DRAINED",
+            RateLimiterEventType::ClusterBackendChanged => "CLUSTER_BACKEND_CHANGED",
         }
     }
 }
@@ -62,6 +72,9 @@ impl EventKind for RateLimiterEvent {
             RateLimiterEvent::SuccessfulAcquire { .. } => RateLimiterEventType::SuccessfulAcquire,
             RateLimiterEvent::FailedAcquire { .. } => RateLimiterEventType::FailedAcquire,
             RateLimiterEvent::Drained { .. } => RateLimiterEventType::Drained,
+            RateLimiterEvent::ClusterBackendChanged { .. } => {
+                RateLimiterEventType::ClusterBackendChanged
+            }
         }
     }
 }

@@ -44,6 +44,17 @@
 //!   configuration setting: call [`RateLimiter::drain_permissions`] where the
 //!   result calls for it.
 //!
+//! With cluster settings ([`RateLimiterConfigBuilder::cluster`], see
+//! [`crate::cluster`]) the limit is the fleet's: permits come from the
+//! backend in leases, cycles are the backend's (aligned to its clock, not
+//! to the limiter's creation), and the limiter's own state serves only the
+//! `local` failure mode. `metrics().available_permissions()` then counts
+//! the leased permits this process may still spend, and
+//! [`RateLimiter::drain_permissions`] discards them (the fleet's cycle goes
+//! on for the other processes). A call that must wait for a round trip
+//! blocks its thread for at most the cluster timeout, also in the async
+//! methods: the common call, served from the lease, does not.
+//!
 //! # Examples
 //!
 //! ```
@@ -70,6 +81,7 @@
 //! # Ok::<(), resil_core::ConfigError>(())
 //! ```
 
+mod cluster;
 mod config;
 mod error;
 mod event;
@@ -94,6 +106,7 @@ pub use self::metrics::RateLimiterMetrics;
 
 use self::state::{Core, Decision, nanos_to_wait};
 use crate::clock::{Clock, Nanos, SharedClock, Sleep, SystemClock};
+use crate::cluster::ClusterLimiterMetrics;
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
@@ -116,6 +129,7 @@ struct Inner {
     waiting: AtomicU32,
     event_consumer_buffer_size: u32,
     events: EventPublisher<RateLimiterEvent>,
+    cluster: Option<cluster::Cluster>,
 }
 
 impl RateLimiter {
@@ -142,17 +156,40 @@ impl RateLimiter {
         clock: SharedClock,
         tags: Tags,
     ) -> Self {
-        RateLimiter {
-            inner: Arc::new(Inner {
-                events: EventPublisher::new(name.clone(), clock.clone()),
-                core: Core::new(&config, clock.now().as_u64()),
-                name,
-                clock,
-                tags,
-                waiting: AtomicU32::new(0),
-                event_consumer_buffer_size: config.event_consumer_buffer_size,
-            }),
+        let cluster = config
+            .cluster
+            .clone()
+            .map(|c| cluster::Cluster::new(c, &name));
+        let inner = Arc::new(Inner {
+            events: EventPublisher::new(name.clone(), clock.clone()),
+            core: Core::new(&config, clock.now().as_u64()),
+            name,
+            clock,
+            tags,
+            waiting: AtomicU32::new(0),
+            event_consumer_buffer_size: config.event_consumer_buffer_size,
+            cluster,
+        });
+        if let Some(c) = &inner.cluster {
+            let weak = Arc::downgrade(&inner);
+            c.settings.backend.watch(Box::new(move |up| {
+                if let Some(inner) = weak.upgrade()
+                    && let Some(c) = &inner.cluster
+                    && c.observe(up)
+                {
+                    inner
+                        .events
+                        .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
+                }
+            }));
         }
+        RateLimiter { inner }
+    }
+
+    /// The fleet-wide counters and the backend's state, for a limiter whose
+    /// limit is shared with other processes (see [`crate::cluster`]).
+    pub fn cluster_metrics(&self) -> Option<ClusterLimiterMetrics> {
+        self.inner.cluster.as_ref().map(cluster::Cluster::metrics)
     }
 
     /// The limiter's name.
@@ -169,6 +206,7 @@ impl RateLimiter {
             limit_refresh_period: Duration::from_nanos(core.period()),
             timeout_duration: Duration::from_nanos(core.timeout()),
             event_consumer_buffer_size: self.inner.event_consumer_buffer_size,
+            cluster: self.inner.cluster.as_ref().map(|c| c.settings.clone()),
         }
     }
 
@@ -211,7 +249,13 @@ impl RateLimiter {
     /// # Ok::<(), resil_core::ConfigError>(())
     /// ```
     pub fn metrics(&self) -> RateLimiterMetrics {
-        let (nanos_to_wait, available, cycle) = self.inner.next_permit();
+        let (nanos_to_wait, mut available, cycle) = self.inner.next_permit();
+        if let Some(c) = &self.inner.cluster
+            && c.settings.backend.is_up()
+        {
+            // the permits this process holds of the fleet's cycle
+            available = c.leased_now(self.inner.now());
+        }
         RateLimiterMetrics {
             available_permissions: available,
             waiting_threads: self.inner.waiting.load(Ordering::Relaxed),
@@ -374,7 +418,12 @@ impl RateLimiter {
     /// ```
     pub fn drain_permissions(&self) {
         let inner = &*self.inner;
-        let drained = inner.core.drain(|| inner.now());
+        let mut drained = inner.core.drain(|| inner.now());
+        if let Some(c) = &inner.cluster {
+            // a fleet-wide limiter drains the permits it leased (the fleet's
+            // cycle goes on for the other processes)
+            drained = c.drain(inner.now());
+        }
         inner
             .events
             .publish(|| RateLimiterEvent::Drained { permits: drained });
@@ -708,7 +757,10 @@ impl Inner {
 
     #[inline]
     fn decide(&self, permits: u32, timeout: u64) -> Decision {
-        self.core.acquire(|| self.now(), permits, timeout)
+        match &self.cluster {
+            None => self.core.acquire(|| self.now(), permits, timeout),
+            Some(c) => c.acquire(self, permits, timeout),
+        }
     }
 
     #[inline]

@@ -1,0 +1,177 @@
+//! The cluster keys of `ratelimiter` and `circuitbreaker` tables: inherited
+//! like every key, checked strictly, and refused with a clear message in a
+//! build without the `redis` feature. No server is needed: the backend
+//! connects lazily.
+
+use resil_config::{ConfigProblem, InitError, Resilience};
+
+fn load(text: &str) -> Result<Resilience, InitError> {
+    Resilience::builder()
+        .file_contents("resilience.toml", text)
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .load()
+}
+
+fn problems(text: &str) -> Vec<ConfigProblem> {
+    match load(text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.problems().to_vec(),
+    }
+}
+
+/// The one problem at `key`, with its value.
+fn problem_at(text: &str, key: &str) -> ConfigProblem {
+    let all = problems(text);
+    let at: Vec<_> = all.iter().filter(|p| p.key() == key).collect();
+    assert_eq!(at.len(), 1, "one problem at {key}: {all:#?}");
+    assert_eq!(at[0].source(), "resilience.toml");
+    at[0].clone()
+}
+
+#[cfg(not(feature = "redis"))]
+#[test]
+fn a_cluster_url_needs_the_redis_feature() {
+    let p = problem_at(
+        "[ratelimiter.instances.partner]\ncluster-url = \"redis://127.0.0.1:6379/0\"\n",
+        "ratelimiter.instances.partner.cluster-url",
+    );
+    assert!(p.message().contains("`redis` feature"), "{p}");
+    assert_eq!(p.value(), Some("\"redis://127.0.0.1:6379/0\""));
+    let p = problem_at(
+        "[circuitbreaker.instances.partner]\ncluster-url = \"redis://127.0.0.1:6379/0\"\n",
+        "circuitbreaker.instances.partner.cluster-url",
+    );
+    assert!(p.message().contains("`redis` feature"), "{p}");
+}
+
+#[test]
+fn a_bad_failure_mode_or_timeout_is_named_with_its_value() {
+    let p = problem_at(
+        "[ratelimiter.instances.partner]\ncluster-failure-mode = \"open\"\n",
+        "ratelimiter.instances.partner.cluster-failure-mode",
+    );
+    assert!(
+        p.message().contains("\"local\", \"allow\" or \"deny\""),
+        "{p}"
+    );
+    assert_eq!(p.value(), Some("\"open\""));
+    let p = problem_at(
+        "[ratelimiter.instances.partner]\ncluster-timeout = \"fast\"\n",
+        "ratelimiter.instances.partner.cluster-timeout",
+    );
+    assert_eq!(p.value(), Some("\"fast\""));
+    let p = problem_at(
+        "[ratelimiter.instances.partner]\ncluster-key = \"\"\n",
+        "ratelimiter.instances.partner.cluster-key",
+    );
+    assert!(p.message().contains("non-empty"), "{p}");
+}
+
+#[test]
+fn a_url_that_is_not_redis_is_refused() {
+    let p = problem_at(
+        "[ratelimiter.instances.partner]\ncluster-url = \"http://127.0.0.1:6379\"\n",
+        "ratelimiter.instances.partner.cluster-url",
+    );
+    assert_eq!(p.value(), Some("\"http://127.0.0.1:6379\""));
+}
+
+#[cfg(feature = "redis")]
+mod with_redis {
+    use super::*;
+    use resil_core::cluster::ClusterFailureMode;
+
+    const BASE: &str = r#"
+[ratelimiter.configs.fleet]
+limit-for-period = 100
+limit-refresh-period = "1s"
+cluster-url = "redis://127.0.0.1:6399/0"
+cluster-lease = 10
+cluster-failure-mode = "deny"
+
+[ratelimiter.instances.partner]
+base-config = "fleet"
+cluster-timeout = "20ms"
+"#;
+
+    #[test]
+    fn cluster_keys_inherit_through_base_config() {
+        let r = load(BASE).unwrap_or_else(|e| panic!("{e}"));
+        let limiter = r.registries().rate_limiters().rate_limiter("partner");
+        let config = limiter.config();
+        let c = config.cluster().expect("a cluster limiter");
+        assert_eq!(c.lease_size(), 10);
+        assert_eq!(c.mode(), ClusterFailureMode::Deny);
+        assert_eq!(c.timeout_duration(), std::time::Duration::from_millis(20));
+        assert_eq!(c.key_name(), None); // resil:ratelimiter:partner
+        let report = r
+            .report()
+            .instance(resil_config::Aspect::RateLimiter, "partner");
+        let report = report.expect("reported");
+        assert_eq!(
+            report.setting("cluster-url"),
+            Some("redis://127.0.0.1:6399/0")
+        );
+        assert_eq!(report.setting("cluster-lease"), Some("10"));
+        assert_eq!(report.setting("cluster-failure-mode"), Some("deny"));
+    }
+
+    #[test]
+    fn a_lease_of_zero_or_above_the_limit_is_refused() {
+        let p = problem_at(
+            &BASE.replace("cluster-lease = 10", "cluster-lease = 0"),
+            "ratelimiter.configs.fleet.cluster-lease",
+        );
+        assert_eq!(p.value(), Some("0"));
+        let p = problem_at(
+            &BASE.replace("cluster-lease = 10", "cluster-lease = 101"),
+            "ratelimiter.configs.fleet.cluster-lease",
+        );
+        assert_eq!(p.value(), Some("101"));
+        assert!(p.message().contains("limit-for-period"), "{p}");
+    }
+
+    #[test]
+    fn the_environment_can_switch_the_fleet_on() {
+        let r = Resilience::builder()
+            .file_contents("resilience.toml", "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\n")
+            .env_vars([
+                (
+                    "RESIL_RATELIMITER__INSTANCES__PARTNER__CLUSTER_URL",
+                    "redis://127.0.0.1:6399/0",
+                ),
+                ("RESIL_RATELIMITER__INSTANCES__PARTNER__CLUSTER_LEASE", "5"),
+            ])
+            .declarations([])
+            .load()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let limiter = r.registries().rate_limiters().rate_limiter("partner");
+        let config = limiter.config();
+        assert_eq!(config.cluster().map(|c| c.lease_size()), Some(5));
+    }
+
+    #[test]
+    fn the_breaker_takes_a_cluster_url() {
+        let r = load(
+            "[circuitbreaker.instances.partner]\ncluster-url = \"redis://127.0.0.1:6399/0\"\ncluster-probe-expiry = \"2s\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let cb = r.registries().circuit_breakers().circuit_breaker("partner");
+        let c = cb.config().cluster().expect("a cluster breaker");
+        assert_eq!(c.probe_expiry_duration(), std::time::Duration::from_secs(2));
+    }
+}
+
+#[test]
+fn cluster_keys_without_a_url_warn() {
+    let r = load("[ratelimiter.instances.partner]\ncluster-lease = 5\n").unwrap();
+    let warnings = r.report().warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.key() == "ratelimiter.instances.partner.cluster-lease"
+                && w.message().contains("without `cluster-url`")),
+        "{warnings:#?}"
+    );
+}

@@ -1,0 +1,504 @@
+//! The fleet: state that several processes share through a backend (Redis,
+//! with `resil`'s `redis` feature).
+//!
+//! Two things are shared, and nothing else:
+//!
+//! - a rate limiter's permits: every process using one key shares
+//!   `limit_for_period` per `limit_refresh_period`, in cycles counted on the
+//!   backend's clock, with Resilience4j's reservations up to
+//!   `timeout_duration` (see [`RateLimiterCluster`]);
+//! - a circuit breaker's half-open probe budget: at most
+//!   `permitted_number_of_calls_in_half_open_state` probes across the fleet
+//!   for one half-open episode (see [`CircuitBreakerCluster`]). Each process
+//!   keeps its own window and state.
+//!
+//! A backend is a [`ClusterBackend`]: a few atomic operations, each one
+//! round trip, answered through a callback so that no caller is tied to the
+//! backend's runtime. The leasing, the waits and the failure modes are this
+//! crate's and the same for every backend.
+//!
+//! # Leases
+//!
+//! A rate limiter in cluster mode takes up to `lease` permits per round trip
+//! and spends them locally under one short lock, so the common call makes no
+//! round trip. Leased permits belong to the backend's cycle they were taken
+//! in and are spent only before that cycle ends (the process counts the
+//! cycle's remaining time from *before* it sent the request, so it never
+//! overruns the backend's boundary); what is left at the end of the cycle is
+//! discarded, never carried over and never handed back. So the backend never
+//! hands out more than the limit per cycle, and a permit is counted once.
+//! Measured on each process's own clock, the boundaries of the cycles differ
+//! by up to a round trip, and the documented worst case per cycle is
+//! `limit + lease × (processes − 1)` admitted calls.
+//!
+//! # Faults
+//!
+//! No call waits on the backend longer than the cluster timeout. A round
+//! trip that fails or is late marks the backend down; from then on calls do
+//! not wait at all but follow the failure mode ([`ClusterFailureMode`]: the
+//! process's own limiter, allow, or deny) while the backend checks the
+//! server in the background and comes back up by itself. Leased permits that
+//! are still valid are spent first, down or not. Each change of the
+//! backend's state is published as an event of every instance that uses it.
+//!
+//! What an outage costs, in numbers: with `local`, each process admits its
+//! own `limit_for_period` per cycle while the backend is down (the fleet up
+//! to `processes × limit`); with `allow`, everything. A permit leased before
+//! the outage is still spent at most once, and an answer that comes after
+//! its caller gave up still fills the pool. A server restarted empty (no
+//! persistence) starts the current cycle afresh, so that one cycle may
+//! admit up to twice the limit; a server that keeps its data (AOF, a
+//! replica) does not.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The default `cluster-timeout`: the longest a call waits on the backend.
+pub const DEFAULT_CLUSTER_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// The default expiry of a half-open probe's lease (`cluster-probe-expiry`).
+pub const DEFAULT_PROBE_EXPIRY: Duration = Duration::from_secs(10);
+
+/// What a cluster rate limiter does while its backend is down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClusterFailureMode {
+    /// The process's own limiter, with the same settings (the default).
+    #[default]
+    Local,
+    /// Admit every call.
+    Allow,
+    /// Refuse every call with the limiter's `RequestNotPermitted`.
+    Deny,
+}
+
+impl ClusterFailureMode {
+    /// The name in resilience.toml: `local`, `allow` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterFailureMode::Local => "local",
+            ClusterFailureMode::Allow => "allow",
+            ClusterFailureMode::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for ClusterFailureMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing a [`ClusterFailureMode`] from text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownFailureMode(String);
+
+impl fmt::Display for UnknownFailureMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown cluster failure mode `{}`; expected `local`, `allow` or `deny`",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownFailureMode {}
+
+impl FromStr for ClusterFailureMode {
+    type Err = UnknownFailureMode;
+
+    /// Parses `local`, `allow` or `deny` (exactly: resilience.toml is case-sensitive).
+    ///
+    /// ```
+    /// use resil_core::cluster::ClusterFailureMode;
+    /// assert_eq!("deny".parse(), Ok(ClusterFailureMode::Deny));
+    /// assert!("open".parse::<ClusterFailureMode>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "local" => Ok(ClusterFailureMode::Local),
+            "allow" => Ok(ClusterFailureMode::Allow),
+            "deny" => Ok(ClusterFailureMode::Deny),
+            other => Err(UnknownFailureMode(other.to_owned())),
+        }
+    }
+}
+
+/// One round trip's request for rate-limiter permits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermitRequest {
+    /// The key shared by every process of the limiter.
+    pub key: Arc<str>,
+    /// Permits per cycle, for the whole fleet.
+    pub limit: u32,
+    /// The cycle's length; cycles are counted on the backend's clock.
+    pub period: Duration,
+    /// Permits the calling request needs now (0 for a lease taken ahead).
+    pub need: u32,
+    /// The most permits to take when they are available now (at least `need`).
+    pub lease: u32,
+    /// How far ahead `need` permits may be reserved (Resilience4j's
+    /// `timeout_duration`); 0 never reserves.
+    pub timeout: Duration,
+}
+
+/// The backend's answer to a [`PermitRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermitGrant {
+    /// `permits` were taken now, for the backend's cycle `cycle`, which
+    /// ends `cycle_left` after the backend read its clock.
+    Leased {
+        /// The backend's cycle number.
+        cycle: u64,
+        /// Permits taken (0 when none were left and `need` was 0).
+        permits: u32,
+        /// Time left in the cycle when the backend answered.
+        cycle_left: Duration,
+    },
+    /// `need` permits were reserved from a later cycle: the caller may go
+    /// after `wait`.
+    Reserved {
+        /// How long the caller waits for them.
+        wait: Duration,
+    },
+    /// Not available within the timeout; nothing was taken.
+    Refused {
+        /// When one permit would be available.
+        wait: Duration,
+    },
+}
+
+/// One round trip's request for a half-open probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeRequest {
+    /// The key shared by every process of the breaker.
+    pub key: Arc<str>,
+    /// The fleet's probe budget for one half-open episode.
+    pub budget: u32,
+    /// How long a probe's lease lives if its holder never reports back.
+    pub expiry: Duration,
+    /// A token unique to this probe (per process and call).
+    pub token: u64,
+}
+
+/// Why a round trip gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendError {
+    message: String,
+}
+
+impl BackendError {
+    /// An error with a message (what the backend's client said).
+    pub fn new(message: impl Into<String>) -> Self {
+        BackendError {
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cluster backend: {}", self.message)
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// The callback that receives a round trip's answer.
+pub type Reply<T> = Box<dyn FnOnce(Result<T, BackendError>) + Send + 'static>;
+
+/// The callback told of each change of a backend's state (`true`: up).
+pub type Watcher = Box<dyn Fn(bool) + Send + Sync + 'static>;
+
+/// A store that processes share: the atomic operations the fleet needs,
+/// each one round trip.
+///
+/// Operations answer through a callback, called once, on the backend's own
+/// thread, possibly after the caller stopped waiting (an answer that comes
+/// late is still honoured: leased permits go to the pool). An
+/// implementation must never block the calling thread, must run each
+/// operation atomically on the server (a script, a transaction), must read
+/// time from the server's clock, and must mark itself down when a round
+/// trip fails or is late ([`ClusterBackend::report_late`]) and up again by
+/// itself once the server answers.
+pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
+    /// Takes up to `request.lease` permits now, or reserves `request.need`
+    /// within `request.timeout`.
+    fn take_permits(&self, request: PermitRequest, reply: Reply<PermitGrant>);
+
+    /// Takes one probe of a half-open episode's budget: `true` when taken,
+    /// `false` when the fleet has used the budget.
+    fn take_probe(&self, request: ProbeRequest, reply: Reply<bool>);
+
+    /// Reports a probe's end: `recorded` spends it (it counts toward the
+    /// budget), otherwise it goes back to the budget. Fire and forget.
+    fn finish_probe(&self, key: Arc<str>, token: u64, recorded: bool);
+
+    /// Ends the fleet's half-open episode (a process has decided). Fire and forget.
+    fn end_probes(&self, key: Arc<str>);
+
+    /// Whether the last round trip or health check succeeded.
+    fn is_up(&self) -> bool;
+
+    /// Tells the backend that a caller gave up waiting for an answer: the
+    /// backend is slow, so it is marked down until a health check answers.
+    fn report_late(&self);
+
+    /// Registers `watcher`, called on the backend's thread at each change of state.
+    fn watch(&self, watcher: Watcher);
+
+    /// The round trips made so far (for benchmarks and tests).
+    fn round_trips(&self) -> u64;
+
+    /// Where the backend is, without secrets (`redis://host:port/db`), for reports.
+    fn location(&self) -> String;
+}
+
+/// Cluster settings of a rate limiter: which backend, which key, how many
+/// permits per round trip, how long a call may wait on the backend and what
+/// to do while it is down.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::cluster::{ClusterBackend, ClusterFailureMode, RateLimiterCluster};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// // `backend`: `resil::redis::RedisBackend::connect("redis://...")`, say
+/// fn partner_api(backend: Arc<dyn ClusterBackend>) -> RateLimiterCluster {
+///     RateLimiterCluster::new(backend)
+///         .key("resil:ratelimiter:partner-api") // the default for a limiter named `partner-api`
+///         .lease(10)
+///         .timeout(Duration::from_millis(20))
+///         .failure_mode(ClusterFailureMode::Deny)
+/// }
+/// # let _ = partner_api;
+/// /// ```
+#[derive(Clone)]
+pub struct RateLimiterCluster {
+    pub(crate) backend: Arc<dyn ClusterBackend>,
+    pub(crate) key: Option<Arc<str>>,
+    pub(crate) lease: u32,
+    pub(crate) timeout: Duration,
+    pub(crate) failure_mode: ClusterFailureMode,
+}
+
+impl RateLimiterCluster {
+    /// Settings on `backend`: the key `resil:ratelimiter:<name>`, a lease
+    /// of 1 permit, the default timeout (50 ms) and failure mode (`local`).
+    pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
+        RateLimiterCluster {
+            backend,
+            key: None,
+            lease: 1,
+            timeout: DEFAULT_CLUSTER_TIMEOUT,
+            failure_mode: ClusterFailureMode::Local,
+        }
+    }
+
+    /// The key every process of the limiter shares (default
+    /// `resil:ratelimiter:<name>`).
+    pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Permits taken per round trip (at least 1, at most `limit_for_period`).
+    pub fn lease(mut self, lease: u32) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The longest a call waits on the backend.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// What to do while the backend is down.
+    pub fn failure_mode(mut self, mode: ClusterFailureMode) -> Self {
+        self.failure_mode = mode;
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn ClusterBackend> {
+        &self.backend
+    }
+
+    /// The shared key, when set (else the limiter's default).
+    pub fn key_name(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// Permits taken per round trip.
+    pub fn lease_size(&self) -> u32 {
+        self.lease
+    }
+
+    /// The longest a call waits on the backend.
+    pub fn timeout_duration(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What to do while the backend is down.
+    pub fn mode(&self) -> ClusterFailureMode {
+        self.failure_mode
+    }
+}
+
+impl PartialEq for RateLimiterCluster {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.backend, &other.backend)
+            && self.key == other.key
+            && self.lease == other.lease
+            && self.timeout == other.timeout
+            && self.failure_mode == other.failure_mode
+    }
+}
+
+impl Eq for RateLimiterCluster {}
+
+impl fmt::Debug for RateLimiterCluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimiterCluster")
+            .field("backend", &self.backend)
+            .field("key", &self.key)
+            .field("lease", &self.lease)
+            .field("timeout", &self.timeout)
+            .field("failure_mode", &self.failure_mode)
+            .finish()
+    }
+}
+
+/// Cluster settings of a circuit breaker: the backend and key that hold the
+/// fleet's half-open probe budget.
+///
+/// Each probe is a lease with an expiry: a process that dies mid-probe does
+/// not hold the fleet HALF_OPEN; its probe goes back to the budget when the
+/// lease expires.
+#[derive(Clone)]
+pub struct CircuitBreakerCluster {
+    pub(crate) backend: Arc<dyn ClusterBackend>,
+    pub(crate) key: Option<Arc<str>>,
+    pub(crate) timeout: Duration,
+    pub(crate) probe_expiry: Duration,
+}
+
+impl CircuitBreakerCluster {
+    /// Settings on `backend`: the key `resil:circuitbreaker:<name>`, the
+    /// default timeout (50 ms) and probe expiry (10 s).
+    pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
+        CircuitBreakerCluster {
+            backend,
+            key: None,
+            timeout: DEFAULT_CLUSTER_TIMEOUT,
+            probe_expiry: DEFAULT_PROBE_EXPIRY,
+        }
+    }
+
+    /// The key every process of the breaker shares (default
+    /// `resil:circuitbreaker:<name>`).
+    pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The longest a call waits on the backend for a probe.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long a probe's lease lives if its holder never reports back.
+    pub fn probe_expiry(mut self, expiry: Duration) -> Self {
+        self.probe_expiry = expiry;
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn ClusterBackend> {
+        &self.backend
+    }
+
+    /// The shared key, when set (else the breaker's default).
+    pub fn key_name(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The longest a call waits on the backend for a probe.
+    pub fn timeout_duration(&self) -> Duration {
+        self.timeout
+    }
+
+    /// How long a probe's lease lives.
+    pub fn probe_expiry_duration(&self) -> Duration {
+        self.probe_expiry
+    }
+}
+
+impl PartialEq for CircuitBreakerCluster {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.backend, &other.backend)
+            && self.key == other.key
+            && self.timeout == other.timeout
+            && self.probe_expiry == other.probe_expiry
+    }
+}
+
+impl fmt::Debug for CircuitBreakerCluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreakerCluster")
+            .field("backend", &self.backend)
+            .field("key", &self.key)
+            .field("timeout", &self.timeout)
+            .field("probe_expiry", &self.probe_expiry)
+            .finish()
+    }
+}
+
+/// Counters of a cluster rate limiter, for tests, benchmarks and dashboards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClusterLimiterMetrics {
+    pub(crate) round_trips: u64,
+    pub(crate) leased: u64,
+    pub(crate) spent: u64,
+    pub(crate) discarded: u64,
+    pub(crate) fallback_calls: u64,
+    pub(crate) up: bool,
+}
+
+impl ClusterLimiterMetrics {
+    /// Round trips this limiter asked for.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips
+    }
+    /// Permits leased from the backend.
+    pub fn leased_permits(&self) -> u64 {
+        self.leased
+    }
+    /// Leased permits spent by calls (never more than were leased).
+    pub fn spent_permits(&self) -> u64 {
+        self.spent
+    }
+    /// Leased permits left unspent when their cycle ended.
+    pub fn discarded_permits(&self) -> u64 {
+        self.discarded
+    }
+    /// Calls decided by the failure mode while the backend was down.
+    pub fn fallback_calls(&self) -> u64 {
+        self.fallback_calls
+    }
+    /// Whether the backend is up, as this limiter last saw it.
+    pub fn backend_up(&self) -> bool {
+        self.up
+    }
+}

@@ -1,0 +1,213 @@
+//! A throwaway `redis-server` per test: on a free loopback port, without
+//! persistence, killed by pid when dropped, and restartable on the same port
+//! so that a test can take Redis away and bring it back.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// A `redis-server` process that this test owns.
+///
+/// ```no_run
+/// let Some(mut redis) = resil_testkit::RedisServer::start_or_skip("my_test") else {
+///     return; // no redis-server here, and not in CI: skipped with a message
+/// };
+/// let url = redis.url(); // redis://127.0.0.1:<port>/0
+/// redis.kill();          // Redis is gone ...
+/// redis.restart();       // ... and back, empty, on the same port
+/// # let _ = url;
+/// ```
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+/// The program started, `redis-server` unless `RESIL_REDIS_SERVER` names another.
+fn program() -> String {
+    std::env::var("RESIL_REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
+}
+
+/// Whether `redis-server` can be run here.
+pub fn available() -> bool {
+    Command::new(program())
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl RedisServer {
+    /// Starts a server, or returns `None` after printing why the test
+    /// `test` is skipped when no `redis-server` is on `PATH` and `CI` is
+    /// not set.
+    ///
+    /// # Panics
+    ///
+    /// When `CI` is set and `redis-server` is missing (CI must run these
+    /// tests), or when the server does not start.
+    pub fn start_or_skip(test: &str) -> Option<RedisServer> {
+        if !available() {
+            if std::env::var_os("CI").is_some() {
+                panic!(
+                    "{test}: `{}` is not on PATH but CI is set: the Redis tests must run in CI (install Debian's redis-server)",
+                    program()
+                );
+            }
+            eprintln!(
+                "skipped {test}: `{}` is not on PATH (install redis-server to run the Redis tests; with CI set they fail instead)",
+                program()
+            );
+            return None;
+        }
+        Some(RedisServer::start().unwrap_or_else(|e| panic!("{test}: {e}")))
+    }
+
+    /// Starts a server on a free loopback port and waits until it answers `PING`.
+    ///
+    /// # Errors
+    ///
+    /// When `redis-server` cannot be run or does not answer within 5 s.
+    pub fn start() -> io::Result<RedisServer> {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "redis-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let mut last = None;
+        // the port is free when asked, but another process may take it
+        // before the server binds it: try a few
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+            let mut server = RedisServer {
+                child: None,
+                port,
+                dir: dir.clone(),
+            };
+            match server.spawn() {
+                Ok(()) => return Ok(server),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("redis-server did not start")))
+    }
+
+    fn spawn(&mut self) -> io::Result<()> {
+        let child = Command::new(program())
+            .args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(["--save", ""])
+            .args(["--appendonly", "no"])
+            .args(["--daemonize", "no"])
+            .args(["--loglevel", "warning"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot run `{}`: {e}", program())))?;
+        self.child = Some(child);
+        for _ in 0..500 {
+            if self.ping() {
+                return Ok(());
+            }
+            if let Some(child) = &mut self.child
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.child = None;
+                return Err(io::Error::other(format!(
+                    "redis-server on port {} exited: {status}",
+                    self.port
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+        Err(io::Error::other(format!(
+            "redis-server on port {} did not answer PING within 5s",
+            self.port
+        )))
+    }
+
+    /// Whether the server answers `PING` now.
+    pub fn ping(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect_timeout(
+            &([127, 0, 0, 1], self.port).into(),
+            Duration::from_millis(200),
+        ) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+        let mut buf = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    /// `redis://127.0.0.1:<port>/0`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    /// The server's port (the same after a restart).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's pid, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Kills the server (`SIGKILL`, by pid) and reaps it; its data is gone.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port, empty.
+    ///
+    /// # Panics
+    ///
+    /// When it does not start (the port was taken meanwhile, say).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn()
+            .unwrap_or_else(|e| panic!("restarting redis-server: {e}"));
+    }
+
+    /// Stops the server without killing it (`SIGSTOP`): it accepts
+    /// connections and answers nothing, as a server stuck in a slow command.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server go on (`SIGCONT`).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.resume();
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
