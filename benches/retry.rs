@@ -8,12 +8,20 @@
 //!   backon with a no-op sleeper), so that it measures the bookkeeping of one
 //!   retry.
 //!
+//! - `retry_success_async`: the success at once of an async call, resil's
+//!   `Retry::call_async` against backon's `Retryable` (with a sleeper that
+//!   returns at once, never used), each loop inside one `block_on`.
+//!
 //! Run: `cargo bench -p resil-bench --features bench --bench retry -- --warm-up-time 1 --measurement-time 3`
+
+#![allow(clippy::disallowed_methods)] // a benchmark measures real time
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use backon::{BlockingRetryable, ConstantBuilder};
+use std::time::Instant;
+
+use backon::{BlockingRetryable, ConstantBuilder, Retryable};
 use criterion::{Criterion, criterion_group, criterion_main};
 use resil_core::clock::{Clock, ManualClock, Nanos};
 use resil_core::retry::{Retry, RetryConfig};
@@ -59,6 +67,44 @@ fn success(c: &mut Criterion) {
     g.finish();
 }
 
+async fn query_async(x: u64) -> Result<u64, Refused> {
+    query(x)
+}
+
+fn success_async(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime");
+    let mut g = c.benchmark_group("retry_success_async");
+    macro_rules! looped {
+        ($name:literal, $call:expr) => {
+            g.bench_function($name, |b| {
+                b.iter_custom(|iters| {
+                    rt.block_on(async {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            black_box($call.await.ok());
+                        }
+                        start.elapsed()
+                    })
+                })
+            });
+        };
+    }
+    let retry = Retry::with_clock("bench", RetryConfig::default(), ManualClock::new());
+    let builder = backoff();
+    looped!("bare", query_async(black_box(1)));
+    looped!("resil", retry.call_async(|| query_async(black_box(1))));
+    looped!(
+        "backon",
+        (|| query_async(black_box(1)))
+            .retry(builder)
+            .sleep(|_: Duration| std::future::ready(()))
+    );
+    g.finish();
+}
+
 fn one_failure(c: &mut Criterion) {
     let mut g = c.benchmark_group("retry_one_failure");
 
@@ -99,5 +145,5 @@ fn one_failure(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, success, one_failure);
+criterion_group!(benches, success, success_async, one_failure);
 criterion_main!(benches);

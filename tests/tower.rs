@@ -845,3 +845,42 @@ fn the_success_path_of_every_layer_allocates_nothing() {
     });
     assert_eq!(n, 0, "allocations of the five-layer stack's success path");
 }
+
+/// `Retry::call_async`'s named future in an axum handler: `Send` for the
+/// handler's own arguments, which the attempts borrow.
+#[tokio::test]
+async fn retry_call_async_serves_an_axum_handler_that_borrows_its_arguments() {
+    async fn stock(
+        axum::extract::State(retry): axum::extract::State<Arc<Retry>>,
+        axum::extract::Path(sku): axum::extract::Path<String>,
+    ) -> String {
+        let sku = &sku;
+        let attempts = AtomicU32::new(0);
+        let answer = retry
+            .call_async(|| async {
+                if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+                    Err("refused")
+                } else {
+                    Ok(sku.len())
+                }
+            })
+            .await;
+        format!("{answer:?} after {}", attempts.load(Ordering::SeqCst))
+    }
+    let config = RetryConfig::builder()
+        .max_attempts(3)
+        .wait_duration(Duration::ZERO)
+        .build()
+        .unwrap();
+    let router = Router::new()
+        .route("/stock/{sku}", get(stock))
+        .with_state(Arc::new(Retry::new("handler-retry", config)));
+    let response = router
+        .oneshot(Request::get("/stock/SKU-1").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let body = axum::body::to_bytes(response.into_body(), 1024)
+        .await
+        .unwrap();
+    assert_eq!(&body[..], b"Ok(5) after 2");
+}

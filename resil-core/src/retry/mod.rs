@@ -383,13 +383,17 @@ impl Retry {
     /// # Errors
     ///
     /// As [`Retry::call`].
-    pub async fn call_async<T, E, F, Fut>(&self, mut f: F) -> Result<T, Error<E>>
+    pub fn call_async<T, E, F, Fut>(
+        &self,
+        mut f: F,
+    ) -> RetryFuture<'_, T, E, impl FnMut() -> InnerErrors<Fut>, InnerErrors<Fut>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        self.decorate_async(&RetryClassifier::new(), || InnerErrors::new(f()))
-            .await
+        self.retry_future(const { &RetryClassifier::new() }, move || {
+            InnerErrors::new(f())
+        })
     }
 
     /// Like [`Retry::call_async`], deciding what is retried with `classifier`.
@@ -397,17 +401,16 @@ impl Retry {
     /// # Errors
     ///
     /// As [`Retry::call_with`].
-    pub async fn call_async_with<T, E, F, Fut>(
-        &self,
-        classifier: &RetryClassifier<T, E>,
+    pub fn call_async_with<'a, T, E, F, Fut>(
+        &'a self,
+        classifier: &'a RetryClassifier<T, E>,
         mut f: F,
-    ) -> Result<T, Error<E>>
+    ) -> RetryFuture<'a, T, E, impl FnMut() -> InnerErrors<Fut>, InnerErrors<Fut>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        self.decorate_async(classifier, || InnerErrors::new(f()))
-            .await
+        self.retry_future(classifier, move || InnerErrors::new(f()))
     }
 
     /// The async form of [`Retry::decorate`].
@@ -439,9 +442,31 @@ impl Retry {
         }
     }
 
+    /// The state machine of [`Retry::call_async`]: `f` is called for the
+    /// first attempt's future now (as the breaker's and the bulkhead's async
+    /// calls do); the attempt runs when the future is polled.
+    fn retry_future<'a, T, E, F, Fut>(
+        &'a self,
+        classifier: &'a RetryClassifier<T, E>,
+        mut f: F,
+    ) -> RetryFuture<'a, T, E, F, Fut>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+    {
+        let future = f();
+        RetryFuture {
+            call: self.start_async_call(),
+            classifier,
+            f,
+            stage: RetryStage::Attempt { future },
+        }
+    }
+
     /// The state of one async call, for loops that make their own attempts
     /// (the decorator chain, whose attempts borrow what a closure could not
     /// lend): after each attempt, [`CallState::settle`].
+    #[inline]
     pub(crate) fn start_async_call(&self) -> CallState<&Inner> {
         Self::async_state(&*self.inner)
     }
@@ -876,11 +901,15 @@ impl<R: Deref<Target = Inner>> CallState<R> {
     /// The result is consumed here, so a caller that binds the wait with
     /// `let` before awaiting never holds a `T` or `E` across the wait (one
     /// that is not `Send` would make its future so).
+    #[inline]
     pub(crate) fn settle<T, E>(
         &mut self,
         classifier: &RetryClassifier<T, E>,
         result: Result<T, Error<E>>,
     ) -> Result<Result<T, Error<E>>, Duration> {
+        if self.first_success(classifier, &result) {
+            return Ok(result);
+        }
         // The user's predicates and result consumer run here: a panic in one
         // is the call's own.
         self.in_attempt
@@ -899,6 +928,25 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         self.in_attempt
             .store(false, std::sync::atomic::Ordering::Relaxed);
         settled
+    }
+
+    /// The path almost every call takes, counted: the first attempt
+    /// succeeded and no result predicate can say otherwise (nothing
+    /// user-written runs). `false` for every other outcome, counted by
+    /// [`CallState::settle`].
+    #[inline(always)]
+    fn first_success<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: &Result<T, Error<E>>,
+    ) -> bool {
+        if self.attempts == 0 && classifier.retry_on_result.is_none() && result.is_ok() {
+            self.done = true;
+            self.inner.counters.successful_without_retry.increment();
+            true
+        } else {
+            false
+        }
     }
 
     /// Polls an attempt, marked as the call's own while it is polled (as
@@ -1110,5 +1158,87 @@ impl<F: Future> Future for Attempt<'_, F> {
         this.in_attempt
             .store(false, std::sync::atomic::Ordering::Relaxed);
         poll
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of an async retried call ([`Retry::call_async`],
+    /// [`Retry::call_async_with`]): the attempts and the waits between them,
+    /// one state machine that holds the call's progress, the current
+    /// attempt or wait, and the closure that makes the next attempt.
+    ///
+    /// Dropping it cancels the attempt or the wait in progress and counts
+    /// nothing. It is `Send` whenever the closure and its futures are.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct RetryFuture<'a, T, E, F, Fut> {
+        call: CallState<&'a Inner>,
+        classifier: &'a RetryClassifier<T, E>,
+        f: F,
+        #[pin]
+        stage: RetryStage<Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = RetryStageProj]
+    enum RetryStage<Fut> {
+        /// An attempt; the last one stays here once the call is done (the
+        /// call's state says so), dropped with the future.
+        Attempt {
+            #[pin]
+            future: Fut,
+        },
+        Waiting {
+            sleep: Sleep,
+        },
+    }
+}
+
+impl<T, E, F, Fut> Future for RetryFuture<'_, T, E, F, Fut>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        assert!(!this.call.done, "`RetryFuture` polled after completion");
+        loop {
+            match this.stage.as_mut().project() {
+                RetryStageProj::Attempt { future } => {
+                    let result = std::task::ready!(this.call.poll_attempt(future, cx));
+                    if this.call.first_success(this.classifier, &result) {
+                        return Poll::Ready(result);
+                    }
+                    match this.call.settle(this.classifier, result) {
+                        Ok(result) => return Poll::Ready(result),
+                        Err(wait) if wait.is_zero() => {
+                            let future = (this.f)();
+                            this.stage.set(RetryStage::Attempt { future });
+                        }
+                        Err(wait) => {
+                            let sleep = this.call.inner.clock.sleep_async(wait);
+                            this.stage.set(RetryStage::Waiting { sleep });
+                        }
+                    }
+                }
+                RetryStageProj::Waiting { sleep } => {
+                    std::task::ready!(Pin::new(sleep).poll(cx));
+                    let future = (this.f)();
+                    this.stage.set(RetryStage::Attempt { future });
+                }
+            }
+        }
+    }
+}
+
+impl<T, E, F, Fut> fmt::Debug for RetryFuture<'_, T, E, F, Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryFuture")
+            .field("retry", &self.call.inner.name)
+            .field("attempts", &self.call.attempts)
+            .finish_non_exhaustive()
     }
 }
