@@ -10,13 +10,15 @@
 //!
 //! Each mode makes 200 000 calls of a ready async query on one current-thread
 //! runtime: `bare` awaits it, `backon` through backon's `Retryable`, `resil`
-//! through `Retry::call_async` (default configuration, a `ManualClock`).
+//! through `Retry::call_async` (default configuration, a `ManualClock`);
+//! `bare-sync`, `backon-sync` and `resil-sync` call the query itself, through
+//! `BlockingRetryable` and through `Retry::call`.
 //! The difference of two totals divided by 200 000 is what one call adds.
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use backon::{ConstantBuilder, Retryable};
+use backon::{BlockingRetryable, ConstantBuilder, Retryable};
 use resil_core::clock::ManualClock;
 use resil_core::retry::{Retry, RetryConfig};
 
@@ -38,6 +40,19 @@ fn main() {
     let builder = ConstantBuilder::new()
         .with_delay(Duration::from_millis(500))
         .with_max_times(2);
+    match mode.as_str() {
+        "bare-sync" | "backon-sync" | "resil-sync" => {
+            for _ in 0..200_000 {
+                match mode.as_str() {
+                    "bare-sync" => black_box(query(black_box(1)).ok()),
+                    "backon-sync" => black_box((|| query(black_box(1))).retry(builder).call().ok()),
+                    _ => black_box(retry.call(|| query(black_box(1))).ok()),
+                };
+            }
+            return;
+        }
+        _ => {}
+    }
     rt.block_on(async {
         for _ in 0..200_000 {
             match mode.as_str() {
