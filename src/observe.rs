@@ -170,6 +170,8 @@ impl Binding {
     fn add_keyed<P: Observed>(&self, p: &Arc<P>) {
         let mut keyed = lock(&P::attached(self).keyed);
         let address = Arc::as_ptr(p) as usize;
+        // an entry at this address is this instance (seen twice), or a
+        // dropped one whose address was reused: replaced below
         if keyed
             .get(&address)
             .and_then(|e| e.instance.upgrade())
@@ -177,8 +179,6 @@ impl Binding {
         {
             return;
         }
-        // an entry at a reused address belongs to a dropped instance
-        keyed.retain(|_, e| e.instance.strong_count() > 0);
         let observer = Observer::<P>::new(p, self);
         let subscription = p.publisher().on_event(move |e| observer.on_event(e));
         keyed.insert(

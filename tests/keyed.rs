@@ -12,12 +12,12 @@ use axum::http::{Request, StatusCode};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use resil::bulkhead::Bulkhead;
 use resil::circuit_breaker::{CircuitBreaker, State};
+use resil::keyed::Keyed;
 use resil::rate_limiter::RateLimiter;
 use resil::retry::Retry;
 use resil::time_limiter::TimeLimiter;
 use resil::{Rejection, Resilience};
 use resil_config::GlobalPrimitive;
-use resil_config::keyed::Keyed;
 use serde_json::Value;
 use tower::ServiceExt as _;
 
@@ -73,7 +73,7 @@ fn init() {
 }
 
 fn table<P: GlobalPrimitive>(name: &str) -> Arc<Keyed<P>> {
-    resil_config::registries()
+    resil::registries()
         .keyed::<P>()
         .table(name)
         .unwrap_or_else(|| panic!("no keyed table `{name}`"))
