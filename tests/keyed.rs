@@ -267,6 +267,7 @@ async fn the_actuator_lists_the_live_keys() {
     shown("globex", false).unwrap();
     let router = resil::actuator::Actuator::builder().build().router();
     let response = router
+        .clone()
         .oneshot(
             Request::get("/actuator/resilience")
                 .body(Body::empty())
@@ -284,6 +285,24 @@ async fn the_actuator_lists_the_live_keys() {
     assert_eq!(keyed["keyLabel"], false);
     assert_eq!(keyed["keys"]["acme"]["state"], "OPEN", "{keyed:#}");
     assert_eq!(keyed["keys"]["globex"]["state"], "CLOSED", "{keyed:#}");
+
+    let response = router
+        .oneshot(
+            Request::get("/actuator/circuitbreakers")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let shown = &doc["circuitBreakers"]["keyed-shown"];
+    assert_eq!(shown["state"], "CLOSED", "{shown:#}");
+    assert_eq!(shown["keys"]["acme"]["state"], "OPEN", "{shown:#}");
+    assert_eq!(shown["keys"]["globex"]["state"], "CLOSED", "{shown:#}");
 }
 
 #[derive(Debug, PartialEq)]

@@ -101,7 +101,9 @@ impl<P: GlobalPrimitive> KeyedRegistry<P> {
 
     /// Calls `listener` for every key added to or evicted from any table of
     /// this aspect, on the thread of the call that added or evicted it, with
-    /// no table lock held.
+    /// no table lock held (so it may read the tables). A call on another
+    /// thread that finds a new key in the table before its `Added` listeners
+    /// ran is not seen by a subscription they make.
     pub fn on_change<F>(&self, listener: F)
     where
         F: Fn(&KeyedEvent<'_, P>) + Send + Sync + 'static,
