@@ -89,6 +89,8 @@ pub use resil_core::*;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+/// Keyed instances (`key = expr` on an attribute): the tables of each name's keys.
+pub use resil_config::keyed;
 pub use resil_config::{
     Aspect, ConfigProblem, InitError, InstanceReport, NamedContextPropagator, Registries, Report,
     Resilience, ResilienceBuilder, context_propagators, declarations, init, is_initialized,

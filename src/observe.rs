@@ -10,13 +10,12 @@
 //! Gauges have no events: [`Binding::refresh`] reads every instance's
 //! snapshot and sets them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, Weak};
 
+use resil_config::keyed::{KeyedEvent, KeyedRegistry};
 use resil_config::{GlobalHook, GlobalPrimitive, Registries};
-#[cfg(feature = "actuator")]
-use resil_core::Tags;
 use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent};
 use resil_core::event::{Event, EventKind, EventPublisher, SubscriptionId};
@@ -143,6 +142,60 @@ impl Binding {
         self.attach_one(registries.thread_pool_bulkheads());
         self.attach_one(registries.rate_limiters());
         self.attach_one(registries.time_limiters());
+        self.attach_keyed::<CircuitBreaker>(registries.keyed());
+        self.attach_keyed::<Retry>(registries.keyed());
+        self.attach_keyed::<Bulkhead>(registries.keyed());
+        self.attach_keyed::<ThreadPoolBulkhead>(registries.keyed());
+        self.attach_keyed::<RateLimiter>(registries.keyed());
+        self.attach_keyed::<TimeLimiter>(registries.keyed());
+    }
+
+    /// Follows the keyed instances of one aspect (`key = expr`): each key
+    /// added gets a consumer of its own, whose meters carry the name's tags
+    /// (and its `key` with `key-label = true`); an evicted key loses it.
+    fn attach_keyed<P: Observed>(self: &Arc<Self>, keyed: &KeyedRegistry<P>) {
+        let binding = self.clone();
+        keyed.on_change(move |event| match event {
+            KeyedEvent::Added { instance, .. } => binding.add_keyed(instance),
+            KeyedEvent::Evicted { instance, .. } => binding.remove_keyed(instance),
+            _ => {}
+        });
+        for table in keyed.tables() {
+            for (_, p) in table.entries() {
+                self.add_keyed(&p);
+            }
+        }
+    }
+
+    fn add_keyed<P: Observed>(&self, p: &Arc<P>) {
+        let mut keyed = lock(&P::attached(self).keyed);
+        let address = Arc::as_ptr(p) as usize;
+        // an entry at this address is this instance (seen twice), or a
+        // dropped one whose address was reused: replaced below
+        if keyed
+            .get(&address)
+            .and_then(|e| e.instance.upgrade())
+            .is_some_and(|old| Arc::ptr_eq(&old, p))
+        {
+            return;
+        }
+        let observer = Observer::<P>::new(p, self);
+        let subscription = p.publisher().on_event(move |e| observer.on_event(e));
+        keyed.insert(
+            address,
+            Entry {
+                instance: Arc::downgrade(p),
+                subscription,
+            },
+        );
+    }
+
+    fn remove_keyed<P: Observed>(&self, p: &Arc<P>) {
+        let mut keyed = lock(&P::attached(self).keyed);
+        let address = Arc::as_ptr(p) as usize;
+        if let Some(entry) = keyed.remove(&address) {
+            p.publisher().unsubscribe(entry.subscription);
+        }
     }
 
     fn new() -> Self {
@@ -216,13 +269,24 @@ impl Binding {
         }
     }
 
-    /// The live instances of one aspect, by name.
+    /// The live instances of one aspect whose gauges are set: one per
+    /// name, and each keyed instance with a `key` tag (`key-label = true`;
+    /// without it the keys share the name's series, whose gauges stay the
+    /// unkeyed instance's).
     #[cfg(feature = "metrics")]
     fn instances<P: Observed>(&self) -> Vec<Arc<P>> {
-        lock(&P::attached(self).entries)
+        let attached = P::attached(self);
+        let mut all: Vec<Arc<P>> = lock(&attached.entries)
             .values()
             .filter_map(|e| e.instance.upgrade())
-            .collect()
+            .collect();
+        all.extend(
+            lock(&attached.keyed)
+                .values()
+                .filter_map(|e| e.instance.upgrade())
+                .filter(|p| p.instance_tags().contains_key(resil_config::keyed::KEY_TAG)),
+        );
+        all
     }
 
     /// Sets every gauge (and snapshot counter) from the instances' snapshots.
@@ -250,12 +314,15 @@ pub(crate) struct Entry<P> {
 
 pub(crate) struct Attached<P> {
     entries: Mutex<BTreeMap<String, Entry<P>>>,
+    /// Keyed instances, by address (they share their name).
+    keyed: Mutex<HashMap<usize, Entry<P>>>,
 }
 
 impl<P> Default for Attached<P> {
     fn default() -> Self {
         Attached {
             entries: Mutex::new(BTreeMap::new()),
+            keyed: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -307,9 +374,6 @@ pub(crate) trait Observed: GlobalPrimitive {
 
     /// Its event publisher.
     fn publisher(&self) -> &EventPublisher<Self::Kind>;
-    /// Its tags (registry tags overlaid by its own).
-    #[cfg(feature = "actuator")]
-    fn instance_tags(&self) -> &Tags;
     /// Its aspect's subscriptions in `binding`.
     fn attached(binding: &Binding) -> &Attached<Self>;
 
@@ -341,10 +405,6 @@ macro_rules! observed {
 
             fn publisher(&self) -> &EventPublisher<$kind> {
                 self.event_publisher()
-            }
-            #[cfg(feature = "actuator")]
-            fn instance_tags(&self) -> &Tags {
-                self.tags()
             }
             fn attached(binding: &Binding) -> &Attached<Self> {
                 &binding.$field

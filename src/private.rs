@@ -12,7 +12,7 @@ use std::sync::{Mutex, PoisonError};
 
 pub use inventory;
 pub use resil_config::declared::{KindsOf, NoKinds};
-pub use resil_config::{Aspect, CallSite, Declaration};
+pub use resil_config::{Aspect, CallSite, Declaration, KeyedCallSite};
 pub use resil_core::Classify;
 pub use resil_core::bulkhead::Bulkhead;
 pub use resil_core::circuit_breaker::{CircuitBreaker, Classifier as CircuitBreakerClassifier};
@@ -419,4 +419,41 @@ pub fn retry_after<E>(
 #[inline(always)]
 pub fn consume_result<T>(f: fn(u32, &T)) -> fn(u32, &T) {
     f
+}
+
+/// What a `key = expr` needs: a `Display`, which picks the keyed instance.
+#[diagnostic::on_unimplemented(
+    message = "the `key` of a resil attribute must implement `Display`; `{Self}` does not",
+    label = "not `Display`",
+    note = "each distinct `Display` of the key gets its own instance; key by a field or a method that returns a string or a number"
+)]
+pub trait KeyDisplay {
+    /// Writes the key.
+    fn write_key(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result;
+}
+
+impl<T: std::fmt::Display + ?Sized> KeyDisplay for T {
+    #[inline]
+    fn write_key(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// A key as its `Display`.
+struct KeyOf<'a, K: ?Sized>(&'a K);
+
+impl<K: KeyDisplay + ?Sized> std::fmt::Display for KeyOf<'_, K> {
+    #[inline]
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.write_key(f)
+    }
+}
+
+/// The instance of `key` at a keyed call site (`key = expr` on an attribute).
+#[inline]
+pub fn keyed<P: resil_config::GlobalPrimitive, K: KeyDisplay + ?Sized>(
+    site: &'static KeyedCallSite<P>,
+    key: &K,
+) -> std::sync::Arc<P> {
+    site.get(&KeyOf(key))
 }

@@ -74,6 +74,10 @@ pub struct Extras {
     pub allow_health_indicator_to_fail: Option<bool>,
     /// `subscribe-for-events` (rate limiter).
     pub subscribe_for_events: Option<bool>,
+    /// `max-keys` (every aspect): the keys a keyed name keeps.
+    pub max_keys: Option<u32>,
+    /// `key-label` (every aspect): whether keyed instances carry a `key` tag.
+    pub key_label: Option<bool>,
 }
 
 /// How one aspect's tables become its configuration.
@@ -247,6 +251,16 @@ pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<
         extras.allow_health_indicator_to_fail =
             flag("allow-health-indicator-to-fail").or(extras.allow_health_indicator_to_fail);
         extras.subscribe_for_events = flag("subscribe-for-events").or(extras.subscribe_for_events);
+        extras.key_label = flag(file::KEY_LABEL).or(extras.key_label);
+        if let Some(s) = t.get(file::MAX_KEYS) {
+            match s.val {
+                Val::Count(0) => state.problems.push(s.problem(
+                    "`max-keys` must be at least 1: the keys a keyed name keeps (default 100)",
+                )),
+                Val::Count(n) => extras.max_keys = Some(n),
+                _ => {}
+            }
+        }
     }
     for w in state.warnings.drain(..) {
         d.warn(w);

@@ -258,6 +258,10 @@ const fn aliased(name: &'static str, alias: &'static str, ty: Ty) -> KeyDef {
 
 pub(crate) const BASE_CONFIG: &str = "base-config";
 pub(crate) const EVENT_CONSUMER_BUFFER_SIZE: &str = "event-consumer-buffer-size";
+/// Keyed instances (`key = expr` on an attribute): the keys a name keeps.
+pub(crate) const MAX_KEYS: &str = "max-keys";
+/// Keyed instances: whether their meters carry a `key` tag.
+pub(crate) const KEY_LABEL: &str = "key-label";
 
 const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
     key("failure-rate-threshold", Ty::Percent),
@@ -300,6 +304,8 @@ const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
     key(CLUSTER_TIMEOUT, Ty::Duration),
     key(CLUSTER_PROBE_EXPIRY, Ty::Duration),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(MAX_KEYS, Ty::Count),
+    key(KEY_LABEL, Ty::Bool),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
@@ -331,6 +337,8 @@ const RETRY_KEYS: &[KeyDef] = &[
     key("enable-randomized-wait", Ty::Bool),
     key("randomized-wait-factor", Ty::Float),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(MAX_KEYS, Ty::Count),
+    key(KEY_LABEL, Ty::Bool),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
@@ -340,6 +348,8 @@ const BULKHEAD_KEYS: &[KeyDef] = &[
     key("fair-call-handling-enabled", Ty::Bool),
     key("writable-stack-trace-enabled", Ty::NoEffect),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(MAX_KEYS, Ty::Count),
+    key(KEY_LABEL, Ty::Bool),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
@@ -354,6 +364,8 @@ const THREAD_POOL_BULKHEAD_KEYS: &[KeyDef] = &[
     key("writable-stack-trace-enabled", Ty::NoEffect),
     key(CONTEXT_PROPAGATORS, Ty::Propagators),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(MAX_KEYS, Ty::Count),
+    key(KEY_LABEL, Ty::Bool),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
@@ -378,6 +390,8 @@ const RATE_LIMITER_KEYS: &[KeyDef] = &[
     key("register-health-indicator", Ty::Bool),
     key("allow-health-indicator-to-fail", Ty::Bool),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(MAX_KEYS, Ty::Count),
+    key(KEY_LABEL, Ty::Bool),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
@@ -385,6 +399,8 @@ const TIME_LIMITER_KEYS: &[KeyDef] = &[
     key("timeout-duration", Ty::Duration),
     key("cancel-running-future", Ty::Bool),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    key(MAX_KEYS, Ty::Count),
+    key(KEY_LABEL, Ty::Bool),
     key(BASE_CONFIG, Ty::BaseConfig),
 ];
 
@@ -1019,7 +1035,12 @@ mod tests {
     #[test]
     fn the_reference_lists_every_key() {
         let reference = include_str!("../../docs/configuration.md");
-        let common = ["base-config", "event-consumer-buffer-size"];
+        let common = [
+            "base-config",
+            "event-consumer-buffer-size",
+            "max-keys",
+            "key-label",
+        ];
         for aspect in Aspect::ALL {
             let heading = format!("## `{}`", aspect.as_str());
             let start = reference

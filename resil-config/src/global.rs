@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use resil_core::Tags;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::rate_limiter::RateLimiter;
@@ -34,6 +35,7 @@ use crate::cloud::CloudSettings;
 use crate::declared::Aspect;
 use crate::error::InitError;
 use crate::init::{InstanceReport, Report};
+use crate::keyed::{Keyed, KeyedRegistry, KeyedSettings};
 
 /// The six registries, one per aspect.
 ///
@@ -54,7 +56,32 @@ pub struct Registries {
     rate_limiters: RateLimiterRegistry,
     time_limiters: TimeLimiterRegistry,
     cloud: CloudSettings,
+    keyed: KeyedRegistries,
     extension: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+/// The keyed tables of the six aspects.
+#[derive(Debug)]
+struct KeyedRegistries {
+    circuit_breakers: KeyedRegistry<CircuitBreaker>,
+    retries: KeyedRegistry<Retry>,
+    bulkheads: KeyedRegistry<Bulkhead>,
+    thread_pool_bulkheads: KeyedRegistry<ThreadPoolBulkhead>,
+    rate_limiters: KeyedRegistry<RateLimiter>,
+    time_limiters: KeyedRegistry<TimeLimiter>,
+}
+
+impl KeyedRegistries {
+    fn new() -> Self {
+        KeyedRegistries {
+            circuit_breakers: KeyedRegistry::new(),
+            retries: KeyedRegistry::new(),
+            bulkheads: KeyedRegistry::new(),
+            thread_pool_bulkheads: KeyedRegistry::new(),
+            rate_limiters: KeyedRegistry::new(),
+            time_limiters: KeyedRegistry::new(),
+        }
+    }
 }
 
 impl Registries {
@@ -71,6 +98,7 @@ impl Registries {
             rate_limiters: Registry::of_defaults(),
             time_limiters: Registry::of_defaults(),
             cloud: CloudSettings::default(),
+            keyed: KeyedRegistries::new(),
             extension: OnceLock::new(),
         }
     }
@@ -92,6 +120,7 @@ impl Registries {
             rate_limiters,
             time_limiters,
             cloud,
+            keyed: KeyedRegistries::new(),
             extension: OnceLock::new(),
         }
     }
@@ -157,6 +186,22 @@ impl Registries {
         P::registry(self)
     }
 
+    /// The keyed tables of `P`'s aspect (`key = expr` on an attribute; see
+    /// [`keyed`](crate::keyed)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_config::Registries;
+    /// use resil_core::circuit_breaker::CircuitBreaker;
+    ///
+    /// let registries = Registries::of_defaults();
+    /// assert!(registries.keyed::<CircuitBreaker>().tables().is_empty());
+    /// ```
+    pub fn keyed<P: GlobalPrimitive>(&self) -> &KeyedRegistry<P> {
+        P::keyed(self)
+    }
+
     /// Warns through `tracing` when an instance that call sites may have
     /// cached is removed or replaced.
     fn watch(&self) {
@@ -217,6 +262,15 @@ pub trait GlobalPrimitive: Primitive + sealed::Sealed {
     /// Its registry among `registries`.
     fn registry(registries: &Registries) -> &Registry<Self>;
 
+    /// Its keyed tables among `registries`.
+    fn keyed(registries: &Registries) -> &KeyedRegistry<Self>;
+
+    /// The configuration it was built with.
+    fn configuration(&self) -> Self::Config;
+
+    /// Its tags (the registry's overlaid by its own).
+    fn instance_tags(&self) -> &Tags;
+
     /// The settings of `config` by key, as resilience.toml writes them (the
     /// list [`InstanceReport::settings`] shows).
     ///
@@ -248,6 +302,16 @@ macro_rules! global_primitive {
             const ASPECT: Aspect = Aspect::$aspect;
             fn registry(registries: &Registries) -> &Registry<Self> {
                 &registries.$field
+            }
+            fn keyed(registries: &Registries) -> &KeyedRegistry<Self> {
+                &registries.keyed.$field
+            }
+            #[allow(clippy::clone_on_copy, clippy::redundant_clone)]
+            fn configuration(&self) -> Self::Config {
+                Clone::clone(&self.config())
+            }
+            fn instance_tags(&self) -> &Tags {
+                self.tags()
             }
             fn settings(
                 config: &Self::Config,
@@ -441,5 +505,34 @@ pub(crate) fn pin<P: GlobalPrimitive>(name: &'static str) -> &'static P {
     // One small allocation per call site and process, so that the hot path
     // holds a plain reference (no reference count to touch per call).
     let leaked: &'static Arc<P> = Box::leak(Box::new(instance));
+    leaked
+}
+
+/// The keyed table of `name` for a keyed call site, kept alive for the rest
+/// of the process: its instances get the settings, tags and clock of the
+/// registry's instance of `name`, and the name's `max-keys` and `key-label`.
+pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keyed<P> {
+    let named = pin::<P>(name);
+    let registries = global(|| format!("{} `{name}`", P::ASPECT));
+    let extras = report()
+        .and_then(|r| r.instance(P::ASPECT, name))
+        .map(InstanceReport::extras)
+        .unwrap_or_default();
+    let settings = KeyedSettings {
+        max_keys: extras.max_keys.unwrap_or(crate::keyed::DEFAULT_MAX_KEYS),
+        key_label: extras.key_label.unwrap_or(false),
+    };
+    let clock = P::registry(registries).clock().clone();
+    let table = P::keyed(registries).table_or_create(name, |listeners| {
+        Keyed::new(
+            name,
+            named.configuration(),
+            named.instance_tags().clone(),
+            clock,
+            settings,
+            listeners,
+        )
+    });
+    let leaked: &'static Arc<Keyed<P>> = Box::leak(Box::new(table));
     leaked
 }

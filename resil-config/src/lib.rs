@@ -156,6 +156,7 @@ mod file;
 pub mod global;
 mod inherit;
 mod init;
+pub mod keyed;
 pub mod propagators;
 
 pub use crate::bind::Extras;
@@ -167,6 +168,7 @@ pub use crate::init::{
     DEFAULT_ENV_PREFIX, DEFAULT_FILE, InstanceReport, REJECTION_KINDS, Report, Resilience,
     ResilienceBuilder, init,
 };
+pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
 
 /// Re-exported for the expansions of resil's attribute macros.

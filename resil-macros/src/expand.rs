@@ -173,6 +173,8 @@ impl<'a> Chain<'a> {
         };
         f.is_async()
             && self.layers[..=i].iter().all(|l| l.fallback.is_none())
+            // a keyed layer inside uses its instance from the caller's scope
+            && self.layers[i + 1..].iter().all(|l| l.key.is_none())
             && f.receiver.is_none()
             && f.item.sig.generics.params.is_empty()
             && f.params.iter().all(owned)
@@ -228,6 +230,7 @@ impl<'a> Chain<'a> {
             .map(|l| self.fallback_trait(l));
         let classifiers = self.layers.iter().filter_map(|l| self.classifier(l));
         let arg_checks = self.argument_checks();
+        let keys = self.keys();
         let chain = self.layer(0, &self.receiver_ident(false));
         let finish = self.finish();
         let nested = self.nested.take();
@@ -239,6 +242,7 @@ impl<'a> Chain<'a> {
             #(#fallback_traits)*
             #arg_checks
             #(#classifiers)*
+            #keys
             let __resil_outcome = #chain;
             #finish
         };
@@ -342,9 +346,48 @@ impl<'a> Chain<'a> {
         let ident = Self::static_ident(args.aspect);
         let ty = format_ident!("{}", aspect_variant(args.aspect));
         let name = Self::name(args);
-        quote! {
-            static #ident: #p::CallSite<#p::#ty> = #p::CallSite::new(#name);
+        if args.key.is_some() {
+            quote! {
+                static #ident: #p::KeyedCallSite<#p::#ty> = #p::KeyedCallSite::new(#name);
+            }
+        } else {
+            quote! {
+                static #ident: #p::CallSite<#p::#ty> = #p::CallSite::new(#name);
+            }
         }
+    }
+
+    /// The instance a layer calls: the call site's, or for a keyed layer the
+    /// one its key picked before the chain ran ([`Chain::keys`]).
+    fn instance(&self, args: &AspectArgs) -> TokenStream {
+        if args.key.is_some() {
+            let instance = format_ident!("__resil_{}_instance", args.aspect.attr_name());
+            quote!(#instance)
+        } else {
+            let site = Self::static_ident(args.aspect);
+            quote!(#site.get())
+        }
+    }
+
+    /// The keyed layers' instances, picked once per call from the
+    /// arguments before the chain runs: `key` is evaluated by reference, so
+    /// it moves nothing, and its `Display` is checked on the user's tokens.
+    fn keys(&self) -> TokenStream {
+        let p = &self.p;
+        let lets = self.layers.iter().filter_map(|l| {
+            let key = l.key.as_ref()?;
+            let site = Self::static_ident(l.aspect);
+            let ty = format_ident!("{}", aspect_variant(l.aspect));
+            let keyed = format_ident!("__resil_{}_keyed", l.aspect.attr_name());
+            let instance = format_ident!("__resil_{}_instance", l.aspect.attr_name());
+            let span = key.span();
+            let pick = quote_spanned!(span=> #p::keyed(&#site, &(#key)));
+            Some(quote! {
+                let #keyed = #pick;
+                let #instance: &#p::#ty = &*#keyed;
+            })
+        });
+        quote!(#(#lets)*)
     }
 
     fn classifier(&self, args: &AspectArgs) -> Option<TokenStream> {
@@ -456,7 +499,7 @@ impl<'a> Chain<'a> {
             return self.body(recv);
         };
         let p = &self.p;
-        let site = Self::static_ident(args.aspect);
+        let site = self.instance(args);
         let is_async = self.func.is_async();
         let call = match args.aspect {
             Aspect::Retry => {
@@ -468,14 +511,14 @@ impl<'a> Chain<'a> {
                 let name = Self::name(args);
                 if is_async {
                     quote! {
-                        #p::retry_scope_async(#name, #site.get().decorate_async(&__resil_retry_classifier, || {
+                        #p::retry_scope_async(#name, #site.decorate_async(&__resil_retry_classifier, || {
                             #copies
                             async move { #next }
                         })).await
                     }
                 } else {
                     quote! {
-                        #p::retry_scope(#name, || #site.get().decorate(&__resil_retry_classifier, || {
+                        #p::retry_scope(#name, || #site.decorate(&__resil_retry_classifier, || {
                             #copies
                             #next
                         }))
@@ -495,9 +538,9 @@ impl<'a> Chain<'a> {
                 };
                 let body = self.body_closure(&body_recv, false);
                 let call = if is_async {
-                    quote!(#site.get().decorate_async(move || #p::inner(#body)).await)
+                    quote!(#site.decorate_async(move || #p::inner(#body)).await)
                 } else {
-                    quote!(#site.get().decorate(move || #p::inner(#body)))
+                    quote!(#site.decorate(move || #p::inner(#body)))
                 };
                 quote!({ #copies #call })
             }
@@ -525,16 +568,16 @@ impl<'a> Chain<'a> {
                 quote! {{
                     #[allow(unused_imports)]
                     use #p::{DetachAny as _, DetachSendStatic as _};
-                    (&&#p::Detach::new(__resil_time_limited(#(#args),*))).time_limit(#site.get()).await
+                    (&&#p::Detach::new(__resil_time_limited(#(#args),*))).time_limit(#site).await
                 }}
             }
             Aspect::RateLimiter if args.permits.is_some() => {
                 let next = self.layer(i + 1, recv);
                 let permits = args.permits.as_ref().unwrap();
                 if is_async {
-                    quote!(#site.get().decorate_async_with_permits(#permits, async || { #next }).await)
+                    quote!(#site.decorate_async_with_permits(#permits, async || { #next }).await)
                 } else {
-                    quote!(#site.get().decorate_with_permits(#permits, || { #next }))
+                    quote!(#site.decorate_with_permits(#permits, || { #next }))
                 }
             }
             aspect => {
@@ -542,9 +585,9 @@ impl<'a> Chain<'a> {
                 let classifier = (aspect == Aspect::CircuitBreaker)
                     .then(|| quote!(&__resil_circuit_breaker_classifier,));
                 if is_async {
-                    quote!(#site.get().decorate_async(#classifier async || { #next }).await)
+                    quote!(#site.decorate_async(#classifier async || { #next }).await)
                 } else {
-                    quote!(#site.get().decorate(#classifier || { #next }))
+                    quote!(#site.decorate(#classifier || { #next }))
                 }
             }
         };

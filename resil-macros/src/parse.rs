@@ -57,6 +57,7 @@ impl Aspect {
         match self {
             Aspect::CircuitBreaker => &[
                 NAME,
+                KEY,
                 FALLBACK,
                 RECORD,
                 IGNORE,
@@ -66,6 +67,7 @@ impl Aspect {
             ],
             Aspect::Retry => &[
                 NAME,
+                KEY,
                 FALLBACK,
                 RETRY_ON,
                 RETRY_ON_RESULT,
@@ -73,8 +75,8 @@ impl Aspect {
                 CONSUME_RESULT,
                 CRATE,
             ],
-            Aspect::RateLimiter => &[NAME, FALLBACK, PERMITS, CRATE],
-            _ => &[NAME, FALLBACK, CRATE],
+            Aspect::RateLimiter => &[NAME, KEY, FALLBACK, PERMITS, CRATE],
+            _ => &[NAME, KEY, FALLBACK, CRATE],
         }
     }
 
@@ -101,6 +103,8 @@ pub(crate) struct AspectArgs {
     pub(crate) transition_on_result: Option<ExprPath>,
     /// `permits = N` of `#[rate_limiter]`, at least 1.
     pub(crate) permits: Option<syn::LitInt>,
+    /// `key = expr`: the expression whose `Display` picks the keyed instance.
+    pub(crate) key: Option<Expr>,
     pub(crate) krate: Option<Path>,
     /// `name` was written (maybe wrongly) or an unknown key was reported as
     /// a misspelling of it: a missing `name` is then the same mistake,
@@ -124,6 +128,7 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
     let mut consume_result = Attr::none(cx, owner, symbol::CONSUME_RESULT);
     let mut transition_on_result = Attr::none(cx, owner, symbol::TRANSITION_ON_RESULT);
     let mut permits = Attr::none(cx, owner, symbol::PERMITS);
+    let mut key_expr = Attr::none(cx, owner, symbol::KEY);
     let mut krate = Attr::none(cx, owner, symbol::CRATE);
     let mut name_attempted = false;
 
@@ -180,6 +185,30 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
                     "`permits` takes a whole number from 1 to 4294967295 (the permits one call takes), like `permits = 2`",
                 ),
             }
+        } else if key == symbol::KEY {
+            // key = tenant, key = req.host(), key = self.shard
+            if !meta.input.peek(Token![=]) {
+                return Err(meta.error(format!(
+                    "expected `key = tenant`: an expression over the arguments of the function, like `#[{owner}(name = \"pay\", key = tenant)]`"
+                )));
+            }
+            let expr: Expr = meta.value()?.parse()?;
+            match &expr {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => cx.error_spanned_by(
+                    s,
+                    format!(
+                        "`key` takes an expression over the arguments, like `key = tenant`; a string literal is one key for every call{}",
+                        if syn::parse_str::<syn::Ident>(&s.value()).is_ok() {
+                            format!(" (write `key = {}` to key by that argument)", s.value())
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ),
+                _ => key_expr.set(&meta.path, expr),
+            }
         } else {
             // fallback = Self::degraded, record = is_transient, ...
             let sym = *aspect.keys().iter().find(|k| key == **k).unwrap();
@@ -223,6 +252,7 @@ pub(crate) fn aspect_args(cx: &Ctxt, aspect: Aspect, span: Span, args: TokenStre
         consume_result: consume_result.get(),
         transition_on_result: transition_on_result.get(),
         permits: permits.get(),
+        key: key_expr.get(),
         krate: krate.get(),
         name_attempted,
         tokens: None,

@@ -20,6 +20,8 @@ pub(crate) const RETRY_AFTER: Symbol = Symbol("retry_after");
 pub(crate) const CONSUME_RESULT: Symbol = Symbol("consume_result");
 pub(crate) const TRANSITION_ON_RESULT: Symbol = Symbol("transition_on_result");
 pub(crate) const PERMITS: Symbol = Symbol("permits");
+/// `key = expr`: one instance per distinct key (SPEC 7.6).
+pub(crate) const KEY: Symbol = Symbol("key");
 /// `#[classify(kind = "...")]` on a variant of a `#[derive(Classify)]` enum.
 pub(crate) const CLASSIFY: Symbol = Symbol("classify");
 pub(crate) const KIND: Symbol = Symbol("kind");
@@ -38,6 +40,7 @@ pub(crate) const ALL: &[Symbol] = &[
     CONSUME_RESULT,
     TRANSITION_ON_RESULT,
     PERMITS,
+    KEY,
 ];
 
 impl PartialEq<Symbol> for Ident {

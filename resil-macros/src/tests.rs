@@ -110,3 +110,19 @@ fn mistakes_leave_the_item_intact() {
     assert!(text.contains("unknown `bulkhead` argument `nmae`; did you mean `name`?"));
     assert!(text.contains("instance name `inventory query` may contain only"));
 }
+
+#[test]
+fn keyed_circuit_breaker_under_a_retry() {
+    let out = expand(
+        Aspect::CircuitBreaker,
+        quote!(name = "pay", key = tenant),
+        quote! {
+            #[resil::retry(name = "pay", key = region.code())]
+            async fn charge(tenant: String, region: &Region, cents: u64) -> Result<Receipt, PayError> {
+                gateway::charge(&tenant, region, cents).await
+            }
+        },
+    );
+    expect_test::expect_file!["../tests/expand/keyed_circuit_breaker_under_a_retry.rs"]
+        .assert_eq(&out);
+}

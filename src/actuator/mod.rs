@@ -596,12 +596,25 @@ fn components(s: &Shared) -> Map<String, Value> {
 }
 
 async fn circuit_breakers(State(s): St) -> Response {
-    let all: Map<String, Value> = s
-        .registries()
+    let registries = s.registries();
+    let keyed = registries.keyed::<CircuitBreaker>();
+    let all: Map<String, Value> = registries
         .circuit_breakers()
         .all()
         .iter()
-        .map(|cb| (cb.name().to_owned(), json::circuit_breaker_details(cb)))
+        .map(|cb| {
+            let mut details = json::circuit_breaker_details(cb);
+            // `key = expr`: each live key's own breaker, under the name's
+            if let (Some(table), Value::Object(m)) = (keyed.table(cb.name()), &mut details) {
+                let keys: Map<String, Value> = table
+                    .entries()
+                    .iter()
+                    .map(|(key, p)| (key.clone(), json::circuit_breaker_details(p)))
+                    .collect();
+                m.insert("keys".to_owned(), Value::Object(keys));
+            }
+            (cb.name().to_owned(), details)
+        })
         .collect();
     ok(&json!({ "circuitBreakers": all }))
 }

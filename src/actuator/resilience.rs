@@ -59,6 +59,23 @@ fn instance_fields<P: Shown>(
     } else {
         m.insert("state".to_owned(), Value::Null);
     }
+    // `key = expr` call sites: the live keys and each one's state
+    if let Some(table) = registries.keyed::<P>().table(name) {
+        let keys: Map<String, Value> = table
+            .entries()
+            .into_iter()
+            .map(|(key, p)| (key, p.state()))
+            .collect();
+        m.insert(
+            "keyed".to_owned(),
+            json!({
+                "maxKeys": table.max_keys(),
+                "keyLabel": table.key_label(),
+                "evictions": table.evictions(),
+                "keys": keys,
+            }),
+        );
+    }
     m
 }
 

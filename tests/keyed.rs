@@ -1,0 +1,467 @@
+//! Keyed instances (`key = expr` on an attribute, SPEC 7.6) as a user
+//! writes them: one instance per key under the attribute's name, bounded by
+//! `max-keys`, seen by the meters and the actuator. Every test uses its own
+//! instance names (tests share the process and its global registries, which
+//! `init` builds once from the file below).
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use metrics_exporter_prometheus::PrometheusBuilder;
+use resil::bulkhead::Bulkhead;
+use resil::circuit_breaker::{CircuitBreaker, State};
+use resil::keyed::Keyed;
+use resil::rate_limiter::RateLimiter;
+use resil::retry::Retry;
+use resil::time_limiter::TimeLimiter;
+use resil::{Rejection, Resilience};
+use resil_config::GlobalPrimitive;
+use serde_json::Value;
+use tower::ServiceExt as _;
+
+#[global_allocator]
+static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
+
+const FILE: &str = r#"
+[circuitbreaker.configs.default]
+sliding-window-size = 2
+minimum-number-of-calls = 2
+wait-duration-in-open-state = "1h"
+
+[circuitbreaker.instances.keyed-pay]
+[circuitbreaker.instances.keyed-many]
+max-keys = 50
+[circuitbreaker.instances.keyed-guard]
+max-keys = 2
+[circuitbreaker.instances.keyed-fresh]
+max-keys = 1
+[circuitbreaker.instances.keyed-label]
+key-label = true
+[circuitbreaker.instances.keyed-sum]
+[circuitbreaker.instances.keyed-shown]
+max-keys = 3
+
+[retry.instances.keyed-retry]
+max-attempts = 3
+wait-duration = "10ms"
+
+[bulkhead.instances.keyed-bulkhead]
+max-concurrent-calls = 1
+max-wait-duration = "0ms"
+
+[ratelimiter.instances.keyed-limit]
+limit-for-period = 1
+limit-refresh-period = "1h"
+timeout-duration = "0ms"
+
+[timelimiter.instances.keyed-timeout]
+timeout-duration = "50ms"
+"#;
+
+/// Builds the global registries from [`FILE`], once per process.
+fn init() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        Resilience::builder()
+            .file_contents("resilience.toml", FILE)
+            .env_vars(Vec::<(String, String)>::new())
+            .init()
+            .unwrap();
+    });
+}
+
+fn table<P: GlobalPrimitive>(name: &str) -> Arc<Keyed<P>> {
+    resil::registries()
+        .keyed::<P>()
+        .table(name)
+        .unwrap_or_else(|| panic!("no keyed table `{name}`"))
+}
+
+#[derive(Debug, PartialEq)]
+enum PayError {
+    Declined,
+    Rejected(String),
+}
+
+impl From<Rejection> for PayError {
+    fn from(r: Rejection) -> Self {
+        PayError::Rejected(r.to_string())
+    }
+}
+
+fn outcome(fail: bool) -> Result<u32, PayError> {
+    if fail { Err(PayError::Declined) } else { Ok(7) }
+}
+
+#[resil::circuit_breaker(name = "keyed-pay", key = tenant)]
+fn pay(tenant: &str, fail: bool) -> Result<u32, PayError> {
+    outcome(fail)
+}
+
+#[test]
+fn keyed_breakers_open_independently() {
+    init();
+    assert_eq!(pay("acme", true), Err(PayError::Declined));
+    assert_eq!(pay("acme", true), Err(PayError::Declined));
+    // acme's breaker is open; globex has its own, closed
+    assert!(matches!(pay("acme", false), Err(PayError::Rejected(_))));
+    for _ in 0..3 {
+        assert_eq!(pay("globex", false), Ok(7));
+    }
+
+    let t = table::<CircuitBreaker>("keyed-pay");
+    assert_eq!(t.keys(), ["acme", "globex"]);
+    assert_eq!(t.find("acme").unwrap().state(), State::Open);
+    assert_eq!(t.find("globex").unwrap().state(), State::Closed);
+    // the unkeyed instance of the name carries the settings and saw no call
+    let named = resil_config::registries()
+        .circuit_breakers()
+        .find("keyed-pay")
+        .unwrap();
+    assert_eq!(named.metrics().number_of_buffered_calls(), 0);
+}
+
+#[resil::circuit_breaker(name = "keyed-many", key = id)]
+fn many(id: u32) -> Result<u32, PayError> {
+    Ok(id)
+}
+
+#[test]
+fn the_bound_holds_under_ten_thousand_keys_and_memory_stays_flat() {
+    init();
+    for id in 0..1_000 {
+        assert_eq!(many(id), Ok(id));
+    }
+    let t = table::<CircuitBreaker>("keyed-many");
+    assert_eq!(t.len(), 50);
+    // 9 000 more distinct keys leave nothing behind on this thread
+    let ((), kept) = resil_testkit::bytes_during(|| {
+        for id in 1_000..10_000 {
+            assert_eq!(many(id), Ok(id));
+        }
+    });
+    assert_eq!(t.len(), 50);
+    assert_eq!(t.evictions(), 10_000 - 50);
+    assert!(
+        kept.abs() < 16 * 1024,
+        "9 000 new keys left {kept} bytes allocated"
+    );
+    // the most recent keys are the ones kept
+    assert_eq!(t.keys().first().map(String::as_str), Some("9950"));
+}
+
+#[resil::circuit_breaker(name = "keyed-guard", key = tenant)]
+fn guarded(tenant: &str, fail: bool) -> Result<u32, PayError> {
+    outcome(fail)
+}
+
+#[test]
+fn eviction_never_drops_an_open_key_while_a_closed_one_exists() {
+    init();
+    let _ = guarded("down", true);
+    let _ = guarded("down", true);
+    for tenant in ["a", "b", "c", "d", "e"] {
+        assert_eq!(guarded(tenant, false), Ok(7));
+    }
+    let t = table::<CircuitBreaker>("keyed-guard");
+    // "down" is the least recently used, but it is open
+    assert_eq!(t.keys(), ["down", "e"]);
+    assert_eq!(t.find("down").unwrap().state(), State::Open);
+    assert!(matches!(guarded("down", false), Err(PayError::Rejected(_))));
+}
+
+#[resil::circuit_breaker(name = "keyed-fresh", key = tenant)]
+fn fresh(tenant: &str, fail: bool) -> Result<u32, PayError> {
+    outcome(fail)
+}
+
+#[test]
+fn an_evicted_key_starts_afresh() {
+    init();
+    let _ = fresh("a", true);
+    let _ = fresh("a", true);
+    assert!(matches!(fresh("a", false), Err(PayError::Rejected(_))));
+    // max-keys = 1 and no closed key: the open one goes
+    assert_eq!(fresh("b", false), Ok(7));
+    assert_eq!(table::<CircuitBreaker>("keyed-fresh").keys(), ["b"]);
+    // its state was dropped: a new, closed breaker
+    assert_eq!(fresh("a", false), Ok(7));
+}
+
+#[resil::circuit_breaker(name = "keyed-label", key = tenant)]
+fn labelled(tenant: &str) -> Result<u32, PayError> {
+    outcome(false)
+}
+
+#[resil::circuit_breaker(name = "keyed-sum", key = tenant)]
+fn summed(tenant: &str) -> Result<u32, PayError> {
+    outcome(false)
+}
+
+/// The value of the first series of `render` that starts with `prefix`.
+fn series(render: &str, prefix: &str) -> Option<f64> {
+    render
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn key_label_adds_a_key_tag_and_without_it_keys_add_into_the_name() {
+    init();
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::with_local_recorder(&recorder, || {
+        for tenant in ["acme", "acme", "globex"] {
+            labelled(tenant).unwrap();
+            summed(tenant).unwrap();
+        }
+    });
+    let render = handle.render();
+    let calls = "resilience4j_circuitbreaker_calls_seconds_count";
+    assert_eq!(
+        series(
+            &render,
+            &format!(r#"{calls}{{key="acme",kind="successful",name="keyed-label"}} "#)
+        ),
+        Some(2.0),
+        "{render}"
+    );
+    assert_eq!(
+        series(
+            &render,
+            &format!(r#"{calls}{{key="globex",kind="successful",name="keyed-label"}} "#)
+        ),
+        Some(1.0),
+        "{render}"
+    );
+    assert_eq!(
+        series(
+            &render,
+            &format!(r#"{calls}{{kind="successful",name="keyed-sum"}} "#)
+        ),
+        Some(3.0),
+        "{render}"
+    );
+    assert!(!render.contains(r#"name="keyed-sum",key"#));
+    assert!(
+        !render
+            .lines()
+            .any(|l| l.contains("keyed-sum") && l.contains("key=")),
+        "{render}"
+    );
+}
+
+#[resil::circuit_breaker(name = "keyed-shown", key = tenant)]
+fn shown(tenant: &str, fail: bool) -> Result<u32, PayError> {
+    outcome(fail)
+}
+
+#[tokio::test]
+async fn the_actuator_lists_the_live_keys() {
+    init();
+    let _ = shown("acme", true);
+    let _ = shown("acme", true);
+    shown("globex", false).unwrap();
+    let router = resil::actuator::Actuator::builder().build().router();
+    let response = router
+        .clone()
+        .oneshot(
+            Request::get("/actuator/resilience")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let keyed = &doc["instances"]["circuitbreaker"]["keyed-shown"]["keyed"];
+    assert_eq!(keyed["maxKeys"], 3, "{doc:#}");
+    assert_eq!(keyed["keyLabel"], false);
+    assert_eq!(keyed["keys"]["acme"]["state"], "OPEN", "{keyed:#}");
+    assert_eq!(keyed["keys"]["globex"]["state"], "CLOSED", "{keyed:#}");
+
+    let response = router
+        .oneshot(
+            Request::get("/actuator/circuitbreakers")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let shown = &doc["circuitBreakers"]["keyed-shown"];
+    assert_eq!(shown["state"], "CLOSED", "{shown:#}");
+    assert_eq!(shown["keys"]["acme"]["state"], "OPEN", "{shown:#}");
+    assert_eq!(shown["keys"]["globex"]["state"], "CLOSED", "{shown:#}");
+}
+
+#[derive(Debug, PartialEq)]
+enum OpError {
+    Failed,
+    Rejected,
+}
+
+impl From<Rejection> for OpError {
+    fn from(_: Rejection) -> Self {
+        OpError::Rejected
+    }
+}
+
+static ATTEMPTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+#[resil::retry(name = "keyed-retry", key = host)]
+async fn fetch(host: String) -> Result<u32, OpError> {
+    ATTEMPTS.lock().unwrap().push(host.clone());
+    if host == "down" {
+        Err(OpError::Failed)
+    } else {
+        Ok(1)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn keyed_retries_retry_each_key_with_the_names_settings() {
+    init();
+    assert_eq!(fetch("down".to_owned()).await, Err(OpError::Failed));
+    assert_eq!(fetch("up".to_owned()).await, Ok(1));
+    assert_eq!(*ATTEMPTS.lock().unwrap(), ["down", "down", "down", "up"]);
+    let t = table::<Retry>("keyed-retry");
+    assert_eq!(t.keys(), ["down", "up"]);
+    let down = t.find("down").unwrap().metrics();
+    assert_eq!(down.number_of_failed_calls_with_retry_attempt(), 1);
+    let up = t.find("up").unwrap().metrics();
+    assert_eq!(up.number_of_successful_calls_without_retry_attempt(), 1);
+    assert_eq!(up.number_of_failed_calls_with_retry_attempt(), 0);
+}
+
+#[resil::bulkhead(name = "keyed-bulkhead", key = shard)]
+fn on_shard(shard: u32, then: Option<u32>) -> Result<u32, OpError> {
+    match then {
+        Some(next) => on_shard(next, None),
+        None => Ok(shard),
+    }
+}
+
+#[test]
+fn keyed_bulkheads_limit_each_key_on_its_own() {
+    init();
+    // shard 1's only permit is taken by the outer call: shard 2 still has its own
+    assert_eq!(on_shard(1, Some(2)), Ok(2));
+    assert_eq!(on_shard(1, Some(1)), Err(OpError::Rejected));
+    let t = table::<Bulkhead>("keyed-bulkhead");
+    assert_eq!(t.keys(), ["1", "2"]);
+    assert_eq!(
+        t.find("1").unwrap().metrics().available_concurrent_calls(),
+        1
+    );
+}
+
+#[resil::rate_limiter(name = "keyed-limit", key = user)]
+fn limited(user: &str) -> Result<u32, OpError> {
+    Ok(1)
+}
+
+#[test]
+fn keyed_rate_limiters_give_each_key_its_own_permits() {
+    init();
+    assert_eq!(limited("ann"), Ok(1));
+    assert_eq!(limited("ann"), Err(OpError::Rejected));
+    assert_eq!(limited("bob"), Ok(1));
+    assert_eq!(limited("bob"), Err(OpError::Rejected));
+    assert_eq!(table::<RateLimiter>("keyed-limit").keys(), ["ann", "bob"]);
+}
+
+#[resil::time_limiter(name = "keyed-timeout", key = region)]
+async fn in_region(region: String, takes: Duration) -> Result<u32, OpError> {
+    tokio::time::sleep(takes).await;
+    Ok(u32::from(!region.is_empty()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn keyed_time_limiters_time_each_key_with_the_names_timeout() {
+    init();
+    assert_eq!(
+        in_region("eu".to_owned(), Duration::from_secs(1)).await,
+        Err(OpError::Rejected)
+    );
+    assert_eq!(
+        in_region("us".to_owned(), Duration::from_millis(10)).await,
+        Ok(1)
+    );
+    let t = table::<TimeLimiter>("keyed-timeout");
+    assert_eq!(t.keys(), ["eu", "us"]);
+    assert_eq!(
+        t.find("eu").unwrap().config().timeout_duration(),
+        Duration::from_millis(50)
+    );
+}
+
+#[test]
+fn bad_max_keys_and_key_label_values_are_rejected_with_file_key_and_value() {
+    let load = |text: &str| {
+        Resilience::builder()
+            .file_contents("resilience.toml", text)
+            .env_vars(Vec::<(String, String)>::new())
+            .load()
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    let zero = load("[circuitbreaker.instances.pay]\nmax-keys = 0\n");
+    assert!(
+        zero.contains("resilience.toml")
+            && zero.contains("circuitbreaker.instances.pay.max-keys = 0")
+            && zero.contains("at least 1"),
+        "{zero}"
+    );
+    let in_config = load("[retry.configs.default]\nmax-keys = 0\n");
+    assert!(
+        in_config.contains("retry.configs.default.max-keys = 0"),
+        "{in_config}"
+    );
+    let negative = load("[bulkhead.instances.pay]\nmax-keys = -3\n");
+    assert!(
+        negative.contains("bulkhead.instances.pay.max-keys = -3"),
+        "{negative}"
+    );
+    let text = load("[ratelimiter.instances.pay]\nmax-keys = \"many\"\n");
+    assert!(
+        text.contains("ratelimiter.instances.pay.max-keys"),
+        "{text}"
+    );
+    let label = load("[timelimiter.instances.pay]\nkey-label = \"yes\"\n");
+    assert!(
+        label.contains("timelimiter.instances.pay.key-label"),
+        "{label}"
+    );
+}
+
+#[test]
+fn max_keys_and_key_label_are_inherited_and_reported() {
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            "[circuitbreaker.configs.base]\nmax-keys = 7\nkey-label = true\n\
+             [circuitbreaker.instances.pay]\nbase-config = \"base\"\n",
+        )
+        .env_vars(Vec::<(String, String)>::new())
+        .load()
+        .unwrap();
+    let extras = loaded
+        .report()
+        .instance(resil_config::Aspect::CircuitBreaker, "pay")
+        .unwrap()
+        .extras();
+    assert_eq!(extras.max_keys, Some(7));
+    assert_eq!(extras.key_label, Some(true));
+}
