@@ -390,13 +390,14 @@ pub(crate) fn describe() {
 
 /// Counts a fallback that ran: the instance, the aspect whose fallback it
 /// is, and the rejection or error kind that caused it.
-pub(crate) fn fallback_called(name: &str, layer: &'static str, cause: &'static str) {
+pub(crate) fn fallback_called(name: &'static str, layer: &'static str, cause: &'static str) {
     describe();
+    // static labels: no allocation on a path an open breaker takes per call
     ::metrics::counter!(
         FALLBACK_CALLS,
         "cause" => cause,
         "layer" => layer,
-        "name" => name.to_owned()
+        "name" => name
     )
     .increment(1);
 }

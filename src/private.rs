@@ -263,11 +263,7 @@ fn nested_retry(outer: &'static str, inner: &'static str) {
     static SEEN: Mutex<BTreeSet<(&'static str, &'static str)>> = Mutex::new(BTreeSet::new());
     #[cfg(feature = "metrics")]
     crate::metrics::nested_retry(outer, inner);
-    let first = SEEN
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert((outer, inner));
-    if first {
+    if first_time(&SEEN, (outer, inner)) {
         tracing::warn!(
             target: "resil::retry",
             outer,
@@ -275,6 +271,13 @@ fn nested_retry(outer: &'static str, inner: &'static str) {
             "retry `{inner}` runs inside retry `{outer}`: the attempts multiply (up to the product of both max-attempts reach the downstream); retry at one layer only"
         );
     }
+}
+
+/// Whether `key` is new to `seen` (and now in it): what is said once per key.
+fn first_time<K: Ord>(seen: &Mutex<BTreeSet<K>>, key: K) -> bool {
+    seen.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key)
 }
 
 /// Runs the retry `name`'s call `f` in its scope (the attributes' sync retry).
@@ -367,11 +370,7 @@ where
 #[cold]
 fn cannot_detach(name: &str) {
     static SAID: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    if SAID
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(name.to_owned())
-    {
+    if first_time(&SAID, name.to_owned()) {
         tracing::warn!(
             target: "resil::time_limiter",
             name,

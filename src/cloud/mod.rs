@@ -192,6 +192,16 @@ enum RegistriesRef {
     Shared(Arc<Registries>),
 }
 
+impl RegistriesRef {
+    fn get(&self) -> &Registries {
+        match self {
+            RegistriesRef::Global => crate::registries(),
+            RegistriesRef::Static(r) => r,
+            RegistriesRef::Shared(r) => r,
+        }
+    }
+}
+
 impl CircuitBreakerFactory {
     /// A builder over the global registries (see
     /// [`registries`](CircuitBreakerFactoryBuilder::registries) for others).
@@ -209,11 +219,7 @@ impl CircuitBreakerFactory {
 
     /// The registries the factory's instances live in.
     pub fn registries(&self) -> &Registries {
-        match &self.registries {
-            RegistriesRef::Global => crate::registries(),
-            RegistriesRef::Static(r) => r,
-            RegistriesRef::Shared(r) => r,
-        }
+        self.registries.get()
     }
 
     /// The `[cloud]` settings in force.
@@ -490,14 +496,9 @@ impl CircuitBreakerFactoryBuilder {
 
     /// The factory.
     pub fn build(self) -> CircuitBreakerFactory {
-        let settings = self.settings.unwrap_or_else(|| {
-            let registries = match &self.registries {
-                RegistriesRef::Global => crate::registries(),
-                RegistriesRef::Static(r) => r,
-                RegistriesRef::Shared(r) => r,
-            };
-            registries.cloud().clone()
-        });
+        let settings = self
+            .settings
+            .unwrap_or_else(|| self.registries.get().cloud().clone());
         CircuitBreakerFactory {
             bulkheads: BulkheadProvider::new(
                 self.bulkhead_configurations,
