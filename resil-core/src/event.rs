@@ -225,7 +225,14 @@ impl<K: EventKind> EventPublisher<K> {
     pub fn enable_buffer(&self, capacity: usize) {
         {
             let mut buffer = lock(&self.buffer);
-            *buffer = (capacity > 0).then(|| Ring::new(capacity));
+            // a new size keeps the newest events that fit
+            let kept = buffer.take().map(|r| r.items).unwrap_or_default();
+            *buffer = (capacity > 0).then(|| {
+                let mut ring = Ring::new(capacity);
+                let skip = kept.len().saturating_sub(capacity);
+                ring.items.extend(kept.into_iter().skip(skip));
+                ring
+            });
         }
         let no_subscribers = read(&self.subscribers).is_empty();
         self.refresh_active(no_subscribers);

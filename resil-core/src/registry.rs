@@ -63,6 +63,11 @@ pub trait Primitive: sealed::Sealed + fmt::Debug + Send + Sync + Sized + 'static
 
     /// The instance's name.
     fn instance_name(&self) -> &str;
+
+    /// Applies `config` to the live instance in place, keeping its identity
+    /// and its state (each primitive's `change_config` says what is kept);
+    /// the recent-events buffer follows `event_consumer_buffer_size`.
+    fn change_config(&self, config: Self::Config);
 }
 
 macro_rules! primitive {
@@ -78,6 +83,11 @@ macro_rules! primitive {
             }
             fn instance_name(&self) -> &str {
                 self.name()
+            }
+            fn change_config(&self, config: $config) {
+                let buffer = config.event_consumer_buffer_size() as usize;
+                <$ty>::change_config(self, config);
+                self.event_publisher().enable_buffer(buffer);
             }
         }
     };

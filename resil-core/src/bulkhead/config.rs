@@ -16,6 +16,7 @@ pub const MAX_CONCURRENT_CALLS: u32 = semaphore::MAX_PERMITS;
 /// | `max_wait_duration` | 0 (fail fast: never wait for a permit) |
 /// | `fair_call_handling_enabled` | true (waiters are served first come, first served) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+/// | `shadow` | `false` (decide, never refuse: would-be refusals become events) |
 ///
 /// As in Resilience4j, the wait is applied in whole milliseconds: a
 /// `max_wait_duration` under 1 ms fails fast.
@@ -40,6 +41,7 @@ pub struct BulkheadConfig {
     pub(crate) max_wait_duration: Duration,
     pub(crate) fair_call_handling_enabled: bool,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) shadow: bool,
 }
 
 impl Default for BulkheadConfig {
@@ -49,6 +51,7 @@ impl Default for BulkheadConfig {
             max_wait_duration: Duration::ZERO,
             fair_call_handling_enabled: true,
             event_consumer_buffer_size: 100,
+            shadow: false,
         }
     }
 }
@@ -88,6 +91,11 @@ impl BulkheadConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// Shadow mode: the instance decides as usual but never refuses; each
+    /// would-be refusal is published as a `ShadowRefusal` event instead.
+    pub fn shadow(&self) -> bool {
+        self.shadow
+    }
 
     /// The wait as applied: whole milliseconds, like Resilience4j's
     /// `semaphore.tryAcquire(maxWaitDuration.toMillis(), MILLISECONDS)`.
@@ -126,6 +134,13 @@ impl BulkheadConfigBuilder {
     /// Size of the recent-events buffer a registry attaches (0: none).
     pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
         self.config.event_consumer_buffer_size = size;
+        self
+    }
+    /// Shadow mode (default `false`): decide as usual, never refuse, and
+    /// publish a `ShadowRefusal` event for each call that would have been
+    /// refused, to see what a new rule would do before enforcing it.
+    pub fn shadow(mut self, shadow: bool) -> Self {
+        self.config.shadow = shadow;
         self
     }
 

@@ -37,6 +37,8 @@ pub enum BulkheadEvent {
     CallRejected,
     /// A permitted call finished and gave its permit back.
     CallFinished,
+    /// In shadow mode: a call the bulkhead would have refused, let through.
+    ShadowRefusal,
 }
 
 /// The kinds of [`BulkheadEvent`], to subscribe to one.
@@ -49,6 +51,8 @@ pub enum BulkheadEventType {
     CallRejected,
     /// [`BulkheadEvent::CallFinished`]
     CallFinished,
+    /// [`BulkheadEvent::ShadowRefusal`]
+    ShadowRefusal,
 }
 
 impl BulkheadEventType {
@@ -58,6 +62,7 @@ impl BulkheadEventType {
             BulkheadEventType::CallPermitted => "CALL_PERMITTED",
             BulkheadEventType::CallRejected => "CALL_REJECTED",
             BulkheadEventType::CallFinished => "CALL_FINISHED",
+            BulkheadEventType::ShadowRefusal => "SHADOW_REFUSAL",
         }
     }
 }
@@ -70,6 +75,7 @@ impl EventKind for BulkheadEvent {
             BulkheadEvent::CallPermitted => BulkheadEventType::CallPermitted,
             BulkheadEvent::CallRejected => BulkheadEventType::CallRejected,
             BulkheadEvent::CallFinished => BulkheadEventType::CallFinished,
+            BulkheadEvent::ShadowRefusal => BulkheadEventType::ShadowRefusal,
         }
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::cluster::CircuitBreakerCluster;
 use crate::error::{ConfigError, Dur, Problems};
 use crate::interval::IntervalFunction;
+use crate::circuit_breaker::State;
 
 /// The largest sliding window (calls for a count window, seconds for a time
 /// window) and half-open budget resil accepts: windows are allocated up front,
@@ -54,6 +55,7 @@ impl fmt::Display for SlidingWindowType {
 /// | `automatic_transition_from_open_to_half_open_enabled` | false |
 /// | `record_errors` / `ignore_errors` | empty (every error is a failure, none ignored) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+/// | `initial_state` | `CLOSED` (Resilience4j 2.3's `initialState`: `CLOSED`, `DISABLED`, `METRICS_ONLY` or `FORCED_OPEN`) |
 ///
 /// # Examples
 ///
@@ -87,6 +89,7 @@ pub struct CircuitBreakerConfig {
     pub(crate) record_errors: Arc<[Box<str>]>,
     pub(crate) ignore_errors: Arc<[Box<str>]>,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) initial_state: State,
     pub(crate) cluster: Option<CircuitBreakerCluster>,
 }
 
@@ -107,6 +110,7 @@ impl Default for CircuitBreakerConfig {
             record_errors: Arc::new([]),
             ignore_errors: Arc::new([]),
             event_consumer_buffer_size: 100,
+            initial_state: State::Closed,
             cluster: None,
         }
     }
@@ -177,6 +181,12 @@ impl CircuitBreakerConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// The state a new breaker starts in (Resilience4j 2.3's `initialState`);
+    /// `METRICS_ONLY` is the breaker's shadow mode: it records and publishes
+    /// every rate crossing, and never opens.
+    pub fn initial_state(&self) -> State {
+        self.initial_state
+    }
     /// The fleet-wide probe budget's settings, when HALF_OPEN is shared with
     /// other processes.
     pub fn cluster(&self) -> Option<&CircuitBreakerCluster> {
@@ -218,6 +228,7 @@ impl fmt::Debug for CircuitBreakerConfig {
                 "event_consumer_buffer_size",
                 &self.event_consumer_buffer_size,
             )
+            .field("initial_state", &self.initial_state)
             .field("cluster", &self.cluster)
             .finish()
     }
@@ -343,6 +354,13 @@ impl CircuitBreakerConfigBuilder {
         self.config.event_consumer_buffer_size = size;
         self
     }
+    /// The state a new breaker starts in (default `CLOSED`): `CLOSED`,
+    /// `DISABLED`, `METRICS_ONLY` (shadow: record, publish, never open) or
+    /// `FORCED_OPEN`, as Resilience4j 2.3's `initialState`.
+    pub fn initial_state(mut self, state: State) -> Self {
+        self.config.initial_state = state;
+        self
+    }
 
     /// Shares the HALF_OPEN probe budget with every process using the same
     /// backend and key (see [`crate::cluster`]); `None` (the default) keeps
@@ -422,6 +440,12 @@ impl CircuitBreakerConfigBuilder {
             OpenWait::Function(f) => c.wait_interval_function_in_open_state = f,
         }
         crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
+        p.check(
+            !matches!(c.initial_state, State::Open | State::HalfOpen),
+            "initial_state",
+            c.initial_state,
+            "must be CLOSED, DISABLED, METRICS_ONLY or FORCED_OPEN",
+        );
         if let Some(cluster) = &c.cluster {
             p.check(
                 cluster.timeout >= Duration::from_micros(1)

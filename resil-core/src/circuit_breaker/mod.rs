@@ -326,6 +326,12 @@ impl CircuitBreaker {
         &self.inner.config
     }
 
+    /// Applies `config` in place (reload): see the module documentation.
+    pub fn change_config(&self, config: CircuitBreakerConfig) {
+        let _ = config;
+        todo!("reload: change_config")
+    }
+
     /// The breaker's tags (registry tags overlaid by instance tags).
     pub fn tags(&self) -> &BTreeMap<String, String> {
         &self.inner.tags

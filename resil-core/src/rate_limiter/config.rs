@@ -19,6 +19,7 @@ pub const MAX_DURATION: Duration = Duration::from_nanos(i64::MAX as u64);
 /// | `limit_refresh_period` | 500 ns (the cycle) |
 /// | `timeout_duration` | 5 s (how long a caller may wait for a permit) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+/// | `shadow` | `false` (decide, never refuse: would-be refusals become events) |
 ///
 /// Besides Resilience4j's rules (a limit of at least 1, a period of at least
 /// 1 ns, durations that fit in `i64` nanoseconds), resil requires at most one
@@ -52,6 +53,7 @@ pub struct RateLimiterConfig {
     pub(crate) limit_refresh_period: Duration,
     pub(crate) timeout_duration: Duration,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) shadow: bool,
     pub(crate) cluster: Option<RateLimiterCluster>,
 }
 
@@ -62,6 +64,7 @@ impl Default for RateLimiterConfig {
             limit_refresh_period: Duration::from_nanos(500),
             timeout_duration: Duration::from_secs(5),
             event_consumer_buffer_size: 100,
+            shadow: false,
             cluster: None,
         }
     }
@@ -98,6 +101,11 @@ impl RateLimiterConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// Shadow mode: the instance decides as usual but never refuses; each
+    /// would-be refusal is published as a `ShadowRefusal` event instead.
+    pub fn shadow(&self) -> bool {
+        self.shadow
+    }
 
     /// The fleet-wide settings, when the limit is shared with other processes.
     pub fn cluster(&self) -> Option<&RateLimiterCluster> {
@@ -120,6 +128,7 @@ impl fmt::Debug for RateLimiterConfig {
                 "event_consumer_buffer_size",
                 &self.event_consumer_buffer_size,
             )
+            .field("shadow", &self.shadow)
             .field("cluster", &self.cluster)
             .finish()
     }
@@ -151,6 +160,13 @@ impl RateLimiterConfigBuilder {
     /// Size of the recent-events buffer a registry attaches (0: none).
     pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
         self.config.event_consumer_buffer_size = size;
+        self
+    }
+    /// Shadow mode (default `false`): decide as usual, never refuse, and
+    /// publish a `ShadowRefusal` event for each call that would have been
+    /// refused, to see what a new rule would do before enforcing it.
+    pub fn shadow(mut self, shadow: bool) -> Self {
+        self.config.shadow = shadow;
         self
     }
 

@@ -35,6 +35,11 @@ pub enum RateLimiterEvent {
         /// Whether the backend is up now.
         up: bool,
     },
+    /// In shadow mode: permits the limiter would have refused, granted.
+    ShadowRefusal {
+        /// The permits asked for.
+        permits: u32,
+    },
 }
 
 /// The kinds of [`RateLimiterEvent`], to subscribe to one.
@@ -49,6 +54,8 @@ pub enum RateLimiterEventType {
     Drained,
     /// [`RateLimiterEvent::ClusterBackendChanged`]
     ClusterBackendChanged,
+    /// [`RateLimiterEvent::ShadowRefusal`]
+    ShadowRefusal,
 }
 
 impl RateLimiterEventType {
@@ -60,6 +67,7 @@ impl RateLimiterEventType {
             RateLimiterEventType::FailedAcquire => "FAILED_ACQUIRE",
             RateLimiterEventType::Drained => "DRAINED",
             RateLimiterEventType::ClusterBackendChanged => "CLUSTER_BACKEND_CHANGED",
+            RateLimiterEventType::ShadowRefusal => "SHADOW_REFUSAL",
         }
     }
 }
@@ -75,6 +83,7 @@ impl EventKind for RateLimiterEvent {
             RateLimiterEvent::ClusterBackendChanged { .. } => {
                 RateLimiterEventType::ClusterBackendChanged
             }
+            RateLimiterEvent::ShadowRefusal { .. } => RateLimiterEventType::ShadowRefusal,
         }
     }
 }

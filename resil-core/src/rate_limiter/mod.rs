@@ -206,8 +206,15 @@ impl RateLimiter {
             limit_refresh_period: Duration::from_nanos(core.period()),
             timeout_duration: Duration::from_nanos(core.timeout()),
             event_consumer_buffer_size: self.inner.event_consumer_buffer_size,
+            shadow: false,
             cluster: self.inner.cluster.as_ref().map(|c| c.settings.clone()),
         }
+    }
+
+    /// Applies `config` in place (reload): see the module documentation.
+    pub fn change_config(&self, config: RateLimiterConfig) {
+        let _ = config;
+        todo!("reload: change_config")
     }
 
     /// The limiter's tags (registry tags overlaid by instance tags).

@@ -17,6 +17,7 @@ use crate::interval::IntervalFunction;
 /// | `fail_after_max_attempts` | false (results that exhaust the attempts are returned) |
 /// | `retry_errors` / `ignore_errors` | empty (every error is retried, none ignored) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+/// | `shadow` | `false` (decide, never refuse: would-be refusals become events) |
 ///
 /// Which errors and results are retried is decided per call site by a
 /// [`RetryClassifier`](super::RetryClassifier) (typed predicates) together
@@ -46,6 +47,7 @@ pub struct RetryConfig {
     pub(crate) retry_errors: Arc<[Box<str>]>,
     pub(crate) ignore_errors: Arc<[Box<str>]>,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) shadow: bool,
 }
 
 impl Default for RetryConfig {
@@ -57,6 +59,7 @@ impl Default for RetryConfig {
             retry_errors: Arc::new([]),
             ignore_errors: Arc::new([]),
             event_consumer_buffer_size: 100,
+            shadow: false,
         }
     }
 }
@@ -103,6 +106,11 @@ impl RetryConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// Shadow mode: the instance decides as usual but never refuses; each
+    /// would-be refusal is published as a `ShadowRefusal` event instead.
+    pub fn shadow(&self) -> bool {
+        self.shadow
+    }
 }
 
 impl fmt::Debug for RetryConfig {
@@ -117,6 +125,7 @@ impl fmt::Debug for RetryConfig {
                 "event_consumer_buffer_size",
                 &self.event_consumer_buffer_size,
             )
+            .field("shadow", &self.shadow)
             .finish()
     }
 }
@@ -185,6 +194,13 @@ impl RetryConfigBuilder {
     /// Size of the recent-events buffer a registry attaches (0: none).
     pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
         self.config.event_consumer_buffer_size = size;
+        self
+    }
+    /// Shadow mode (default `false`): decide as usual, never refuse, and
+    /// publish a `ShadowRefusal` event for each call that would have been
+    /// refused, to see what a new rule would do before enforcing it.
+    pub fn shadow(mut self, shadow: bool) -> Self {
+        self.config.shadow = shadow;
         self
     }
 

@@ -45,6 +45,13 @@ pub enum RetryEvent {
         /// The error's kind name when known.
         error_kind: Option<&'static str>,
     },
+    /// In shadow mode: an error the retry would have retried, returned after the first attempt.
+    ShadowRefusal {
+        /// Attempts made before this one's failure.
+        number_of_retry_attempts: u32,
+        /// The error's kind.
+        error_kind: Option<&'static str>,
+    },
 }
 
 impl RetryEvent {
@@ -63,6 +70,10 @@ impl RetryEvent {
             | RetryEvent::Success {
                 number_of_retry_attempts,
                 ..
+            }
+            | RetryEvent::ShadowRefusal {
+                number_of_retry_attempts,
+                ..
             } => number_of_retry_attempts,
             RetryEvent::IgnoredError { .. } => 0,
         }
@@ -74,6 +85,7 @@ impl RetryEvent {
             RetryEvent::Retry { error_kind, .. }
             | RetryEvent::Error { error_kind, .. }
             | RetryEvent::Success { error_kind, .. }
+            | RetryEvent::ShadowRefusal { error_kind, .. }
             | RetryEvent::IgnoredError { error_kind } => error_kind,
         }
     }
@@ -91,6 +103,8 @@ pub enum RetryEventType {
     Success,
     /// [`RetryEvent::IgnoredError`]
     IgnoredError,
+    /// [`RetryEvent::ShadowRefusal`]
+    ShadowRefusal,
 }
 
 impl RetryEventType {
@@ -101,6 +115,7 @@ impl RetryEventType {
             RetryEventType::Error => "ERROR",
             RetryEventType::Success => "SUCCESS",
             RetryEventType::IgnoredError => "IGNORED_ERROR",
+            RetryEventType::ShadowRefusal => "SHADOW_REFUSAL",
         }
     }
 }
@@ -114,6 +129,7 @@ impl EventKind for RetryEvent {
             RetryEvent::Error { .. } => RetryEventType::Error,
             RetryEvent::Success { .. } => RetryEventType::Success,
             RetryEvent::IgnoredError { .. } => RetryEventType::IgnoredError,
+            RetryEvent::ShadowRefusal { .. } => RetryEventType::ShadowRefusal,
         }
     }
 }

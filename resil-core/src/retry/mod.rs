@@ -229,6 +229,12 @@ impl Retry {
         &self.inner.config
     }
 
+    /// Applies `config` in place (reload): see the module documentation.
+    pub fn change_config(&self, config: RetryConfig) {
+        let _ = config;
+        todo!("reload: change_config")
+    }
+
     /// The retry's tags (registry tags overlaid by instance tags).
     pub fn tags(&self) -> &BTreeMap<String, String> {
         &self.inner.tags

@@ -36,6 +36,7 @@ fn available_processors() -> u32 {
 /// | `keep_alive_duration` | 20 ms (how long a thread above the core size may idle) |
 /// | context propagators | none |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+/// | `shadow` | `false` (decide, never refuse: would-be refusals become events) |
 ///
 /// Resilience4j's `writableStackTraceEnabled` and `rejectedExecutionHandler`
 /// have no counterpart: Rust errors carry no stack trace, and a refused task is
@@ -64,6 +65,7 @@ pub struct ThreadPoolBulkheadConfig {
     pub(crate) keep_alive_duration: Duration,
     pub(crate) context_propagators: Arc<[Arc<dyn ContextPropagator>]>,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) shadow: bool,
 }
 
 impl Default for ThreadPoolBulkheadConfig {
@@ -76,6 +78,7 @@ impl Default for ThreadPoolBulkheadConfig {
             keep_alive_duration: Duration::from_millis(20),
             context_propagators: Arc::new([]),
             event_consumer_buffer_size: 100,
+            shadow: false,
         }
     }
 }
@@ -121,6 +124,11 @@ impl ThreadPoolBulkheadConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// Shadow mode: the instance decides as usual but never refuses; each
+    /// would-be refusal is published as a `ShadowRefusal` event instead.
+    pub fn shadow(&self) -> bool {
+        self.shadow
+    }
     /// The tasks admitted at once: `max_thread_pool_size + queue_capacity`.
     pub fn capacity(&self) -> u32 {
         self.max_thread_pool_size
@@ -140,6 +148,7 @@ impl fmt::Debug for ThreadPoolBulkheadConfig {
                 "event_consumer_buffer_size",
                 &self.event_consumer_buffer_size,
             )
+            .field("shadow", &self.shadow)
             .finish()
     }
 }
@@ -194,6 +203,13 @@ impl ThreadPoolBulkheadConfigBuilder {
     /// Size of the recent-events buffer a registry attaches (0: none).
     pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
         self.config.event_consumer_buffer_size = size;
+        self
+    }
+    /// Shadow mode (default `false`): decide as usual, never refuse, and
+    /// publish a `ShadowRefusal` event for each call that would have been
+    /// refused, to see what a new rule would do before enforcing it.
+    pub fn shadow(mut self, shadow: bool) -> Self {
+        self.config.shadow = shadow;
         self
     }
 

@@ -18,6 +18,8 @@ pub enum ThreadPoolBulkheadEvent {
     CallRejected,
     /// A task finished (returned or panicked).
     CallFinished,
+    /// In shadow mode: a task the full pool would have refused, run on a thread of its own.
+    ShadowRefusal,
 }
 
 /// The kinds of [`ThreadPoolBulkheadEvent`], to subscribe to one.
@@ -30,6 +32,8 @@ pub enum ThreadPoolBulkheadEventType {
     CallRejected,
     /// [`ThreadPoolBulkheadEvent::CallFinished`]
     CallFinished,
+    /// [`ThreadPoolBulkheadEvent::ShadowRefusal`]
+    ShadowRefusal,
 }
 
 impl ThreadPoolBulkheadEventType {
@@ -47,6 +51,7 @@ impl ThreadPoolBulkheadEventType {
             ThreadPoolBulkheadEventType::CallPermitted => "CALL_PERMITTED",
             ThreadPoolBulkheadEventType::CallRejected => "CALL_REJECTED",
             ThreadPoolBulkheadEventType::CallFinished => "CALL_FINISHED",
+            ThreadPoolBulkheadEventType::ShadowRefusal => "SHADOW_REFUSAL",
         }
     }
 }
@@ -59,6 +64,7 @@ impl EventKind for ThreadPoolBulkheadEvent {
             ThreadPoolBulkheadEvent::CallPermitted => ThreadPoolBulkheadEventType::CallPermitted,
             ThreadPoolBulkheadEvent::CallRejected => ThreadPoolBulkheadEventType::CallRejected,
             ThreadPoolBulkheadEvent::CallFinished => ThreadPoolBulkheadEventType::CallFinished,
+            ThreadPoolBulkheadEvent::ShadowRefusal => ThreadPoolBulkheadEventType::ShadowRefusal,
         }
     }
 }

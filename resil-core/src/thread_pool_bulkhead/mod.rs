@@ -275,6 +275,12 @@ impl ThreadPoolBulkhead {
         &self.shared().config
     }
 
+    /// Applies `config` in place (reload): see the module documentation.
+    pub fn change_config(&self, config: ThreadPoolBulkheadConfig) {
+        let _ = config;
+        todo!("reload: change_config")
+    }
+
     /// The bulkhead's tags (registry tags overlaid by instance tags).
     pub fn tags(&self) -> &Tags {
         &self.shared().tags

@@ -12,6 +12,7 @@ use crate::error::{ConfigError, Problems};
 /// | `cancel_running_future` | true (drop the future on timeout) |
 /// | `max_detached_futures` | 1000 (timed-out futures left running at once; must be at least 1) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
+/// | `shadow` | `false` (decide, never refuse: would-be refusals become events) |
 ///
 /// `cancel_running_future = false` is honoured by the detached calls
 /// ([`TimeLimiter::call_async_detached`](super::TimeLimiter::call_async_detached)),
@@ -46,6 +47,7 @@ pub struct TimeLimiterConfig {
     pub(crate) cancel_running_future: bool,
     pub(crate) max_detached_futures: u32,
     pub(crate) event_consumer_buffer_size: u32,
+    pub(crate) shadow: bool,
 }
 
 /// The default `max_detached_futures`.
@@ -58,6 +60,7 @@ impl Default for TimeLimiterConfig {
             cancel_running_future: true,
             max_detached_futures: DEFAULT_MAX_DETACHED_FUTURES,
             event_consumer_buffer_size: 100,
+            shadow: false,
         }
     }
 }
@@ -93,6 +96,11 @@ impl TimeLimiterConfig {
     pub fn event_consumer_buffer_size(&self) -> u32 {
         self.event_consumer_buffer_size
     }
+    /// Shadow mode: the instance decides as usual but never refuses; each
+    /// would-be refusal is published as a `ShadowRefusal` event instead.
+    pub fn shadow(&self) -> bool {
+        self.shadow
+    }
 }
 
 /// Builds a [`TimeLimiterConfig`].
@@ -123,6 +131,13 @@ impl TimeLimiterConfigBuilder {
     /// Size of the recent-events buffer a registry attaches (0: none).
     pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
         self.config.event_consumer_buffer_size = size;
+        self
+    }
+    /// Shadow mode (default `false`): decide as usual, never refuse, and
+    /// publish a `ShadowRefusal` event for each call that would have been
+    /// refused, to see what a new rule would do before enforcing it.
+    pub fn shadow(mut self, shadow: bool) -> Self {
+        self.config.shadow = shadow;
         self
     }
 

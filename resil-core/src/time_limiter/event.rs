@@ -17,6 +17,8 @@ pub enum TimeLimiterEvent {
     },
     /// The call did not finish in time and was dropped (or detached).
     Timeout,
+    /// In shadow mode: the timeout passed; the call is left to finish.
+    ShadowRefusal,
 }
 
 /// The kinds of [`TimeLimiterEvent`], to subscribe to one.
@@ -29,6 +31,8 @@ pub enum TimeLimiterEventType {
     Error,
     /// [`TimeLimiterEvent::Timeout`]
     Timeout,
+    /// [`TimeLimiterEvent::ShadowRefusal`]
+    ShadowRefusal,
 }
 
 impl TimeLimiterEventType {
@@ -38,6 +42,7 @@ impl TimeLimiterEventType {
             TimeLimiterEventType::Success => "SUCCESS",
             TimeLimiterEventType::Error => "ERROR",
             TimeLimiterEventType::Timeout => "TIMEOUT",
+            TimeLimiterEventType::ShadowRefusal => "SHADOW_REFUSAL",
         }
     }
 }
@@ -50,6 +55,7 @@ impl EventKind for TimeLimiterEvent {
             TimeLimiterEvent::Success => TimeLimiterEventType::Success,
             TimeLimiterEvent::Error { .. } => TimeLimiterEventType::Error,
             TimeLimiterEvent::Timeout => TimeLimiterEventType::Timeout,
+            TimeLimiterEvent::ShadowRefusal => TimeLimiterEventType::ShadowRefusal,
         }
     }
 }

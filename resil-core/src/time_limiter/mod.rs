@@ -174,6 +174,12 @@ impl TimeLimiter {
         &self.inner.config
     }
 
+    /// Applies `config` in place (reload): see the module documentation.
+    pub fn change_config(&self, config: TimeLimiterConfig) {
+        let _ = config;
+        todo!("reload: change_config")
+    }
+
     /// The time limiter's tags (registry tags overlaid by instance tags).
     pub fn tags(&self) -> &Tags {
         &self.inner.tags
