@@ -588,6 +588,8 @@ pub(crate) struct Module {
     pub(crate) configs: BTreeMap<String, Table>,
     pub(crate) instances: BTreeMap<String, Table>,
     pub(crate) tags: BTreeMap<String, String>,
+    /// The tags as written, for messages (a reload cannot change them).
+    pub(crate) tag_settings: BTreeMap<String, Setting>,
 }
 
 /// The whole file, typed.
@@ -596,6 +598,8 @@ pub(crate) struct Document {
     pub(crate) modules: [Module; 6],
     /// `[cloud]` (Spring Cloud CircuitBreaker's properties), when given.
     pub(crate) cloud: Option<CloudSettings>,
+    /// Its keys as written, for messages (a reload cannot change them).
+    pub(crate) cloud_written: BTreeMap<String, Setting>,
 }
 
 impl Document {
@@ -675,7 +679,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 ));
                 continue;
             }
-            doc.cloud = Some(cloud::read(node, ctx.cloud, ctx, d));
+            doc.cloud = Some(cloud::read(node, ctx.cloud, ctx, d, &mut doc.cloud_written));
             continue;
         }
         if let Some(why) = spring_only(key) {
@@ -780,6 +784,15 @@ fn read_module(
                             continue;
                         }
                     };
+                    out.tag_settings.insert(
+                        tag.clone(),
+                        Setting {
+                            val: Val::Text(value.clone()),
+                            source: ctx.source(&v.origin),
+                            path: ctx.path(&v.origin, &[module_key, key, tag]),
+                            raw: v.render(),
+                        },
+                    );
                     out.tags.insert(tag.clone(), value);
                 }
             }

@@ -158,6 +158,9 @@ mod inherit;
 mod init;
 pub mod keyed;
 pub mod propagators;
+pub mod reload;
+#[cfg(feature = "watch")]
+pub mod watch;
 
 pub use crate::bind::Extras;
 pub use crate::cloud::CloudSettings;
@@ -170,6 +173,9 @@ pub use crate::init::{
 };
 pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
+pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
+#[cfg(feature = "watch")]
+pub use crate::watch::{Watcher, watch};
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]
