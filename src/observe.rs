@@ -411,7 +411,7 @@ macro_rules! observed {
             }
             #[cfg(feature = "metrics")]
             fn meters(&self) -> $meters {
-                crate::metrics::$m::meters(self.name(), self.tags())
+                crate::metrics::$m::meters(self)
             }
             #[cfg(feature = "metrics")]
             fn record(meters: &$meters, event: &Event<$kind>) {
@@ -441,7 +441,14 @@ observed!(
     circuit_breaker,
     circuit_breaker_event
 );
-observed!(Retry, RetryEvent, retries, (), retry, retry_event);
+observed!(
+    Retry,
+    RetryEvent,
+    retries,
+    crate::metrics::retry::Meters,
+    retry,
+    retry_event
+);
 observed!(
     Bulkhead,
     BulkheadEvent,
@@ -470,7 +477,7 @@ observed!(
     TimeLimiter,
     TimeLimiterEvent,
     time_limiters,
-    (),
+    crate::metrics::time_limiter::Meters,
     time_limiter,
     time_limiter_event
 );
