@@ -128,11 +128,11 @@ impl<T> Live<T> {
             .enumerate()
     }
 
-    /// Whether `value` can be stored: it equals a kept version, or there is
-    /// room for another.
-    pub(crate) fn fits(&self, value: &T, same: impl Fn(&T, &T) -> bool) -> Result<(), ChangeRefused> {
+    /// Whether a value can be stored: `same_as` finds it equal to a kept
+    /// version, or there is room for another.
+    pub(crate) fn fits(&self, same_as: impl Fn(&T) -> bool) -> Result<(), ChangeRefused> {
         let _serial = lock(&self.writer);
-        if self.versions().any(|(_, v)| same(v, value)) || self.versions().count() < MAX_VERSIONS {
+        if self.versions().any(|(_, v)| same_as(v)) || self.versions().count() < MAX_VERSIONS {
             Ok(())
         } else {
             Err(ChangeRefused::full())
@@ -151,6 +151,17 @@ impl<T> Live<T> {
         &self,
         value: T,
         same: impl Fn(&T, &T) -> bool,
+    ) -> Result<(&T, &T), ChangeRefused> {
+        self.store_prepared(value, same, |_, _| {})
+    }
+
+    /// [`Live::store`], calling `prepare(next, current)` on the version
+    /// about to become current (new or reused) before readers can see it.
+    pub(crate) fn store_prepared(
+        &self,
+        value: T,
+        same: impl Fn(&T, &T) -> bool,
+        prepare: impl FnOnce(&T, &T),
     ) -> Result<(&T, &T), ChangeRefused> {
         let _serial = lock(&self.writer);
         let old = self.load();
@@ -171,6 +182,7 @@ impl<T> Live<T> {
             // The slot is empty: versions are taken in order under `writer`.
             let _ = slot.set(value);
         }
+        prepare(self.get(index), old);
         self.index.store(index, Ordering::Release);
         Ok((self.get(index), old))
     }
@@ -217,15 +229,15 @@ mod tests {
     fn past_the_bound_a_change_is_refused_and_nothing_changes() {
         let live = Live::new(0usize);
         for i in 1..MAX_VERSIONS {
-            assert!(live.fits(&i, |a, b| a == b).is_ok());
+            assert!(live.fits(|v| *v == i).is_ok());
             live.store(i, |a, b| a == b).unwrap();
         }
-        assert!(live.fits(&MAX_VERSIONS, |a, b| a == b).is_err());
+        assert!(live.fits(|v| *v == MAX_VERSIONS).is_err());
         let refused = live.store(MAX_VERSIONS, |a, b| a == b).unwrap_err();
         assert!(refused.to_string().contains("restart to apply another"), "{refused}");
         assert_eq!(*live.load(), MAX_VERSIONS - 1);
         // an earlier one is still reachable
-        assert!(live.fits(&3, |a, b| a == b).is_ok());
+        assert!(live.fits(|v| *v == 3).is_ok());
         live.store(3, |a, b| a == b).unwrap();
         assert_eq!(*live.load(), 3);
     }

@@ -257,7 +257,7 @@ impl Retry {
 
     /// Whether [`Retry::change_config`] would accept `config`.
     pub fn can_change_config(&self, config: &RetryConfig) -> Result<(), ChangeRefused> {
-        self.inner.config.fits(config, same_config)
+        self.inner.config.fits(|v| same_config(v, config))
     }
 
     /// The retry's tags (registry tags overlaid by instance tags).

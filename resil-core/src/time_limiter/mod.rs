@@ -202,7 +202,7 @@ impl TimeLimiter {
 
     /// Whether [`TimeLimiter::change_config`] would accept `config`.
     pub fn can_change_config(&self, config: &TimeLimiterConfig) -> Result<(), ChangeRefused> {
-        self.inner.config.fits(config, |a, b| a == b)
+        self.inner.config.fits(|v| v == config)
     }
 
     /// The time limiter's tags (registry tags overlaid by instance tags).
