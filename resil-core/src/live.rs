@@ -263,3 +263,34 @@ mod tests {
         writer.join().unwrap();
     }
 }
+
+/// loom model of the swap: a reader racing a writer sees each version whole
+/// and never an older one after a newer.
+///
+/// Run: `RUSTFLAGS="--cfg resil_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p resil-core --lib --release loom`
+#[cfg(all(test, resil_loom))]
+mod loom_model {
+    use super::*;
+    use loom::sync::Arc;
+
+    #[test]
+    fn loom_live_swap_is_read_whole() {
+        loom::model(|| {
+            let live = Arc::new(Live::new((0u64, 0u64)));
+            let writer = {
+                let live = live.clone();
+                loom::thread::spawn(move || {
+                    live.store((1, 3), |a, b| a == b).unwrap();
+                    live.store((2, 6), |a, b| a == b).unwrap();
+                })
+            };
+            let &(a, b) = live.load();
+            assert_eq!(b, a * 3);
+            let &(c, d) = live.load();
+            assert_eq!(d, c * 3);
+            assert!(c >= a, "an older version after a newer one");
+            writer.join().unwrap();
+            assert_eq!(*live.load(), (2, 6));
+        });
+    }
+}
