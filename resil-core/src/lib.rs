@@ -39,6 +39,7 @@ pub mod error;
 pub mod event;
 pub mod future;
 pub mod interval;
+pub mod live;
 pub mod rate_limiter;
 pub mod registry;
 #[cfg(feature = "axum")]

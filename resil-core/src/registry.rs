@@ -37,6 +37,7 @@ use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
 use crate::clock::{Clock, SharedClock};
 use crate::error::{ConfigurationNotFound, DefaultConfigReserved};
 use crate::event::{EventKind, EventPublisher};
+use crate::live::ChangeRefused;
 use crate::rate_limiter::{RateLimiter, RateLimiterConfig};
 use crate::retry::{Retry, RetryConfig};
 use crate::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
@@ -67,7 +68,37 @@ pub trait Primitive: sealed::Sealed + fmt::Debug + Send + Sync + Sized + 'static
     /// Applies `config` to the live instance in place, keeping its identity
     /// and its state (each primitive's `change_config` says what is kept);
     /// the recent-events buffer follows `event_consumer_buffer_size`.
-    fn change_config(&self, config: Self::Config);
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeRefused`] when the instance already holds
+    /// [`MAX_VERSIONS`](crate::live::MAX_VERSIONS) distinct configurations;
+    /// nothing changes then. [`Primitive::can_change_config`] tells beforehand.
+    fn change_config(&self, config: Self::Config) -> Result<(), ChangeRefused>;
+
+    /// Whether [`Primitive::change_config`] would accept `config`.
+    ///
+    /// # Errors
+    ///
+    /// The [`ChangeRefused`] that `change_config` would return.
+    fn can_change_config(&self, config: &Self::Config) -> Result<(), ChangeRefused>;
+}
+
+/// The result of a primitive's own `change_config`, as the trait returns it.
+trait Changed {
+    fn changed(self) -> Result<(), ChangeRefused>;
+}
+
+impl Changed for () {
+    fn changed(self) -> Result<(), ChangeRefused> {
+        Ok(())
+    }
+}
+
+impl Changed for Result<(), ChangeRefused> {
+    fn changed(self) -> Result<(), ChangeRefused> {
+        self
+    }
 }
 
 macro_rules! primitive {
@@ -84,10 +115,14 @@ macro_rules! primitive {
             fn instance_name(&self) -> &str {
                 self.name()
             }
-            fn change_config(&self, config: $config) {
+            fn change_config(&self, config: $config) -> Result<(), ChangeRefused> {
                 let buffer = config.event_consumer_buffer_size() as usize;
-                <$ty>::change_config(self, config);
+                Changed::changed(<$ty>::change_config(self, config))?;
                 self.event_publisher().enable_buffer(buffer);
+                Ok(())
+            }
+            fn can_change_config(&self, config: &$config) -> Result<(), ChangeRefused> {
+                <$ty>::can_change_config(self, config)
             }
         }
     };

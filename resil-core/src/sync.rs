@@ -7,7 +7,7 @@
 #[cfg(resil_loom)]
 #[allow(unused_imports)]
 pub(crate) use loom::sync::atomic::{
-    AtomicBool, AtomicI64, AtomicU8, AtomicU32, AtomicU64, Ordering,
+    AtomicBool, AtomicI64, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 #[cfg(resil_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
@@ -18,7 +18,7 @@ pub(crate) use loom::{hint::spin_loop, sync::atomic::fence};
 #[cfg(not(resil_loom))]
 #[allow(unused_imports)]
 pub(crate) use std::sync::atomic::{
-    AtomicBool, AtomicI64, AtomicU8, AtomicU32, AtomicU64, Ordering,
+    AtomicBool, AtomicI64, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 #[cfg(not(resil_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};

@@ -76,7 +76,8 @@ use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::{self, AsyncCall, InnerCall, InnerErrors};
-use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
+use crate::live::ChangeRefused;
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
 /// A semaphore bulkhead. Cheap to clone: clones share one bulkhead.
@@ -96,6 +97,8 @@ struct Inner {
     max_calls: AtomicU32,
     /// The current wait, in whole milliseconds.
     max_wait_millis: AtomicU64,
+    /// Shadow mode, read only when a call would be refused.
+    shadow: AtomicBool,
     /// The current configuration; its lock also serializes `change_config`.
     config: Mutex<BulkheadConfig>,
     events: EventPublisher<BulkheadEvent>,
@@ -134,6 +137,7 @@ impl Bulkhead {
                 ),
                 max_calls: AtomicU32::new(config.max_concurrent_calls),
                 max_wait_millis: AtomicU64::new(config.effective_wait_millis()),
+                shadow: AtomicBool::new(config.shadow),
                 config: Mutex::new(config),
                 name,
                 tags,
@@ -202,7 +206,7 @@ impl Bulkhead {
     /// [`BulkheadFull`] when no permit is free (or, in fair mode, others wait).
     #[inline]
     pub fn try_acquire_permission(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
-        if self.inner.sem.try_acquire() {
+        if self.inner.sem.try_acquire() || self.inner.let_through() {
             Ok(self.inner.permitted())
         } else {
             Err(self.inner.reject())
@@ -315,6 +319,20 @@ impl Bulkhead {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn change_config(&self, config: BulkheadConfig) {
+        self.change(config);
+    }
+
+    /// Whether [`Bulkhead::change_config`] would accept `config`: always, a
+    /// bulkhead keeps no versions.
+    ///
+    /// # Errors
+    ///
+    /// None: every configuration can be applied.
+    pub fn can_change_config(&self, _config: &BulkheadConfig) -> Result<(), ChangeRefused> {
+        Ok(())
+    }
+
+    fn change(&self, config: BulkheadConfig) {
         let inner = &*self.inner;
         let mut current = lock(&inner.config);
         let old = current.max_concurrent_calls;
@@ -323,6 +341,7 @@ impl Bulkhead {
             .max_wait_millis
             .store(config.effective_wait_millis(), Ordering::Relaxed);
         inner.max_calls.store(new, Ordering::Relaxed);
+        inner.shadow.store(config.shadow, Ordering::Relaxed);
         if config.fair_call_handling_enabled != current.fair_call_handling_enabled {
             inner.sem.set_fair(config.fair_call_handling_enabled);
         }
@@ -526,6 +545,18 @@ impl Inner {
         BulkheadPermit(permitted(self))
     }
 
+    /// Shadow mode: a call that would be refused takes a permit beyond the
+    /// limit (given back as any other) and the refusal is published.
+    #[cold]
+    fn let_through(&self) -> bool {
+        if !self.shadow.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.sem.force_acquire();
+        self.publish(BulkheadEvent::ShadowRefusal);
+        true
+    }
+
     #[cold]
     fn reject(&self) -> BulkheadFull {
         if self.events.is_active() {
@@ -549,7 +580,11 @@ impl Inner {
     async fn acquire_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let wait_millis = self.max_wait_millis.load(Ordering::Relaxed);
         if wait_millis == 0 {
-            return Err(self.reject());
+            return if self.let_through() {
+                Ok(self.permitted())
+            } else {
+                Err(self.reject())
+            };
         }
         let mut queued = Queued::new(self, wait_millis);
         std::future::poll_fn(|cx| queued.poll(cx))
@@ -561,7 +596,11 @@ impl Inner {
     fn acquire_blocking_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let wait = self.max_wait();
         if wait.is_zero() {
-            return Err(self.reject());
+            return if self.let_through() {
+                Ok(self.permitted())
+            } else {
+                Err(self.reject())
+            };
         }
         let parker = Arc::new(Parker {
             thread: std::thread::current(),
@@ -587,7 +626,7 @@ impl Inner {
             std::thread::park();
         };
         drop(timer);
-        if granted {
+        if granted || self.let_through() {
             Ok(self.permitted())
         } else {
             Err(self.reject())
@@ -630,13 +669,15 @@ impl<R: Deref<Target = Inner> + Clone> Queued<R> {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Held<R>, BulkheadFull>> {
         let granted = if Pin::new(&mut self.acquire).poll(cx).is_ready() {
             true
+        } else if self.wait_millis == 0 {
+            self.acquire.cancel() // shadow mode's refusals without a wait
         } else {
             let (clock, wait) = (&self.inner.clock, Duration::from_millis(self.wait_millis));
             let sleep = self.sleep.get_or_insert_with(|| clock.sleep_async(wait));
             ready!(Pin::new(sleep).poll(cx));
             self.acquire.cancel()
         };
-        Poll::Ready(if granted {
+        Poll::Ready(if granted || self.inner.let_through() {
             Ok(permitted(self.inner.clone()))
         } else {
             Err(self.inner.reject())
@@ -759,7 +800,7 @@ where
     #[cold]
     fn full(inner: R, f: impl FnOnce() -> F) -> Self {
         let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
-        if wait_millis == 0 {
+        if wait_millis == 0 && !inner.shadow.load(Ordering::Relaxed) {
             Stage::Refused {
                 error: Some(inner.reject()),
             }

@@ -124,6 +124,13 @@ impl Semaphore {
         }
     }
 
+    /// Takes a permit whether one is free or not: the count may go negative,
+    /// and the permit is given back with [`Semaphore::release`] as any other
+    /// (shadow mode's calls beyond the limit).
+    pub(crate) fn force_acquire(&self) {
+        self.word.fetch_sub(1, Ordering::Acquire);
+    }
+
     /// Removes `n` permits (a smaller limit). Permits in use beyond the new
     /// limit leave the count negative and are retired as they come back.
     pub(crate) fn forget_permits(&self, n: u32) {

@@ -69,6 +69,8 @@ struct Guard<R: Deref<Target = Inner>> {
     inner: R,
     start: Nanos,
     permit: Permit,
+    /// The breaker's settings when the call started, which it finishes under.
+    version: usize,
     done: bool,
     // Whether an unwind that drops this guard is the protected call's own
     // (recorded as a failure) rather than some other code's (permit returned).
@@ -81,6 +83,7 @@ impl<R: Deref<Target = Inner>> Guard<R> {
         let permit = inner.try_acquire()?;
         Ok(Guard {
             start: inner.clock.now(),
+            version: inner.settings.version(),
             inner,
             permit,
             done: false,
@@ -96,9 +99,11 @@ impl<R: Deref<Target = Inner>> Guard<R> {
         // panic in one drops the guard while unwinding, which records the
         // call as a failure (kind "panic") and frees its permit.
         self.in_call = true;
-        let verdict = classifier.classify(&self.inner.config, result);
+        let settings = self.inner.settings.get(self.version);
+        let verdict = classifier.classify(&settings.config, result);
         self.done = true;
-        self.inner.finish(end, elapsed, verdict, Some(self.permit));
+        self.inner
+            .finish(settings, end, elapsed, verdict, Some(self.permit));
         if let Some(f) = classifier.transition_on_result
             && !matches!(verdict, Verdict::Ignored(_))
         {
@@ -110,6 +115,7 @@ impl<R: Deref<Target = Inner>> Guard<R> {
         self.done = true;
         let end = self.inner.clock.now();
         self.inner.finish(
+            self.inner.settings.get(self.version),
             end,
             end.as_u64().saturating_sub(self.start.as_u64()),
             verdict,
@@ -126,6 +132,7 @@ impl<R: Deref<Target = Inner>> Drop for Guard<R> {
         if self.in_call && std::thread::panicking() {
             let end = self.inner.clock.now();
             self.inner.finish(
+                self.inner.settings.get(self.version),
                 end,
                 end.as_u64().saturating_sub(self.start.as_u64()),
                 Verdict::Failure(Some("panic")),

@@ -110,6 +110,7 @@ use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturati
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
+use crate::live::{ChangeRefused, Live};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
@@ -125,10 +126,11 @@ struct Inner {
     /// For timers, which must not keep a dropped breaker alive.
     me: Weak<Inner>,
     name: Name,
-    config: CircuitBreakerConfig,
+    /// The configuration and what the call path reads of it, replaced whole
+    /// by `change_config`.
+    settings: Live<Settings>,
     clock: SharedClock,
     tags: Tags,
-    slow_call_nanos: u64,
     /// The packed [`Word`]: state, metrics slot, half-open permits, generation.
     word: AtomicU64,
     /// OPEN's deadline (`Nanos`), written before the OPEN word is published.
@@ -137,8 +139,8 @@ struct Inner {
     attempts: AtomicU32,
     /// METRICS_ONLY publishes each rate crossing once: bit 0 failure, bit 1 slow.
     metrics_only_published: AtomicU32,
-    /// Closed-style, half-open and empty metrics objects (see [`Slot`]).
-    slots: [MetricsCell; 3],
+    /// The metrics of the states that record nothing (see [`Slot`]).
+    empty: MetricsCell,
     /// Serializes transitions; never held on the call path.
     transition_lock: Mutex<()>,
     /// The pending auto-transition timer and the generation it belongs to.
@@ -151,8 +153,83 @@ struct Inner {
 struct MetricsCell {
     window: SharedWindow,
     not_permitted: AtomicU64,
-    /// `minimum_number_of_calls` as this window applies it.
-    minimum_calls: u64,
+}
+
+/// One version of a breaker's settings: the configuration, what the call
+/// path reads of it, and the closed-style and half-open windows. A change
+/// that keeps a window's type and size shares the window (and its calls)
+/// with the version before.
+struct Settings {
+    config: CircuitBreakerConfig,
+    slow_call_nanos: u64,
+    closed: Arc<MetricsCell>,
+    half_open: Arc<MetricsCell>,
+    /// `minimum_number_of_calls` as each window applies it.
+    closed_minimum: u64,
+    half_open_minimum: u64,
+}
+
+impl Settings {
+    /// The settings of `config`, sharing `before`'s windows where their shape is unchanged.
+    fn new(config: CircuitBreakerConfig, now_sec: u64, before: Option<&Settings>) -> Self {
+        let permitted = half_open_permits(&config);
+        let closed = match before {
+            Some(b)
+                if b.config.sliding_window_type == config.sliding_window_type
+                    && b.config.sliding_window_size == config.sliding_window_size =>
+            {
+                b.closed.clone()
+            }
+            _ => Arc::new(MetricsCell::new(match config.sliding_window_type {
+                SlidingWindowType::CountBased => {
+                    Window::Count(CountWindow::new(config.sliding_window_size))
+                }
+                SlidingWindowType::TimeBased => {
+                    Window::Time(TimeWindow::new(config.sliding_window_size, now_sec))
+                }
+            })),
+        };
+        let half_open = match before {
+            Some(b) if half_open_permits(&b.config) == permitted => b.half_open.clone(),
+            _ => Arc::new(MetricsCell::new(Window::Count(CountWindow::new(permitted)))),
+        };
+        let closed_minimum = match config.sliding_window_type {
+            SlidingWindowType::CountBased => config
+                .minimum_number_of_calls
+                .min(config.sliding_window_size),
+            SlidingWindowType::TimeBased => config.minimum_number_of_calls,
+        };
+        Settings {
+            slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
+            closed,
+            half_open,
+            closed_minimum: u64::from(closed_minimum),
+            half_open_minimum: u64::from(config.minimum_number_of_calls.min(permitted)),
+            config,
+        }
+    }
+}
+
+/// The metrics a breaker created in `state` records into.
+fn initial_slot(state: State) -> Slot {
+    match state {
+        State::Closed | State::MetricsOnly => Slot::Closed,
+        State::HalfOpen => Slot::HalfOpen,
+        State::Open | State::ForcedOpen | State::Disabled => Slot::Empty,
+    }
+}
+
+/// The probes of a half-open episode.
+fn half_open_permits(config: &CircuitBreakerConfig) -> u32 {
+    config
+        .permitted_number_of_calls_in_half_open_state
+        .clamp(1, state::MAX_PERMITS)
+}
+
+/// Two configurations are one version when they print the same (the
+/// interval functions have no other equality).
+fn same_config(a: &Settings, b: &Settings) -> bool {
+    format!("{:?}", a.config) == format!("{:?}", b.config)
 }
 
 /// How a finished call counts.
@@ -185,17 +262,21 @@ enum Target {
     Disabled,
     MetricsOnly,
     Reset,
+    /// METRICS_ONLY to CLOSED, keeping the window they share (a reload).
+    ClosedKeepingWindow,
+    /// CLOSED to METRICS_ONLY, keeping the window they share (a reload).
+    MetricsOnlyKeepingWindow,
 }
 
 impl Target {
     fn state(self) -> State {
         match self {
-            Target::Closed | Target::Reset => State::Closed,
+            Target::Closed | Target::Reset | Target::ClosedKeepingWindow => State::Closed,
             Target::Open | Target::OpenFor(_) | Target::OpenUntil(_) => State::Open,
             Target::HalfOpen => State::HalfOpen,
             Target::ForcedOpen | Target::ForcedOpenFor(_) => State::ForcedOpen,
             Target::Disabled => State::Disabled,
-            Target::MetricsOnly => State::MetricsOnly,
+            Target::MetricsOnly | Target::MetricsOnlyKeepingWindow => State::MetricsOnly,
         }
     }
 }
@@ -253,31 +334,8 @@ impl CircuitBreaker {
         tags: Tags,
     ) -> Self {
         let now_sec = clock.now().as_secs();
-        let closed_window = match config.sliding_window_type {
-            SlidingWindowType::CountBased => {
-                Window::Count(CountWindow::new(config.sliding_window_size))
-            }
-            SlidingWindowType::TimeBased => {
-                Window::Time(TimeWindow::new(config.sliding_window_size, now_sec))
-            }
-        };
-        let closed_minimum = match config.sliding_window_type {
-            SlidingWindowType::CountBased => config
-                .minimum_number_of_calls
-                .min(config.sliding_window_size),
-            SlidingWindowType::TimeBased => config.minimum_number_of_calls,
-        };
-        let permitted = config
-            .permitted_number_of_calls_in_half_open_state
-            .clamp(1, state::MAX_PERMITS);
-        let slots = [
-            MetricsCell::new(closed_window, closed_minimum),
-            MetricsCell::new(
-                Window::Count(CountWindow::new(permitted)),
-                config.minimum_number_of_calls.min(permitted),
-            ),
-            MetricsCell::new(Window::Empty, u32::MAX),
-        ];
+        let permitted = half_open_permits(&config);
+        let initial_state = config.initial_state;
         let events = EventPublisher::new(name.clone(), clock.clone());
         let cluster = config
             .cluster
@@ -286,16 +344,18 @@ impl CircuitBreaker {
         let inner = Arc::new_cyclic(|me| Inner {
             cluster,
             me: me.clone(),
-            slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
             name,
-            config,
+            settings: Live::new(Settings::new(config, now_sec, None)),
             clock,
             tags,
-            word: AtomicU64::new(Word::new(State::Closed, Slot::Closed, 0, 0).0),
+            // Resilience4j 2.3's `initialState`: set, not transitioned to
+            word: AtomicU64::new(
+                Word::new(initial_state, initial_slot(initial_state), 0, 0).0,
+            ),
             open_until: AtomicU64::new(0),
-            attempts: AtomicU32::new(0),
+            attempts: AtomicU32::new(u32::from(initial_state == State::ForcedOpen)),
             metrics_only_published: AtomicU32::new(0),
-            slots,
+            empty: MetricsCell::new(Window::Empty),
             transition_lock: Mutex::new(()),
             timer: Mutex::new((0, TimerHandle::none())),
             events,
@@ -323,13 +383,119 @@ impl CircuitBreaker {
 
     /// The breaker's configuration.
     pub fn config(&self) -> &CircuitBreakerConfig {
-        &self.inner.config
+        &self.inner.settings.load().config
     }
 
-    /// Applies `config` in place (reload): see the module documentation.
-    pub fn change_config(&self, config: CircuitBreakerConfig) {
-        let _ = config;
-        todo!("reload: change_config")
+    /// Applies `config` in place, keeping the state.
+    ///
+    /// - The window is kept, with its calls, while its type and size are
+    ///   unchanged; a new type or size starts an empty window (the state is
+    ///   kept: a CLOSED breaker stays CLOSED until the new window trips it).
+    ///   The same holds for the half-open window and
+    ///   `permitted_number_of_calls_in_half_open_state`; a half-open episode
+    ///   in progress keeps its remaining probes.
+    /// - Thresholds, the slow-call duration and the error lists apply to
+    ///   calls that start from now on: a call in flight is classified and
+    ///   recorded under the settings it started with.
+    /// - The open-state wait, automatic transition and half-open wait apply
+    ///   from the next transition.
+    /// - A new `initial_state` moves the breaker to it (publishing the
+    ///   transition), so a reload can switch `METRICS_ONLY`, the breaker's
+    ///   shadow mode, on and off; from METRICS_ONLY to CLOSED and back the
+    ///   window is kept, as the two states share it.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeRefused`] for new cluster settings, a new half-open budget on
+    /// a breaker shared by a fleet, or past [`MAX_VERSIONS`](crate::live::MAX_VERSIONS)
+    /// distinct configurations; the breaker is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
+    ///
+    /// let config = CircuitBreakerConfig::builder()
+    ///     .sliding_window_size(4)
+    ///     .minimum_number_of_calls(4)
+    ///     .build()?;
+    /// let cb = CircuitBreaker::new("inventory-query", config.clone());
+    /// let handle = cb.clone();
+    /// for _ in 0..2 {
+    ///     let _ = cb.call(|| Err::<(), _>("down"));
+    /// }
+    /// // the same window, a lower threshold: two failures of four calls open it
+    /// cb.change_config(config.to_builder().failure_rate_threshold(40.0).build()?)?;
+    /// for _ in 0..2 {
+    ///     let _ = cb.call(|| Ok::<_, &str>(()));
+    /// }
+    /// assert_eq!(handle.state(), State::Open);
+    /// assert_eq!(handle.config().failure_rate_threshold(), 40.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_config(&self, config: CircuitBreakerConfig) -> Result<(), ChangeRefused> {
+        self.can_change_config(&config)?;
+        let inner = &*self.inner;
+        let to = config.initial_state;
+        let from = {
+            // Serialized with transitions, so that a window swapped in is
+            // not reset by a transition that read the one before.
+            let _serial = lock(&inner.transition_lock);
+            let now = inner.clock.now();
+            let before = inner.settings.load();
+            let from = before.config.initial_state;
+            let next = Settings::new(config, now.as_secs(), Some(before));
+            inner
+                .settings
+                .store_prepared(next, same_config, |next, current| {
+                    // an earlier version's window (reused) holds old calls
+                    for (n, c) in [
+                        (&next.closed, &current.closed),
+                        (&next.half_open, &current.half_open),
+                    ] {
+                        if !Arc::ptr_eq(n, c) {
+                            n.window.reset(now);
+                            n.not_permitted.store(0, Ordering::Relaxed);
+                        }
+                    }
+                })?;
+            from
+        };
+        if to != from && self.state() != to {
+            let target = match (self.state(), to) {
+                (State::MetricsOnly, State::Closed) => Target::ClosedKeepingWindow,
+                (State::Closed, State::MetricsOnly) => Target::MetricsOnlyKeepingWindow,
+                (_, State::Closed) => Target::Closed,
+                (_, State::MetricsOnly) => Target::MetricsOnly,
+                (_, State::Disabled) => Target::Disabled,
+                _ => Target::ForcedOpen,
+            };
+            // A state that cannot move there (none today) keeps its own.
+            let _ = inner.manual(target);
+        }
+        Ok(())
+    }
+
+    /// Whether [`CircuitBreaker::change_config`] would accept `config`.
+    ///
+    /// # Errors
+    ///
+    /// The [`ChangeRefused`] that `change_config` would return.
+    pub fn can_change_config(&self, config: &CircuitBreakerConfig) -> Result<(), ChangeRefused> {
+        let settings = self.inner.settings.load();
+        let current = &settings.config;
+        if format!("{:?}", current.cluster) != format!("{:?}", config.cluster) {
+            return Err(ChangeRefused::fixed("cluster"));
+        }
+        if current.cluster.is_some() && half_open_permits(current) != half_open_permits(config) {
+            return Err(ChangeRefused::fixed(
+                "permitted_number_of_calls_in_half_open_state",
+            ));
+        }
+        let printed = format!("{config:?}");
+        self.inner
+            .settings
+            .fits(|v| format!("{:?}", v.config) == printed)
     }
 
     /// The breaker's tags (registry tags overlaid by instance tags).
@@ -400,6 +566,7 @@ impl CircuitBreaker {
     /// Records a successful call that took `elapsed`.
     pub fn on_success(&self, elapsed: Duration) {
         self.inner.finish(
+            self.inner.settings.load(),
             self.inner.clock.now(),
             saturating_nanos(elapsed),
             Verdict::Success,
@@ -410,6 +577,7 @@ impl CircuitBreaker {
     /// Records a failed call that took `elapsed`.
     pub fn on_error(&self, elapsed: Duration) {
         self.inner.finish(
+            self.inner.settings.load(),
             self.inner.clock.now(),
             saturating_nanos(elapsed),
             Verdict::Failure(None),
@@ -421,6 +589,7 @@ impl CircuitBreaker {
     /// back and it counts neither as success nor as failure.
     pub fn on_ignored_error(&self, elapsed: Duration) {
         self.inner.finish(
+            self.inner.settings.load(),
             self.inner.clock.now(),
             saturating_nanos(elapsed),
             Verdict::Ignored(None),
@@ -753,11 +922,10 @@ impl fmt::Debug for CircuitBreaker {
 }
 
 impl MetricsCell {
-    fn new(window: Window, minimum_calls: u32) -> Self {
+    fn new(window: Window) -> Self {
         MetricsCell {
             window: SharedWindow::new(window),
             not_permitted: AtomicU64::new(0),
-            minimum_calls: u64::from(minimum_calls),
         }
     }
 }
@@ -768,9 +936,19 @@ impl Inner {
         Word(self.word.load(Ordering::Acquire))
     }
 
-    #[inline]
+    /// The current settings' metrics of `slot`.
     fn cell(&self, slot: Slot) -> &MetricsCell {
-        &self.slots[slot as usize]
+        self.cell_in(self.settings.load(), slot).0
+    }
+
+    /// `settings`' metrics of `slot`, with the minimum of calls it applies.
+    #[inline]
+    fn cell_in<'a>(&'a self, settings: &'a Settings, slot: Slot) -> (&'a MetricsCell, u64) {
+        match slot {
+            Slot::Closed => (&settings.closed, settings.closed_minimum),
+            Slot::HalfOpen => (&settings.half_open, settings.half_open_minimum),
+            Slot::Empty => (&self.empty, u64::MAX),
+        }
     }
 
     /// Takes permission, counting and publishing a refusal.
@@ -846,10 +1024,7 @@ impl Inner {
             Some(Permit::Probe(generation)) => Some(generation),
             None => None,
         };
-        let permitted = self
-            .config
-            .permitted_number_of_calls_in_half_open_state
-            .clamp(1, state::MAX_PERMITS);
+        let permitted = half_open_permits(&self.settings.load().config);
         let mut w = self.load();
         loop {
             if w.state() != State::HalfOpen
@@ -892,7 +1067,14 @@ impl Inner {
     /// Records a finished call into the current state's metrics and lets the
     /// state react (Resilience4j records into the state current at completion).
     #[inline]
-    fn finish(&self, end: Nanos, elapsed_nanos: u64, verdict: Verdict, permit: Option<Permit>) {
+    fn finish(
+        &self,
+        settings: &Settings,
+        end: Nanos,
+        elapsed_nanos: u64,
+        verdict: Verdict,
+        permit: Option<Permit>,
+    ) {
         let failed = match verdict {
             Verdict::Success => false,
             Verdict::Failure(_) => true,
@@ -927,12 +1109,13 @@ impl Inner {
             };
             self.events.publish_at(end, event);
         }
-        let slow = elapsed_nanos > self.slow_call_nanos;
-        let cell = self.cell(w.slot());
+        let slow = elapsed_nanos > settings.slow_call_nanos;
+        let (cell, minimum_calls) = self.cell_in(settings, w.slot());
         let counts = cell.window.record(end, Outcome::new(failed, slow));
+        let config = &settings.config;
         match state {
             State::Closed => {
-                if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
+                if let Check::Exceeded { failure, slow } = check(config, counts, minimum_calls) {
                     self.trip(w.generation(), failure, slow);
                 }
             }
@@ -942,7 +1125,7 @@ impl Inner {
                 {
                     c.finish(true);
                 }
-                match self.check(counts, cell.minimum_calls) {
+                match check(config, counts, minimum_calls) {
                     Check::BelowMinimum => {}
                     Check::Below => {
                         self.transition_and_publish(Some(w.generation()), Target::Closed);
@@ -953,7 +1136,7 @@ impl Inner {
                 }
             }
             State::MetricsOnly => {
-                if let Check::Exceeded { failure, slow } = self.check(counts, cell.minimum_calls) {
+                if let Check::Exceeded { failure, slow } = check(config, counts, minimum_calls) {
                     self.publish_exceeded_once(end, failure, slow);
                 }
             }
@@ -1017,27 +1200,11 @@ impl Inner {
         self.transition_and_publish(Some(w.generation()), target);
     }
 
-    /// Computes both rates, Resilience4j's `CircuitBreakerMetrics.checkIfThresholdsExceeded`.
-    #[inline]
-    fn check(&self, c: Counts, minimum_calls: u64) -> Check {
-        if c.calls == 0 || c.calls < minimum_calls {
-            return Check::BelowMinimum;
-        }
-        let (failure_rate, slow_rate) = rates(c);
-        let failure = (failure_rate >= self.config.failure_rate_threshold).then_some(failure_rate);
-        let slow = (slow_rate >= self.config.slow_call_rate_threshold).then_some(slow_rate);
-        if failure.is_none() && slow.is_none() {
-            Check::Below
-        } else {
-            Check::Exceeded { failure, slow }
-        }
-    }
-
     fn metrics(&self) -> CircuitBreakerMetrics {
         let w = self.load();
-        let cell = self.cell(w.slot());
+        let (cell, minimum_calls) = self.cell_in(self.settings.load(), w.slot());
         let c = cell.window.snapshot(self.clock.now());
-        let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < cell.minimum_calls {
+        let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < minimum_calls {
             (-1.0, -1.0)
         } else {
             rates(c)
@@ -1101,7 +1268,7 @@ impl Inner {
             }
             Target::Open => {
                 let attempts = attempts.saturating_add(1);
-                let interval = &self.config.wait_interval_function_in_open_state;
+                let interval = &self.settings.load().config.wait_interval_function_in_open_state;
                 // A user's interval function runs under the transition lock:
                 // should it panic, the transition still completes (with the
                 // default wait) and the panic is resumed after it.
@@ -1128,10 +1295,7 @@ impl Inner {
             }
             Target::HalfOpen => {
                 self.reset_cell(Slot::HalfOpen, now);
-                let permitted = self
-                    .config
-                    .permitted_number_of_calls_in_half_open_state
-                    .clamp(1, state::MAX_PERMITS);
+                let permitted = half_open_permits(&self.settings.load().config);
                 (Slot::HalfOpen, attempts, permitted)
             }
             Target::ForcedOpen => {
@@ -1151,6 +1315,11 @@ impl Inner {
             }
             Target::MetricsOnly => {
                 self.reset_cell(Slot::Closed, now);
+                self.metrics_only_published.store(0, Ordering::Release);
+                (Slot::Closed, 0, 0)
+            }
+            Target::ClosedKeepingWindow => (Slot::Closed, 0, 0),
+            Target::MetricsOnlyKeepingWindow => {
                 self.metrics_only_published.store(0, Ordering::Release);
                 (Slot::Closed, 0, 0)
             }
@@ -1216,23 +1385,18 @@ impl Inner {
 
     fn arm_timer(&self, t: &Transitioned, to: State) {
         let generation = t.word.generation();
+        let config = &self.settings.load().config;
         let scheduled = match to {
-            State::Open
-                if self
-                    .config
-                    .automatic_transition_from_open_to_half_open_enabled =>
+            State::Open if config.automatic_transition_from_open_to_half_open_enabled =>
             {
                 Some((t.open_wait, Target::HalfOpen))
             }
             // A forced open with a limit (only it carries a wait) ends in CLOSED.
             State::ForcedOpen if !t.open_wait.is_zero() => Some((t.open_wait, Target::Closed)),
             State::HalfOpen
-                if self.config.max_wait_duration_in_half_open_state >= Duration::from_millis(1) =>
+                if config.max_wait_duration_in_half_open_state >= Duration::from_millis(1) =>
             {
-                Some((
-                    self.config.max_wait_duration_in_half_open_state,
-                    Target::Open,
-                ))
+                Some((config.max_wait_duration_in_half_open_state, Target::Open))
             }
             _ => None,
         };
@@ -1267,6 +1431,22 @@ impl Inner {
 
     fn weak_self(&self) -> Weak<Inner> {
         self.me.clone()
+    }
+}
+
+/// Computes both rates, Resilience4j's `CircuitBreakerMetrics.checkIfThresholdsExceeded`.
+#[inline]
+fn check(config: &CircuitBreakerConfig, c: Counts, minimum_calls: u64) -> Check {
+    if c.calls == 0 || c.calls < minimum_calls {
+        return Check::BelowMinimum;
+    }
+    let (failure_rate, slow_rate) = rates(c);
+    let failure = (failure_rate >= config.failure_rate_threshold).then_some(failure_rate);
+    let slow = (slow_rate >= config.slow_call_rate_threshold).then_some(slow_rate);
+    if failure.is_none() && slow.is_none() {
+        Check::Below
+    } else {
+        Check::Exceeded { failure, slow }
     }
 }
 

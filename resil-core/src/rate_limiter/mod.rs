@@ -110,7 +110,8 @@ use crate::cluster::ClusterLimiterMetrics;
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
-use crate::sync::{AtomicU32, Ordering};
+use crate::live::ChangeRefused;
+use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::{Name, Tags};
 
 /// A rate limiter. Cheap to clone: clones share one limiter.
@@ -127,7 +128,9 @@ struct Inner {
     tags: Tags,
     core: Core,
     waiting: AtomicU32,
-    event_consumer_buffer_size: u32,
+    event_consumer_buffer_size: AtomicU32,
+    /// Shadow mode, read only when a call would be refused.
+    shadow: AtomicBool,
     events: EventPublisher<RateLimiterEvent>,
     cluster: Option<cluster::Cluster>,
 }
@@ -167,7 +170,8 @@ impl RateLimiter {
             clock,
             tags,
             waiting: AtomicU32::new(0),
-            event_consumer_buffer_size: config.event_consumer_buffer_size,
+            event_consumer_buffer_size: AtomicU32::new(config.event_consumer_buffer_size),
+            shadow: AtomicBool::new(config.shadow),
             cluster,
         });
         if let Some(c) = &inner.cluster {
@@ -205,16 +209,80 @@ impl RateLimiter {
             limit_for_period: core.epoch().limit as u32,
             limit_refresh_period: Duration::from_nanos(core.period()),
             timeout_duration: Duration::from_nanos(core.timeout()),
-            event_consumer_buffer_size: self.inner.event_consumer_buffer_size,
-            shadow: false,
+            event_consumer_buffer_size: self.inner.event_consumer_buffer_size.load(Ordering::Relaxed),
+            shadow: self.inner.shadow.load(Ordering::Relaxed),
             cluster: self.inner.cluster.as_ref().map(|c| c.settings.clone()),
         }
     }
 
-    /// Applies `config` in place (reload): see the module documentation.
-    pub fn change_config(&self, config: RateLimiterConfig) {
-        let _ = config;
-        todo!("reload: change_config")
+    /// Applies `config` in place, keeping the current cycle and its count:
+    /// a new `limit_for_period` applies from the next cycle (as
+    /// [`RateLimiter::change_limit_for_period`]), a new timeout to acquires
+    /// that start from now on, shadow mode to the next decision.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeRefused`] for a new `limit_refresh_period` (the cycles are
+    /// counted in it since the limiter was created) or new cluster settings,
+    /// which take a restart, and for a new limit on a limiter shared by a
+    /// fleet; the limiter is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::clock::ManualClock;
+    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let config = RateLimiterConfig::builder()
+    ///     .limit_for_period(10)
+    ///     .limit_refresh_period(Duration::from_secs(1))
+    ///     .build()?;
+    /// let limiter = RateLimiter::with_clock("search", config.clone(), clock.clone());
+    /// assert!(limiter.try_acquire_permission(4));
+    /// limiter.change_config(config.to_builder().limit_for_period(2).build()?)?;
+    /// assert_eq!(limiter.metrics().available_permissions(), 6); // this cycle keeps its count
+    /// clock.advance(Duration::from_secs(1));
+    /// assert_eq!(limiter.metrics().available_permissions(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_config(&self, config: RateLimiterConfig) -> Result<(), ChangeRefused> {
+        self.can_change_config(&config)?;
+        let inner = &*self.inner;
+        inner.shadow.store(config.shadow, Ordering::Relaxed);
+        inner
+            .event_consumer_buffer_size
+            .store(config.event_consumer_buffer_size, Ordering::Relaxed);
+        let timeout = config.timeout_duration.as_nanos() as u64;
+        if inner.core.timeout() != timeout {
+            inner.core.set_timeout(timeout);
+        }
+        let limit = u64::from(config.limit_for_period);
+        if inner.core.epoch().limit != limit {
+            inner.core.set_limit(|| inner.now(), limit);
+        }
+        Ok(())
+    }
+
+    /// Whether [`RateLimiter::change_config`] would accept `config`.
+    ///
+    /// # Errors
+    ///
+    /// The [`ChangeRefused`] that `change_config` would return.
+    pub fn can_change_config(&self, config: &RateLimiterConfig) -> Result<(), ChangeRefused> {
+        let inner = &*self.inner;
+        if config.period_nanos() != inner.core.period() {
+            return Err(ChangeRefused::fixed("limit_refresh_period"));
+        }
+        let cluster = inner.cluster.as_ref().map(|c| &c.settings);
+        if cluster != config.cluster.as_ref() {
+            return Err(ChangeRefused::fixed("cluster"));
+        }
+        if cluster.is_some() && inner.core.epoch().limit != u64::from(config.limit_for_period) {
+            return Err(ChangeRefused::fixed("limit_for_period"));
+        }
+        Ok(())
     }
 
     /// The limiter's tags (registry tags overlaid by instance tags).
@@ -764,10 +832,27 @@ impl Inner {
 
     #[inline]
     fn decide(&self, permits: u32, timeout: u64) -> Decision {
-        match &self.cluster {
+        let decision = match &self.cluster {
             None => self.core.acquire(|| self.now(), permits, timeout),
             Some(c) => c.acquire(self, permits, timeout),
+        };
+        match decision {
+            Decision::Refused => self.refused(permits),
+            granted => granted,
         }
+    }
+
+    /// A refusal, or in shadow mode a grant that reserves nothing, with the
+    /// refusal published.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, permits: u32) -> Decision {
+        if !self.shadow.load(Ordering::Relaxed) {
+            return Decision::Refused;
+        }
+        self.events
+            .publish(|| RateLimiterEvent::ShadowRefusal { permits });
+        Decision::Granted { wait: 0 }
     }
 
     #[inline]

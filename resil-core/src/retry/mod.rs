@@ -130,6 +130,7 @@ pub use crate::interval::IntervalFunction;
 
 use self::counter::StripedCounter;
 use crate::classify::{self, Classify};
+use crate::live::{ChangeRefused, Live};
 use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
@@ -148,7 +149,7 @@ pub struct Retry {
 
 pub(crate) struct Inner {
     name: Name,
-    config: RetryConfig,
+    config: Live<RetryConfig>,
     clock: SharedClock,
     tags: Tags,
     counters: Counters,
@@ -211,7 +212,7 @@ impl Retry {
             inner: Arc::new(Inner {
                 events: EventPublisher::new(name.clone(), clock.clone()),
                 name,
-                config,
+                config: Live::new(config),
                 clock,
                 tags,
                 counters: Counters::new(),
@@ -226,13 +227,37 @@ impl Retry {
 
     /// The retry's configuration.
     pub fn config(&self) -> &RetryConfig {
-        &self.inner.config
+        self.inner.config.load()
     }
 
-    /// Applies `config` in place (reload): see the module documentation.
-    pub fn change_config(&self, config: RetryConfig) {
-        let _ = config;
-        todo!("reload: change_config")
+    /// Applies `config` in place. A call takes the retry's settings at its
+    /// first failed attempt, when they start to matter: calls already
+    /// retrying finish under the settings they had, and every other call
+    /// follows the new ones. The counters are kept.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeRefused`] when the retry already holds [`MAX_VERSIONS`](crate::live::MAX_VERSIONS)
+    /// distinct configurations; it is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::retry::{Retry, RetryConfig};
+    ///
+    /// let retry = Retry::of_defaults("inventory-query");
+    /// let copy = retry.clone();
+    /// retry.change_config(RetryConfig::builder().max_attempts(5).build()?)?;
+    /// assert_eq!(copy.config().max_attempts(), 5);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_config(&self, config: RetryConfig) -> Result<(), ChangeRefused> {
+        self.inner.config.store(config, same_config).map(|_| ())
+    }
+
+    /// Whether [`Retry::change_config`] would accept `config`.
+    pub fn can_change_config(&self, config: &RetryConfig) -> Result<(), ChangeRefused> {
+        self.inner.config.fits(|v| same_config(v, config))
     }
 
     /// The retry's tags (registry tags overlaid by instance tags).
@@ -359,7 +384,7 @@ impl Retry {
         loop {
             match next {
                 Next::Return => return result,
-                Next::Exhausted => return Err(self.inner.exhausted()),
+                Next::Exhausted(max) => return Err(self.inner.exhausted(max)),
                 Next::Retry { attempt, wait } => {
                     // Without a consumer the result is dropped where it lies,
                     // when the next attempt's result replaces it.
@@ -529,7 +554,7 @@ impl fmt::Debug for Retry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Retry")
             .field("name", &self.inner.name)
-            .field("max_attempts", &self.inner.config.max_attempts)
+            .field("max_attempts", &self.inner.config.load().max_attempts)
             .finish_non_exhaustive()
     }
 }
@@ -789,21 +814,28 @@ impl Drop for FirstAttempt<'_> {
 enum Next {
     /// End the call with the attempt's own outcome.
     Return,
-    /// End the call with `MaxRetriesExceeded`: results exhausted the attempts.
-    Exhausted,
+    /// End the call with `MaxRetriesExceeded`: results exhausted the
+    /// attempts (the call's `max_attempts`).
+    Exhausted(u32),
     /// Wait, then try again; `attempt` is the number of the failed attempt.
     Retry { attempt: u32, wait: Duration },
 }
 
 impl Inner {
     #[cold]
-    fn exhausted<E>(&self) -> Error<E> {
-        Error::MaxRetriesExceeded(MaxRetriesExceeded::new(
-            self.name.clone(),
-            self.config.max_attempts,
-        ))
+    fn exhausted<E>(&self, max_attempts: u32) -> Error<E> {
+        Error::MaxRetriesExceeded(MaxRetriesExceeded::new(self.name.clone(), max_attempts))
     }
 }
+
+/// Two configurations are one version when they print the same (the
+/// interval functions have no other equality).
+fn same_config(a: &RetryConfig, b: &RetryConfig) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
+/// [`CallState::version`] before the call's first failure.
+const UNSET: usize = usize::MAX;
 
 /// One async call of a [`Retry`] whose attempts the caller makes itself
 /// (see [`Retry::start_async_call_owned`]): Resilience4j's `Retry.Context`,
@@ -875,6 +907,8 @@ pub(crate) struct CallState<R: Deref<Target = Inner>> {
     last_kind: Option<&'static str>,
     /// The call's outcome is counted; until then a drop means cancellation or panic.
     done: bool,
+    /// The settings' version, taken at the first failure ([`UNSET`] until then).
+    version: usize,
     /// Whether an unwind that drops this state is the call's own panic (an
     /// attempt's) rather than some other code's, which records nothing.
     in_attempt: std::sync::atomic::AtomicBool,
@@ -888,6 +922,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
             attempts: 0,
             last_kind: None,
             done: false,
+            version: UNSET,
             in_attempt: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -922,7 +957,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
             .store(true, std::sync::atomic::Ordering::Relaxed);
         let settled = match self.next(classifier, &result) {
             Next::Return => Ok(result),
-            Next::Exhausted => Ok(Err(self.inner.exhausted())),
+            Next::Exhausted(max) => Ok(Err(self.inner.exhausted(max))),
             Next::Retry { attempt, wait } => {
                 if let (Some(consume), Ok(value)) = (classifier.consume_result_before_retry, result)
                 {
@@ -1024,11 +1059,36 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         });
     }
 
+    /// The call's settings: the retry's current ones at its first failure,
+    /// kept for the rest of the call.
+    fn settings(&mut self) -> &RetryConfig {
+        if self.version == UNSET {
+            self.version = self.inner.config.version();
+        }
+        self.inner.config.get(self.version)
+    }
+
+    /// Shadow mode: the attempt that just failed would be retried; the call
+    /// ends with its outcome, and the refusal is published.
+    #[cold]
+    fn shadow_refusal(&mut self, kind: Option<&'static str>) -> Next {
+        self.done = true;
+        Counters::add(&self.inner.counters.failed_without_retry);
+        let attempts = self.attempts.saturating_sub(1);
+        self.inner.events.publish(|| RetryEvent::ShadowRefusal {
+            number_of_retry_attempts: attempts,
+            error_kind: kind,
+        });
+        Next::Return
+    }
+
     #[inline(never)]
     fn on_error<T, E>(&mut self, classifier: &RetryClassifier<T, E>, error: &Error<E>) -> Next {
+        self.settings();
         let inner = &*self.inner;
+        let config = inner.config.get(self.version);
         let kind = classifier.kind(error);
-        if !classifier.retryable(&inner.config, error, kind) {
+        if !classifier.retryable(config, error, kind) {
             self.done = true;
             Counters::add(&inner.counters.failed_without_retry);
             inner
@@ -1039,7 +1099,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         self.attempts = self.attempts.saturating_add(1);
         self.last_kind = kind;
         let n = self.attempts;
-        if n >= inner.config.max_attempts {
+        if n >= config.max_attempts {
             self.done = true;
             Counters::add(&inner.counters.failed_with_retry);
             inner.events.publish(|| RetryEvent::Error {
@@ -1048,16 +1108,18 @@ impl<R: Deref<Target = Inner>> CallState<R> {
             });
             return Next::Return;
         }
+        if config.shadow {
+            return self.shadow_refusal(kind);
+        }
         let wait = match classifier.interval.and_then(|f| f(n, Err(error))) {
             Some(wait) => wait,
             None => {
-                let shared = if inner.config.interval.reads_outcome() {
+                let shared = if config.interval.reads_outcome() {
                     classifier.shared_error(error)
                 } else {
                     None
                 };
-                inner
-                    .config
+                config
                     .interval
                     .apply(n, &RetryOutcome::of_error(kind, shared))
             }
@@ -1067,13 +1129,15 @@ impl<R: Deref<Target = Inner>> CallState<R> {
 
     #[inline(never)]
     fn on_rejected_result<T, E>(&mut self, classifier: &RetryClassifier<T, E>, value: &T) -> Next {
+        self.settings();
         let inner = &*self.inner;
+        let config = inner.config.get(self.version);
         self.attempts = self.attempts.saturating_add(1);
         let n = self.attempts;
-        if n >= inner.config.max_attempts {
+        if n >= config.max_attempts {
             self.done = true;
             Counters::add(&inner.counters.failed_with_retry);
-            let fail = inner.config.fail_after_max_attempts;
+            let fail = config.fail_after_max_attempts;
             let kind = match self.last_kind {
                 Some(kind) if !fail => Some(kind),
                 _ => Some("MaxRetriesExceeded"),
@@ -1082,17 +1146,23 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                 number_of_retry_attempts: n,
                 error_kind: kind,
             });
-            return if fail { Next::Exhausted } else { Next::Return };
+            return if fail {
+                Next::Exhausted(config.max_attempts)
+            } else {
+                Next::Return
+            };
+        }
+        if config.shadow {
+            return self.shadow_refusal(None);
         }
         let wait = match classifier.interval.and_then(|f| f(n, Ok(value))) {
             Some(wait) => wait,
             None => {
                 let shared = match classifier.share_result {
-                    Some(s) if inner.config.interval.reads_outcome() => Some(s(value)),
+                    Some(s) if config.interval.reads_outcome() => Some(s(value)),
                     _ => None,
                 };
-                inner
-                    .config
+                config
                     .interval
                     .apply(n, &RetryOutcome::of_result(shared))
             }

@@ -18,7 +18,7 @@ pub enum ThreadPoolBulkheadEvent {
     CallRejected,
     /// A task finished (returned or panicked).
     CallFinished,
-    /// In shadow mode: a task the full pool would have refused, run on a thread of its own.
+    /// In shadow mode: a task the full pool would have refused, queued beyond the capacity.
     ShadowRefusal,
 }
 

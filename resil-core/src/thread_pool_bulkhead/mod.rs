@@ -138,7 +138,7 @@ impl Drop for Owner {
 
 struct Shared {
     name: Name,
-    config: ThreadPoolBulkheadConfig,
+    config: Live<ThreadPoolBulkheadConfig>,
     clock: SharedClock,
     tags: Tags,
     events: EventPublisher<ThreadPoolBulkheadEvent>,
@@ -251,7 +251,7 @@ impl ThreadPoolBulkhead {
             owner: Arc::new(Owner(Arc::new(Shared {
                 events: EventPublisher::new(name.clone(), clock.clone()),
                 name,
-                config,
+                config: Live::new(config),
                 clock,
                 tags,
                 pool: Mutex::new(pool),
@@ -272,13 +272,78 @@ impl ThreadPoolBulkhead {
 
     /// The bulkhead's configuration.
     pub fn config(&self) -> &ThreadPoolBulkheadConfig {
-        &self.shared().config
+        self.shared().config.load()
     }
 
-    /// Applies `config` in place (reload): see the module documentation.
-    pub fn change_config(&self, config: ThreadPoolBulkheadConfig) {
-        let _ = config;
-        todo!("reload: change_config")
+    /// Applies `config` in place. The pool is resized as Java's
+    /// `ThreadPoolExecutor` is: no queued task is dropped (a smaller
+    /// `queue_capacity` refuses new tasks until the queue is below it), a
+    /// larger core size starts threads for queued tasks at once, and
+    /// threads above a smaller maximum (or idle above a smaller core, after
+    /// `keep_alive_duration`) end when they are next idle. Tasks running or
+    /// queued keep the context propagators they were submitted with; shadow
+    /// mode applies to the next submission.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeRefused`] past [`MAX_VERSIONS`](crate::live::MAX_VERSIONS)
+    /// distinct configurations; the pool is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
+    ///
+    /// let small = ThreadPoolBulkheadConfig::builder()
+    ///     .core_thread_pool_size(1)
+    ///     .max_thread_pool_size(1)
+    ///     .queue_capacity(1)
+    ///     .build()?;
+    /// let pool = ThreadPoolBulkhead::new("report-export", small);
+    /// pool.change_config(
+    ///     ThreadPoolBulkheadConfig::builder()
+    ///         .core_thread_pool_size(2)
+    ///         .max_thread_pool_size(4)
+    ///         .queue_capacity(10)
+    ///         .build()?,
+    /// )?;
+    /// assert_eq!(pool.metrics().maximum_thread_pool_size(), 4);
+    /// assert_eq!(pool.submit(|| 1 + 1).wait()?, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_config(&self, config: ThreadPoolBulkheadConfig) -> Result<(), ChangeRefused> {
+        let s = self.shared();
+        let sizes = (
+            config.core_thread_pool_size as usize,
+            config.max_thread_pool_size as usize,
+            config.queue_capacity as usize,
+        );
+        let spawn = {
+            let mut pool = lock(&s.pool);
+            s.config.store(config, same_config)?;
+            pool.resize(sizes.0, sizes.1, sizes.2)
+        };
+        s.work.notify_all();
+        for admission in spawn {
+            if let Admission::Spawn { number, job } = admission
+                && spawn_worker(s, number, job).is_err()
+                && lock(&s.pool).spawn_failed()
+            {
+                // the job dropped with the failed spawn resolves its
+                // submission as refused; nothing else runs
+                s.terminated.notify_all();
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether [`ThreadPoolBulkhead::change_config`] would accept `config`.
+    ///
+    /// # Errors
+    ///
+    /// The [`ChangeRefused`] that `change_config` would return.
+    pub fn can_change_config(&self, config: &ThreadPoolBulkheadConfig) -> Result<(), ChangeRefused> {
+        self.shared().config.fits(|v| same_config(v, config))
     }
 
     /// The bulkhead's tags (registry tags overlaid by instance tags).
@@ -300,12 +365,13 @@ impl ThreadPoolBulkhead {
     pub fn metrics(&self) -> ThreadPoolBulkheadMetrics {
         let s = self.shared();
         let pool = lock(&s.pool);
+        let config = s.config.load();
         ThreadPoolBulkheadMetrics {
-            core_thread_pool_size: s.config.core_thread_pool_size,
+            core_thread_pool_size: config.core_thread_pool_size,
             thread_pool_size: to_u32(pool.workers()),
-            maximum_thread_pool_size: s.config.max_thread_pool_size,
+            maximum_thread_pool_size: config.max_thread_pool_size,
             queue_depth: to_u32(pool.queue_depth()),
-            queue_capacity: s.config.queue_capacity,
+            queue_capacity: config.queue_capacity,
             active_thread_count: to_u32(pool.active()),
         }
     }
@@ -410,12 +476,27 @@ impl ThreadPoolBulkhead {
         let s = self.shared();
         let contexts = s
             .config
+            .load()
             .context_propagators
             .iter()
             .map(|p| p.capture())
             .collect();
         let (job, submission) = task::new(f, contexts, s.full(), s.clock.now());
-        let admission = lock(&s.pool).admit(job);
+        let admission = {
+            let mut pool = lock(&s.pool);
+            match pool.admit(job) {
+                Admission::Rejected(job) if s.config.load().shadow => {
+                    let admission = pool.admit_over(job);
+                    drop(pool);
+                    if matches!(admission, Admission::Queued) {
+                        s.events
+                            .publish(|| ThreadPoolBulkheadEvent::ShadowRefusal);
+                    }
+                    admission
+                }
+                admission => admission,
+            }
+        };
         match admission {
             Admission::Queued => {
                 s.work.notify_one();
@@ -580,9 +661,15 @@ impl fmt::Debug for ThreadPoolBulkhead {
     }
 }
 
+/// Two configurations are one version when they print the same (the
+/// context propagators have no other equality).
+fn same_config(a: &ThreadPoolBulkheadConfig, b: &ThreadPoolBulkheadConfig) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
 impl Shared {
     fn full(&self) -> BulkheadFull {
-        BulkheadFull::new(self.name.clone(), self.config.capacity())
+        BulkheadFull::new(self.name.clone(), self.config.load().capacity())
     }
 
     fn reject(&self) -> BulkheadFull {
@@ -602,7 +689,7 @@ impl Shared {
     fn schedule_keep_alive(self: &Arc<Self>, ticket: u64) -> TimerHandle {
         let shared = Arc::downgrade(self);
         self.clock.schedule(
-            self.config.keep_alive_duration,
+            self.config.load().keep_alive_duration,
             Box::new(move || {
                 if let Some(s) = shared.upgrade()
                     && lock(&s.pool).retire(ticket)
@@ -723,6 +810,7 @@ impl Drop for Worker<'_> {
     }
 }
 
+use crate::live::{ChangeRefused, Live};
 use crate::sync::std_lock::lock;
 
 fn to_u32(n: usize) -> u32 {

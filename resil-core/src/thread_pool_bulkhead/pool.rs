@@ -110,6 +110,38 @@ impl<J> Pool<J> {
         Admission::Rejected(job)
     }
 
+    /// Shadow mode's admission of a job `admit` refused: queued beyond the
+    /// capacity (no thread beyond the maximum is started). Refused only
+    /// after a shutdown.
+    pub(super) fn admit_over(&mut self, job: J) -> Admission<J> {
+        if self.shutdown {
+            return Admission::Rejected(job);
+        }
+        self.queue.push_back(job);
+        Admission::Queued
+    }
+
+    /// New sizes, as Java's `setCorePoolSize`, `setMaximumPoolSize` and a new
+    /// queue capacity: queued jobs are all kept (a smaller capacity refuses
+    /// new ones until the queue is below it); a larger core starts threads
+    /// for the queued jobs no waiting worker will take, returned as
+    /// [`Admission::Spawn`]s to start; workers above a smaller maximum exit
+    /// when next idle, and idle ones above a smaller core start their
+    /// keep-alive (wake every waiting worker after this).
+    pub(super) fn resize(&mut self, core: usize, max: usize, capacity: usize) -> Vec<Admission<J>> {
+        self.core = core;
+        self.max = max;
+        self.capacity = capacity;
+        let mut spawn = Vec::new();
+        while !self.shutdown && self.workers < self.core && self.queue.len() > self.waiting {
+            let Some(job) = self.queue.pop_front() else {
+                break;
+            };
+            spawn.push(self.reserve(job));
+        }
+        spawn
+    }
+
     fn reserve(&mut self, job: J) -> Admission<J> {
         self.workers += 1;
         self.active += 1;
@@ -144,6 +176,13 @@ impl<J> Pool<J> {
             *me = Idle::default();
             return Step::Exit;
         }
+        // Above a lowered maximum, a worker exits when idle (Java's
+        // `getTask`), unless it is the last one and jobs are queued.
+        if self.workers > self.max && (self.workers > 1 || self.queue.is_empty()) {
+            self.stop_waiting(me);
+            self.workers -= 1;
+            return Step::Exit;
+        }
         if let Some(job) = self.queue.pop_front() {
             self.stop_waiting(me);
             self.active += 1;
@@ -155,10 +194,14 @@ impl<J> Pool<J> {
             return Step::Exit;
         }
         if me.waiting {
-            return Step::Wait { arm: None };
+            // untimed, and above a core lowered since it began to wait
+            if me.ticket != 0 || self.workers <= self.core {
+                return Step::Wait { arm: None };
+            }
+        } else {
+            me.waiting = true;
+            self.waiting += 1;
         }
-        me.waiting = true;
-        self.waiting += 1;
         // Java decides per poll whether a worker may time out: when more
         // than `core` threads run (core threads never time out).
         if self.workers > self.core {

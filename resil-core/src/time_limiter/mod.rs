@@ -99,6 +99,8 @@ pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
 pub use self::metrics::TimeLimiterMetrics;
 
 use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
+use crate::live::{ChangeRefused, Live};
+use std::time::Duration;
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::InnerErrors;
@@ -115,7 +117,7 @@ pub struct TimeLimiter {
 
 struct Inner {
     name: Name,
-    config: TimeLimiterConfig,
+    config: Live<TimeLimiterConfig>,
     clock: SharedClock,
     tags: Tags,
     successful: AtomicU64,
@@ -153,7 +155,7 @@ impl TimeLimiter {
             inner: Arc::new(Inner {
                 events: EventPublisher::new(name.clone(), clock.clone()),
                 name,
-                config,
+                config: Live::new(config),
                 clock,
                 tags,
                 successful: AtomicU64::new(0),
@@ -171,13 +173,36 @@ impl TimeLimiter {
 
     /// The time limiter's configuration.
     pub fn config(&self) -> &TimeLimiterConfig {
-        &self.inner.config
+        self.inner.config.load()
     }
 
-    /// Applies `config` in place (reload): see the module documentation.
-    pub fn change_config(&self, config: TimeLimiterConfig) {
-        let _ = config;
-        todo!("reload: change_config")
+    /// Applies `config` in place, for calls that start their timer from now
+    /// on: a call whose future is already waiting keeps the timeout and the
+    /// shadow setting it started with. The counts are kept.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeRefused`] when the limiter already holds [`MAX_VERSIONS`](crate::live::MAX_VERSIONS)
+    /// distinct configurations; it is unchanged then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let tl = TimeLimiter::new("report", TimeLimiterConfig::default());
+    /// tl.change_config(TimeLimiterConfig::builder().timeout_duration(Duration::from_millis(250)).build()?)?;
+    /// assert_eq!(tl.config().timeout_duration(), Duration::from_millis(250));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn change_config(&self, config: TimeLimiterConfig) -> Result<(), ChangeRefused> {
+        self.inner.config.store(config, |a, b| a == b).map(|_| ())
+    }
+
+    /// Whether [`TimeLimiter::change_config`] would accept `config`.
+    pub fn can_change_config(&self, config: &TimeLimiterConfig) -> Result<(), ChangeRefused> {
+        self.inner.config.fits(|v| v == config)
     }
 
     /// The time limiter's tags (registry tags overlaid by instance tags).
@@ -473,10 +498,20 @@ impl TimeLimiter {
                 Err(full) => Err(Error::BulkheadFull(full)),
             };
         }
-        let outcome = match submission.wait_timeout(self.inner.config.timeout_duration) {
-            Some(Ok(result)) => Some(result),
-            Some(Err(full)) => Some(Err(Error::BulkheadFull(full))),
-            None => None,
+        let config = *self.inner.config.load();
+        let timeout = config.timeout_duration;
+        let outcome = match submission.wait_timeout(timeout) {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(full)) => Ok(Err(Error::BulkheadFull(full))),
+            None if config.shadow => {
+                // shadow: the timeout passed, the caller waits for the task
+                self.inner.shadow_refusal();
+                match submission.wait() {
+                    Ok(result) => Ok(result),
+                    Err(full) => Ok(Err(Error::BulkheadFull(full))),
+                }
+            }
+            None => Err(timeout),
         };
         self.inner.record(outcome)
     }
@@ -486,7 +521,7 @@ impl fmt::Debug for TimeLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TimeLimiter")
             .field("name", &self.inner.name)
-            .field("config", &self.inner.config)
+            .field("config", self.inner.config.load())
             .finish_non_exhaustive()
     }
 }
@@ -558,7 +593,7 @@ pin_project_lite::pin_project! {
     #[project = StageProj]
     enum Stage<Fut> {
         Running {
-            timer: Option<Sleep>,
+            timer: Timer,
             #[pin]
             future: Fut,
         },
@@ -566,12 +601,28 @@ pin_project_lite::pin_project! {
     }
 }
 
+/// The timeout of one call, from its first poll that is not ready.
+#[derive(Debug)]
+enum Timer {
+    /// The future has not yet been pending.
+    Unarmed,
+    /// Timing, with the settings of the call's start (`sleep` is `None`
+    /// for a zero timeout).
+    Armed {
+        sleep: Option<Sleep>,
+        timeout: Duration,
+        shadow: bool,
+    },
+    /// Passed in shadow mode: the future is left to finish.
+    Passed,
+}
+
 impl<R: Deref<Target = Inner>, Fut> Timed<R, Fut> {
     #[inline]
     fn new(inner: R, future: Fut) -> Self {
         Timed {
             stage: Stage::Running {
-                timer: None,
+                timer: Timer::Unarmed,
                 future,
             },
             inner,
@@ -671,12 +722,12 @@ pin_project_lite::pin_project! {
     #[project_replace = DetachedStageReplace]
     enum DetachedStage<Fut> {
         Inline {
-            timer: Option<Sleep>,
+            timer: Timer,
             #[pin]
             future: Fut,
         },
         Boxed {
-            timer: Option<Sleep>,
+            timer: Timer,
             future: Pin<Box<Fut>>,
         },
         Done,
@@ -686,14 +737,14 @@ pin_project_lite::pin_project! {
 impl<'a, Fut> DetachedTimeLimiterFuture<'a, Fut> {
     #[inline]
     fn new(inner: &'a Inner, future: Fut) -> Self {
-        let stage = if inner.config.cancel_running_future {
+        let stage = if inner.config.load().cancel_running_future {
             DetachedStage::Inline {
-                timer: None,
+                timer: Timer::Unarmed,
                 future,
             }
         } else {
             DetachedStage::Boxed {
-                timer: None,
+                timer: Timer::Unarmed,
                 future: Box::pin(future),
             }
         };
@@ -725,7 +776,7 @@ where
         };
         if let DetachedStageReplace::Boxed { future, .. } =
             stage.as_mut().project_replace(DetachedStage::Done)
-            && outcome.is_none()
+            && outcome.is_err()
         {
             this.inner.detach(future);
         }
@@ -748,33 +799,63 @@ impl<Fut> fmt::Debug for DetachedTimeLimiterFuture<'_, Fut> {
 }
 
 impl Inner {
-    /// Polls `future` until it is done (`Some`) or the timeout elapses
-    /// (`None`). The timer is created only after a first poll that is not ready.
+    /// Polls `future` until it is done (`Ok`) or the timeout elapses
+    /// (`Err` with the timeout). The timer is created only after a first
+    /// poll that is not ready, with the settings current then: that is when
+    /// the call's timing starts. In shadow mode a passed timeout is
+    /// published and the future is polled on to its end.
     #[inline]
     fn poll_timed<Fut: Future>(
         &self,
         future: Pin<&mut Fut>,
-        timer: &mut Option<Sleep>,
+        timer: &mut Timer,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Fut::Output>> {
+    ) -> Poll<Result<Fut::Output, Duration>> {
         if let Poll::Ready(out) = future.poll(cx) {
-            return Poll::Ready(Some(out));
+            return Poll::Ready(Ok(out));
         }
-        let timeout = self.config.timeout_duration;
-        if timeout.is_zero() {
-            return Poll::Ready(None);
+        self.poll_timer(timer, cx)
+    }
+
+    #[cold]
+    fn poll_timer<O>(&self, timer: &mut Timer, cx: &mut Context<'_>) -> Poll<Result<O, Duration>> {
+        loop {
+            match timer {
+                Timer::Passed => return Poll::Pending,
+                Timer::Unarmed => {
+                    let config = self.config.load();
+                    let timeout = config.timeout_duration;
+                    *timer = Timer::Armed {
+                        sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
+                        timeout,
+                        shadow: config.shadow,
+                    };
+                }
+                Timer::Armed {
+                    sleep,
+                    timeout,
+                    shadow,
+                } => {
+                    if let Some(sleep) = sleep {
+                        ready!(Pin::new(sleep).poll(cx));
+                    }
+                    if !*shadow {
+                        return Poll::Ready(Err(*timeout));
+                    }
+                    *timer = Timer::Passed;
+                    self.shadow_refusal();
+                }
+            }
         }
-        let timer = timer.get_or_insert_with(|| self.clock.sleep_async(timeout));
-        Pin::new(timer).poll(cx).map(|()| None)
     }
 }
 
 impl Inner {
     /// Counts and publishes the outcome, and shapes the caller's result.
     #[inline]
-    fn record<T, E>(&self, outcome: Option<Result<T, Error<E>>>) -> Result<T, Error<E>> {
+    fn record<T, E>(&self, outcome: Result<Result<T, Error<E>>, Duration>) -> Result<T, Error<E>> {
         match outcome {
-            Some(Ok(value)) => {
+            Ok(Ok(value)) => {
                 self.successful.fetch_add(1, Ordering::Relaxed);
                 // Checked here so that the hot path inlines a load and a
                 // branch, not the publisher.
@@ -783,7 +864,7 @@ impl Inner {
                 }
                 Ok(value)
             }
-            Some(Err(e)) => {
+            Ok(Err(e)) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 if self.events.is_active() {
                     self.publish(TimeLimiterEvent::Error {
@@ -792,8 +873,14 @@ impl Inner {
                 }
                 Err(e)
             }
-            None => Err(self.timed_out()),
+            Err(timeout) => Err(self.timed_out(timeout)),
         }
+    }
+
+    /// Shadow mode: a timeout that passed and was let be.
+    #[cold]
+    fn shadow_refusal(&self) {
+        self.events.publish(|| TimeLimiterEvent::ShadowRefusal);
     }
 
     #[cold]
@@ -803,13 +890,10 @@ impl Inner {
     }
 
     #[cold]
-    fn timed_out<E>(&self) -> Error<E> {
+    fn timed_out<E>(&self, timeout: Duration) -> Error<E> {
         self.timeout.fetch_add(1, Ordering::Relaxed);
         self.events.publish(|| TimeLimiterEvent::Timeout);
-        Error::Timeout(Timeout::new(
-            self.name.clone(),
-            self.config.timeout_duration,
-        ))
+        Error::Timeout(Timeout::new(self.name.clone(), timeout))
     }
 
     #[cold]
@@ -825,7 +909,7 @@ impl Inner {
                 self.name
             )
         };
-        let max = self.config.max_detached_futures as usize;
+        let max = self.config.load().max_detached_futures as usize;
         let Some(slot) = DetachedSlot::acquire(&self.detached, max) else {
             // Full: cancel this one instead of leaving it running.
             drop(fut);

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests of resil-core.
-#![allow(dead_code, unreachable_pub, missing_docs)]
+#![allow(dead_code, unreachable_pub, missing_docs, unused_imports)]
 
 use std::sync::{Arc, Mutex};
 
