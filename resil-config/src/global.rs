@@ -340,7 +340,7 @@ global_primitive!(TimeLimiter, TimeLimiter, time_limiters);
 
 enum Origin {
     /// Built by `init`: its report, and what reloads read again.
-    Init(Box<Report>, Reloader),
+    Init(Box<Report>, Box<Reloader>),
     Defaults {
         first: String,
     },
@@ -430,7 +430,7 @@ pub fn built() -> Option<&'static Registries> {
 }
 
 /// The [`Report`] of [`init`](crate::init), if `init` built the global
-/// registries; after a [`reload`](crate::reload), [`current_report`]
+/// registries; after a [`reload`](crate::reload()), [`current_report`]
 /// describes the settings in force.
 ///
 /// # Examples
@@ -449,7 +449,7 @@ pub fn report() -> Option<&'static Report> {
 }
 
 /// The report of the settings in force in the global registries: that of
-/// [`init`](crate::init), or of the last [`reload`](crate::reload) that
+/// [`init`](crate::init), or of the last [`reload`](crate::reload()) that
 /// applied; `None` when `init` did not build them.
 ///
 /// # Examples
@@ -512,7 +512,7 @@ pub(crate) fn install(
         registries.watch();
         Global {
             registries,
-            origin: Origin::Init(Box::new(report), reloader),
+            origin: Origin::Init(Box::new(report), Box::new(reloader)),
         }
     });
     match (&global.origin, fresh) {

@@ -228,9 +228,30 @@ impl<P: GlobalPrimitive> Keyed<P> {
     pub(crate) fn change_config(&self, config: &P::Config) {
         let slots = lock(&self.slots);
         *lock(&self.config) = config.clone();
-        for slot in slots.map.values() {
-            slot.instance.change_config(config.clone());
+        for (key, slot) in &slots.map {
+            // checked with `can_change_config` just before; a key that
+            // refuses now (another change came between) keeps its settings
+            if let Err(e) = slot.instance.change_config(config.clone()) {
+                tracing::warn!(
+                    target: "resil::reload",
+                    "resil: {} `{}` key `{key}` kept its settings: {e}",
+                    P::ASPECT,
+                    self.name
+                );
+            }
         }
+    }
+
+    /// Whether every live key accepts `config` (the first refusal, if not).
+    pub(crate) fn can_change_config(
+        &self,
+        config: &P::Config,
+    ) -> Result<(), resil_core::live::ChangeRefused> {
+        let slots = lock(&self.slots);
+        slots
+            .map
+            .values()
+            .try_for_each(|slot| slot.instance.can_change_config(config))
     }
 
     /// A reloaded `max-keys`: a smaller bound evicts down to it as new keys come.

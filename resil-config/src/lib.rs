@@ -142,6 +142,17 @@
 //! library defaults and says so once through `tracing`; `init` after that
 //! fails, as does a second `init` ([`global`] explains why).
 //!
+//! # Reload
+//!
+//! [`reload`] reads the same source again, checks it as `init` does, and
+//! applies the difference to the running instances in place, all or
+//! nothing, keeping their identity and state; [`reload_dry_run`] only
+//! reports it ([`ReloadReport`], one line per changed setting).
+//! [`Resilience::reload`] does the same for registries of the builder, and,
+//! with the feature `watch`, [`watch`](crate::watch()) reloads when the
+//! file changes. Some settings only a restart applies (the `cluster-*` keys,
+//! registry `tags`, `[cloud]`): see [`reload`].
+//!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
@@ -158,9 +169,9 @@ mod inherit;
 mod init;
 pub mod keyed;
 pub mod propagators;
-pub mod reload;
+mod reload;
 #[cfg(feature = "watch")]
-pub mod watch;
+mod watch;
 
 pub use crate::bind::Extras;
 pub use crate::cloud::CloudSettings;
@@ -175,7 +186,7 @@ pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
 pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
 #[cfg(feature = "watch")]
-pub use crate::watch::{Watcher, watch};
+pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

@@ -1,65 +1,5 @@
 //! Hot reload: re-read the configuration, check it as start-up does, and
-//! apply the difference to the live instances, all or nothing.
-//!
-//! [`reload`](crate::reload) (the global registries) and
-//! [`Resilience::reload`] (registries of [`Resilience::builder()`]) read
-//! the same source that [`init`](crate::init) or
-//! [`load`](crate::ResilienceBuilder::load) read: the same file (or the
-//! contents given, or new contents with [`Resilience::reload_from_contents`]),
-//! the same environment overrides (read again from the process environment,
-//! unless the builder was given its variables), the same declarations,
-//! strictness and clock. The new configuration goes through
-//! [`ResilienceBuilder::load`](crate::ResilienceBuilder::load), so a file
-//! that `init` refuses, a reload refuses with the same problems; a deleted
-//! file is a refused reload. Then, before anything changes, the settings that
-//! cannot change while the service runs are compared:
-//!
-//! | setting | why it stays |
-//! | --- | --- |
-//! | `cluster-*` (a rate limiter's or circuit breaker's fleet backend) | the backend, its key and its lease belong to the fleet; processes on different settings would not share one limit |
-//! | `<module>.tags` | every meter and event of an instance carries them from its creation |
-//! | `[cloud]` | the facade's executors and group filter are built once |
-//!
-//! Changing one of them is a problem of its own ("cannot change while the
-//! service runs; restart to apply"), with the file, key path and value, and
-//! the reload changes nothing.
-//!
-//! # What changes
-//!
-//! The difference is computed from the printed settings of each instance
-//! (those of [`InstanceReport::settings`], and `max-keys`, `key-label` and
-//! the health-indicator keys), over the instances of the report in force and
-//! those of the new one; instances that code created at run time and that
-//! neither report knows are left alone. For each instance whose settings
-//! differ, the new configuration is applied in place with
-//! [`Primitive::change_config`]: the `Arc` stays the same, so every call
-//! site, clone and registry handle sees it on its next call, and each
-//! primitive keeps its state as its `change_config` documents. An instance
-//! removed from the file goes back to the defaults (what a new instance of
-//! that name would get now: the new `configs.default`, else the library
-//! defaults), and the report says so. A new instance in the file is
-//! created. The registries' named configurations and `default` are replaced
-//! by the new ones, and the keyed instances (`key = expr`) of a changed name
-//! get the change too.
-//!
-//! # Examples
-//!
-//! ```
-//! use resil_config::Resilience;
-//!
-//! let loaded = Resilience::builder()
-//!     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\nfailure-rate-threshold = 50\n")
-//!     .env_vars(Vec::<(String, String)>::new())
-//!     .load()?;
-//! let cb = loaded.registries().circuit_breakers().circuit_breaker("inventory-query");
-//! let report = loaded.reload_from_contents(
-//!     "resilience.toml",
-//!     "[circuitbreaker.instances.inventory-query]\nfailure-rate-threshold = 30\n",
-//! )?;
-//! assert_eq!(report.to_string(), "circuitbreaker inventory-query: failure-rate-threshold 50 -> 30");
-//! assert_eq!(cb.config().failure_rate_threshold(), 30.0); // the same instance
-//! # Ok::<(), resil_config::InitError>(())
-//! ```
+//! apply the difference to the live instances, all or nothing (see [`reload`](crate::reload())).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -67,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use resil_core::clock::SharedClock;
+use resil_core::live::ChangeRefused;
 use resil_core::registry::Primitive;
 
 use crate::bind::{Binder, Extras};
@@ -146,6 +87,7 @@ impl Reloader {
     }
 
     /// The file reloads read, if they read one.
+    #[cfg(feature = "watch")]
     pub(crate) fn file(&self) -> Option<PathBuf> {
         let state = lock(&self.state);
         match &state.inputs.contents {
@@ -386,8 +328,22 @@ impl<'a> Plan<'a> {
             if changes.is_empty() {
                 continue;
             }
-            self.changes.extend(changes);
             let keyed = P::keyed(live).table(name);
+            if settings_changed {
+                // what the instances themselves cannot take while they run
+                let mut refused: Vec<ChangeRefused> = Vec::new();
+                if let Some(p) = &running {
+                    refused.extend(p.can_change_config(&config).err());
+                }
+                if let Some(table) = &keyed {
+                    refused.extend(table.can_change_config(&config).err());
+                }
+                if !refused.is_empty() {
+                    self.refused(aspect, name, &refused, &before, after, new);
+                    continue;
+                }
+            }
+            self.changes.extend(changes);
             // an instance removed at run time is created again only if the
             // new file configures it (or code declares it), as init would
             let create = new
@@ -397,7 +353,17 @@ impl<'a> Plan<'a> {
             self.actions.push(Box::new(move || {
                 if settings_changed {
                     match (&running, create) {
-                        (Some(p), _) => Primitive::change_config(&**p, config.clone()),
+                        (Some(p), _) => {
+                            // checked just before: refused only if another
+                            // change came between, which then stays
+                            if let Err(e) = Primitive::change_config(&**p, config.clone()) {
+                                tracing::warn!(
+                                    target: "resil::reload",
+                                    "resil: {aspect} `{}` kept its settings: {e}",
+                                    p.instance_name()
+                                );
+                            }
+                        }
                         (None, Some(name)) => {
                             registry.get_or_create(&name, || config.clone());
                         }
@@ -411,6 +377,42 @@ impl<'a> Plan<'a> {
                     table.set_max_keys(n);
                 }
             }));
+        }
+    }
+
+    /// Changes the instance refuses ([`Primitive::can_change_config`]): at
+    /// the key to blame when it is known, else at the instance's table.
+    fn refused(
+        &mut self,
+        aspect: Aspect,
+        name: &str,
+        refused: &[ChangeRefused],
+        before: &Seen<'_>,
+        after: &Effective,
+        new: &Report,
+    ) {
+        for r in refused {
+            let key = r.setting().map(|s| s.replace('_', "-"));
+            let written = key.as_deref().and_then(|k| {
+                let k = file::find_key(aspect, k)?.name;
+                Some((
+                    after.provenance.get(k),
+                    before.provenance.and_then(|p| p.get(k)),
+                ))
+            });
+            self.problems.push(match written {
+                Some((Some(s), _)) => s.problem(RESTART_ONLY),
+                Some((None, Some(s))) => removed(s),
+                _ => ConfigProblem::new(
+                    new.file().unwrap_or(DEFAULT_FILE),
+                    format!("{aspect}.instances.{}", file::segment(name)),
+                    None,
+                    match &key {
+                        Some(k) => format!("`{k}`: {RESTART_ONLY}"),
+                        None => format!("cannot take this change: {}", r.reason()),
+                    },
+                ),
+            });
         }
     }
 
@@ -702,6 +704,8 @@ impl Change {
     }
 
     /// The value after, as resilience.toml writes it; empty when [`key`](Change::key) is.
+    // `old()` and `new()` are the names users and tests know (SPEC 7.1)
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(&self) -> &str {
         &self.new
     }
@@ -784,16 +788,55 @@ fn finish(result: &Result<ReloadReport, InitError>, dry_run: bool) {
 }
 
 /// Re-reads the configuration [`init`](crate::init) read and applies the
-/// difference to the global registries, all or nothing (see [`reload`](self)).
+/// difference to the global registries, all or nothing.
 ///
-/// # Errors
+/// This function (for the global registries) and [`Resilience::reload`]
+/// (for registries of [`Resilience::builder()`]) read the same source that [`init`](crate::init) or
+/// [`load`](crate::ResilienceBuilder::load) read: the same file (or the
+/// contents given, or new contents with [`Resilience::reload_from_contents`]),
+/// the same environment overrides (read again from the process environment,
+/// unless the builder was given its variables), the same declarations,
+/// strictness and clock. The new configuration goes through
+/// [`ResilienceBuilder::load`](crate::ResilienceBuilder::load), so a file
+/// that `init` refuses, a reload refuses with the same problems; a deleted
+/// file is a refused reload. Then, before anything changes, the settings that
+/// cannot change while the service runs are compared:
 ///
-/// [`InitError::Invalid`] with every problem, as `init` reports them (and
-/// the settings that cannot change while the service runs), and nothing
-/// changes; [`InitError::NotInitialized`] when `init` did not build the
-/// global registries.
+/// | setting | why it stays |
+/// | --- | --- |
+/// | `cluster-*` (a rate limiter's or circuit breaker's fleet backend) | the backend, its key and its lease belong to the fleet; processes on different settings would not share one limit |
+/// | `<module>.tags` | every meter and event of an instance carries them from its creation |
+/// | `[cloud]` | the facade's executors and group filter are built once |
+/// | a rate limiter's `limit-refresh-period` | its cycles are counted in it since it started |
+/// | `limit-for-period` of a rate limiter, `permitted-number-of-calls-in-half-open-state` of a breaker, with a `cluster-url` | the fleet shares them |
+/// | any setting of an instance that already had 32 distinct configurations | each instance keeps the versions it had, for calls in flight |
+///
+/// Changing one of them is a problem of its own ("cannot change while the
+/// service runs; restart to apply"), with the file, key path and value, and
+/// the reload changes nothing (every instance is asked with
+/// [`Primitive::can_change_config`] before any changes).
+///
+/// # What changes
+///
+/// The difference is computed from the printed settings of each instance
+/// (those of [`InstanceReport::settings`](crate::InstanceReport::settings), and `max-keys`, `key-label` and
+/// the health-indicator keys), over the instances of the report in force and
+/// those of the new one; instances that code created at run time and that
+/// neither report knows are left alone. For each instance whose settings
+/// differ, the new configuration is applied in place with
+/// [`Primitive::change_config`]: the `Arc` stays the same, so every call
+/// site, clone and registry handle sees it on its next call, and each
+/// primitive keeps its state as its `change_config` documents. An instance
+/// removed from the file goes back to the defaults (what a new instance of
+/// that name would get now: the new `configs.default`, else the library
+/// defaults), and the report says so. A new instance in the file is
+/// created. The registries' named configurations and `default` are replaced
+/// by the new ones, and the keyed instances (`key = expr`) of a changed name
+/// get the change too.
 ///
 /// # Examples
+///
+/// At start-up and after an edit:
 ///
 /// ```no_run
 /// let report = resil_config::init()?;
@@ -802,16 +845,42 @@ fn finish(result: &Result<ReloadReport, InitError>, dry_run: bool) {
 /// println!("{changes}");
 /// # Ok::<(), resil_config::InitError>(())
 /// ```
+///
+/// The same on registries of the builder, from new contents:
+///
+/// ```
+/// use resil_config::Resilience;
+///
+/// let loaded = Resilience::builder()
+///     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\nfailure-rate-threshold = 50\n")
+///     .env_vars(Vec::<(String, String)>::new())
+///     .load()?;
+/// let cb = loaded.registries().circuit_breakers().circuit_breaker("inventory-query");
+/// let report = loaded.reload_from_contents(
+///     "resilience.toml",
+///     "[circuitbreaker.instances.inventory-query]\nfailure-rate-threshold = 30\n",
+/// )?;
+/// assert_eq!(report.to_string(), "circuitbreaker inventory-query: failure-rate-threshold 50 -> 30");
+/// assert_eq!(cb.config().failure_rate_threshold(), 30.0); // the same instance
+/// # Ok::<(), resil_config::InitError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`InitError::Invalid`] with every problem, as `init` reports them (and
+/// the settings that cannot change while the service runs), and nothing
+/// changes; [`InitError::NotInitialized`] when `init` did not build the
+/// global registries.
 pub fn reload() -> Result<ReloadReport, InitError> {
     global_reload(false)
 }
 
-/// What [`reload`](crate::reload) would change, checked the same way,
+/// What [`reload`](crate::reload()) would change, checked the same way,
 /// without applying anything.
 ///
 /// # Errors
 ///
-/// As [`reload`](crate::reload).
+/// As [`reload`](crate::reload()).
 ///
 /// # Examples
 ///
@@ -836,7 +905,7 @@ fn global_reload(dry_run: bool) -> Result<ReloadReport, InitError> {
 
 impl Resilience {
     /// Re-reads this configuration's source and applies the difference to
-    /// these registries, all or nothing (see [`reload`](crate::reload)).
+    /// these registries, all or nothing (see [`reload`](crate::reload())).
     ///
     /// # Errors
     ///

@@ -1,27 +1,4 @@
-//! Reloading when the file changes (feature `watch`): a debounced watcher
-//! on the file's directory, through the [`notify`](https://docs.rs/notify) crate.
-//!
-//! The directory is watched, not the file, so that what editors and
-//! deployment tools do works: writing in place, writing a temporary file and
-//! renaming it over the old one, deleting and creating it again. Events for
-//! the file are debounced: a reload runs once the file has been quiet for
-//! [`DEFAULT_DEBOUNCE`] (see [`Watcher::set_debounce`]), so that a save in
-//! several writes is one reload. Each reload is the same as
-//! [`reload`](crate::reload): all or nothing, a refused file leaves the
-//! settings in force, a deleted file is a refused reload; each outcome is a
-//! `tracing` event of target `resil::reload` and, with resil's `metrics`
-//! feature, counts in `resil_config_reloads_total{outcome}`.
-//!
-//! Dropping the [`Watcher`] stops it: the watch ends and its thread is joined.
-//!
-//! # Examples
-//!
-//! ```no_run
-//! resil_config::init()?;
-//! let watcher = resil_config::watch()?; // keep it for as long as edits should apply
-//! # drop(watcher);
-//! # Ok::<(), resil_config::InitError>(())
-//! ```
+//! Reloading when the file changes (feature `watch`; see [`watch`](crate::watch())).
 
 use std::ffi::OsString;
 use std::fmt;
@@ -53,7 +30,20 @@ enum Message {
 }
 
 /// Watches the file [`init`](crate::init) read and reloads the global
-/// registries when it changes (see the [module documentation](self)).
+/// registries when it changes (feature `watch`).
+///
+/// The directory is watched, not the file, so that what editors and
+/// deployment tools do works: writing in place, writing a temporary file and
+/// renaming it over the old one, deleting and creating it again. Events for
+/// the file are debounced: a reload runs once the file has been quiet for
+/// [`DEFAULT_DEBOUNCE`] (see [`Watcher::set_debounce`]), so that a save in
+/// several writes is one reload. Each reload is the same as
+/// [`reload`](crate::reload()): all or nothing, a refused file leaves the
+/// settings in force, a deleted file is a refused reload; each outcome is a
+/// `tracing` event of target `resil::reload` and, with resil's `metrics`
+/// feature, counts in `resil_config_reloads_total{outcome}`.
+///
+/// Dropping the [`Watcher`] stops it: the watch ends and its thread is joined.
 ///
 /// # Errors
 ///
@@ -64,8 +54,16 @@ enum Message {
 ///
 /// # Examples
 ///
+/// ```no_run
+/// resil_config::init()?;
+/// let watcher = resil_config::watch()?; // keep it for as long as edits should apply
+/// # drop(watcher);
+/// # Ok::<(), resil_config::InitError>(())
 /// ```
-/// // without init there is nothing to watch
+///
+/// Without `init` there is nothing to watch:
+///
+/// ```
 /// assert!(matches!(resil_config::watch(), Err(resil_config::InitError::NotInitialized)));
 /// ```
 pub fn watch() -> Result<Watcher, InitError> {
@@ -75,7 +73,7 @@ pub fn watch() -> Result<Watcher, InitError> {
 
 impl Resilience {
     /// Watches the file these registries were loaded from and reloads them
-    /// when it changes, as [`watch`](crate::watch) does for the global ones.
+    /// when it changes, as [`watch`](crate::watch()) does for the global ones.
     ///
     /// # Errors
     ///

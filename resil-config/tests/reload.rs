@@ -493,7 +493,7 @@ fn registry_tags_and_cloud_settings_need_a_restart() {
 #[cfg(feature = "redis")]
 #[test]
 fn cluster_settings_need_a_restart() {
-    const FLEET: &str = "[ratelimiter.instances.partner]\nlimit-for-period = 10\ncluster-url = \"redis://127.0.0.1:6399/0\"\ncluster-lease = 2\n";
+    const FLEET: &str = "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\ntimeout-duration = \"0ms\"\ncluster-url = \"redis://127.0.0.1:6399/0\"\ncluster-lease = 2\n";
     let loaded = load(FLEET);
     let err = loaded
         .reload_from_contents(
@@ -508,10 +508,31 @@ fn cluster_settings_need_a_restart() {
             "resilience.toml: ratelimiter.instances.partner.cluster-lease = 3: cannot change while the service runs; restart to apply"
         ]
     );
+    // the same fleet settings, a new timeout: applies
+    let report = loaded
+        .reload_from_contents("resilience.toml", FLEET.replace("\"0ms\"", "\"5ms\""))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        lines(&report),
+        ["ratelimiter partner: timeout-duration 0ms -> 5ms"]
+    );
+    // a limit shared by a fleet is the fleet's
     let err = loaded
         .reload_from_contents(
             "resilience.toml",
-            "[ratelimiter.instances.partner]\nlimit-for-period = 10\n",
+            FLEET
+                .replace("\"0ms\"", "\"5ms\"")
+                .replace("limit-for-period = 10", "limit-for-period = 20"),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.problems()[0].to_string(),
+        "resilience.toml: ratelimiter.instances.partner.limit-for-period = 20: cannot change while the service runs; restart to apply"
+    );
+    let err = loaded
+        .reload_from_contents(
+            "resilience.toml",
+            "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\n",
         )
         .unwrap_err();
     assert!(
@@ -701,4 +722,39 @@ fn strict_reloads_refuse_warnings_as_strict_loads_do() {
         )
         .unwrap();
     assert_eq!(report.warnings().len(), 1);
+}
+
+#[test]
+fn what_a_running_instance_cannot_take_needs_a_restart() {
+    // a rate limiter counts its cycles in its refresh period since it started
+    const LIMITER: &str =
+        "[ratelimiter.instances.search]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\n";
+    let loaded = load(LIMITER);
+    let limiter = loaded.registries().rate_limiters().rate_limiter("search");
+    let edited = LIMITER
+        .replace("\"1s\"", "\"2s\"")
+        .replace("limit-for-period = 10", "limit-for-period = 20");
+    let err = loaded
+        .reload_from_contents("resilience.toml", edited)
+        .unwrap_err();
+    let shown: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        shown,
+        [
+            "resilience.toml: ratelimiter.instances.search.limit-refresh-period = \"2s\": cannot change while the service runs; restart to apply"
+        ]
+    );
+    assert_eq!(limiter.config().limit_for_period(), 10, "all or nothing");
+    // the limit alone applies, from the next cycle
+    let report = loaded
+        .reload_from_contents(
+            "resilience.toml",
+            LIMITER.replace("limit-for-period = 10", "limit-for-period = 20"),
+        )
+        .unwrap();
+    assert_eq!(
+        lines(&report),
+        ["ratelimiter search: limit-for-period 10 -> 20"]
+    );
+    assert_eq!(limiter.config().limit_for_period(), 20);
 }
