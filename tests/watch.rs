@@ -186,3 +186,51 @@ fn dropping_the_watcher_stops_it() {
     assert_eq!(calls(&loaded), 5);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_swapped_symbolic_link_applies_as_kubernetes_updates_a_config_map() {
+    use std::os::unix::fs::symlink;
+    let (dir, file) = setup("symlink");
+    // resilience.toml -> ..data/resilience.toml, ..data -> ..v1
+    std::fs::remove_file(&file).unwrap();
+    for version in ["..v1", "..v2"] {
+        std::fs::create_dir(dir.join(version)).unwrap();
+    }
+    std::fs::write(dir.join("..v1/resilience.toml"), FILE).unwrap();
+    std::fs::write(dir.join("..v2/resilience.toml"), edited(4)).unwrap();
+    symlink("..v1", dir.join("..data")).unwrap();
+    symlink("..data/resilience.toml", &file).unwrap();
+    let loaded = load(&file);
+    let watcher = watch(&loaded);
+    // the kubelet's swap: a new link, renamed over the old one
+    symlink("..v2", dir.join("..data_tmp")).unwrap();
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    eventually("the swapped file to apply", || calls(&loaded) == 4);
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn other_files_and_saves_that_change_nothing_reload_nothing() {
+    let (dir, file) = setup("quiet");
+    let loaded = load(&file);
+    let watcher = watch(&loaded);
+    std::fs::write(dir.join("notes.txt"), "unrelated").unwrap();
+    std::fs::write(&file, FILE).unwrap(); // saved, unchanged
+    // then a real edit, the only reload
+    std::fs::write(&file, edited(2)).unwrap();
+    eventually("the edit to apply", || calls(&loaded) == 2);
+    eventually("its outcome", || watcher.applied() == 1);
+    std::fs::write(dir.join("notes.txt"), "more").unwrap();
+    std::fs::write(&file, edited(2)).unwrap();
+    std::fs::write(&file, edited(6)).unwrap();
+    eventually("the second edit", || calls(&loaded) == 6);
+    eventually("its outcome", || watcher.applied() == 2);
+    assert_eq!(
+        watcher.last().unwrap().unwrap().to_string(),
+        "bulkhead inventory-query: max-concurrent-calls 2 -> 6"
+    );
+    assert_eq!(watcher.rejected(), 0);
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,7 +1,7 @@
 //! Reloading when the file changes (feature `watch`; see [`watch`](crate::watch())).
 
-use std::ffi::OsString;
 use std::fmt;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -34,10 +34,13 @@ enum Message {
 ///
 /// The directory is watched, not the file, so that what editors and
 /// deployment tools do works: writing in place, writing a temporary file and
-/// renaming it over the old one, deleting and creating it again. Events for
-/// the file are debounced: a reload runs once the file has been quiet for
-/// [`DEFAULT_DEBOUNCE`] (see [`Watcher::set_debounce`]), so that a save in
-/// several writes is one reload. Each reload is the same as
+/// renaming it over the old one, deleting and creating it again, swapping a
+/// symbolic link the file goes through (Kubernetes' ConfigMap volumes).
+/// Events are debounced: once the directory has been quiet for
+/// [`DEFAULT_DEBOUNCE`] (see [`Watcher::set_debounce`]), the file is read,
+/// and a reload runs only if its contents differ from the last ones seen
+/// (or it is gone), so that a save in several writes is one reload and a
+/// change to another file of the directory is none. Each reload is the same as
 /// [`reload`](crate::reload()): all or nothing, a refused file leaves the
 /// settings in force, a deleted file is a refused reload; each outcome is a
 /// `tracing` event of target `resil::reload` and, with resil's `metrics`
@@ -133,7 +136,7 @@ impl Watcher {
                 file.display()
             )));
         }
-        let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        let Some(dir) = absolute.parent() else {
             return Err(InitError::Watch(format!(
                 "{}: not a file in a directory",
                 file.display()
@@ -152,11 +155,13 @@ impl Watcher {
             debounce_ms: AtomicU64::new(millis(DEFAULT_DEBOUNCE)),
             ..Shared::default()
         });
-        let name = name.to_owned();
         let s = shared.clone();
+        // what the registries were loaded from, near enough: the first
+        // reload runs when the contents differ from it
+        let seen = contents(&absolute);
         let thread = std::thread::Builder::new()
             .name("resil-watch".to_owned())
-            .spawn(move || run(&rx, &name, &reload, &s))
+            .spawn(move || run(&rx, &absolute, seen, &reload, &s))
             .map_err(|e| InitError::Watch(format!("the watcher thread could not start: {e}")))?;
         tracing::info!(target: "resil::reload", file = %file.display(), "resil: watching {} for changes", file.display());
         Ok(Watcher {
@@ -233,15 +238,11 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Whether an event may have changed the file `name` of the watched directory.
-fn touches(event: &notify::Result<notify::Event>, name: &OsString) -> bool {
+/// Whether an event may have changed what the file reads: any change in
+/// the directory (the file itself, or a link it goes through).
+fn touches(event: &notify::Result<notify::Event>) -> bool {
     match event {
-        Ok(e) => {
-            !matches!(e.kind, EventKind::Access(_))
-                && e.paths
-                    .iter()
-                    .any(|p| p.file_name() == Some(name.as_os_str()))
-        }
+        Ok(e) => !matches!(e.kind, EventKind::Access(_)),
         Err(e) => {
             tracing::warn!(target: "resil::reload", "resil: the file watcher reported an error: {e}");
             false
@@ -249,12 +250,30 @@ fn touches(event: &notify::Result<notify::Event>, name: &OsString) -> bool {
     }
 }
 
-/// The watcher's thread: waits for an event on the file, lets the file go
-/// quiet, reloads; until told to stop.
-fn run(rx: &Receiver<Message>, name: &OsString, reload: &ReloadFn, shared: &Shared) {
+/// The most of the file compared (a reload refuses a larger one anyway).
+const MAX_COMPARED: u64 = (1 << 20) + 1;
+
+/// The file's contents now, `None` when it cannot be read.
+fn contents(path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_COMPARED).read_to_end(&mut bytes))
+        .ok()?;
+    Some(bytes)
+}
+
+/// The watcher's thread: waits for a change in the directory, lets it go
+/// quiet, reloads if the file reads differently; until told to stop.
+fn run(
+    rx: &Receiver<Message>,
+    path: &Path,
+    mut seen: Option<Vec<u8>>,
+    reload: &ReloadFn,
+    shared: &Shared,
+) {
     loop {
         match rx.recv() {
-            Ok(Message::Event(e)) if touches(&e, name) => {}
+            Ok(Message::Event(e)) if touches(&e) => {}
             Ok(Message::Event(_)) => continue,
             Ok(Message::Stop) | Err(_) => return,
         }
@@ -272,6 +291,12 @@ fn run(rx: &Receiver<Message>, name: &OsString, reload: &ReloadFn, shared: &Shar
                 Err(RecvTimeoutError::Timeout) => break,
             }
         }
+        let now = contents(path);
+        // the same contents (or still none): nothing to say again
+        if now == seen {
+            continue;
+        }
+        seen = now;
         let outcome = reload();
         let counter = match &outcome {
             Ok(_) => &shared.applied,
