@@ -361,3 +361,45 @@ async fn registries_without_a_reload_answer_404_and_a_hook_is_called() {
     let (status, body) = refresh(&global, "/actuator/refresh", Some(TOKEN)).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
 }
+
+#[tokio::test]
+async fn shadow_refusals_are_events_of_the_actuator() {
+    let loaded = Arc::new(
+        Resilience::builder()
+            .file_contents(
+                "resilience.toml",
+                "[bulkhead.instances.shadowed]\nmax-concurrent-calls = 1\nshadow = true\n",
+            )
+            .env_vars(Vec::<(String, String)>::new())
+            .declarations([])
+            .load()
+            .unwrap(),
+    );
+    let router = Actuator::builder()
+        .resilience(loaded.clone())
+        .build()
+        .router();
+    let bulkhead = loaded.registries().bulkheads().bulkhead("shadowed");
+    let held = bulkhead.try_acquire_permission().unwrap();
+    bulkhead.call(|| Ok::<_, ()>(())).unwrap();
+    drop(held);
+    let response = router
+        .oneshot(
+            Request::get("/actuator/bulkheadevents/shadowed/shadow_refusal")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = serde_json::from_slice(
+        &axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let events = body["bulkheadEvents"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{body}");
+    assert_eq!(events[0]["type"], "SHADOW_REFUSAL");
+    assert_eq!(events[0]["bulkheadName"], "shadowed");
+}

@@ -206,4 +206,39 @@ fn the_global_registries_reload_from_the_file_init_read() {
         ]
     );
     assert_eq!(query(), Ok(7));
+
+    // the actuator on the global registries reloads them too (and `unused`
+    // is configured again)
+    std::fs::write(
+        &file,
+        FILE.replace("max-concurrent-calls = 5", "max-concurrent-calls = 1"),
+    )
+    .unwrap();
+    let router = resil::actuator::Actuator::builder()
+        .state_changes("s3cret")
+        .build()
+        .router();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (status, body) = runtime.block_on(async {
+        use tower::ServiceExt as _;
+        let request = axum::http::Request::post("/actuator/refresh")
+            .header("authorization", "Bearer s3cret")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = router.oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    });
+    assert_eq!(status, axum::http::StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        r#"{"changed":["bulkhead.instances.inventory-query.max-concurrent-calls","bulkhead.instances.unused.max-concurrent-calls"]}"#
+    );
+    assert_eq!(bulkhead.config().max_concurrent_calls(), 1);
 }
