@@ -172,9 +172,9 @@ impl<T> Live<T> {
                 if next >= MAX_VERSIONS {
                     return Err(ChangeRefused::full());
                 }
-                let more = self.more.get_or_init(|| {
-                    (1..MAX_VERSIONS).map(|_| OnceLock::new()).collect()
-                });
+                let more = self
+                    .more
+                    .get_or_init(|| (1..MAX_VERSIONS).map(|_| OnceLock::new()).collect());
                 (next, Some(&more[next - 1]))
             }
         };
@@ -210,7 +210,10 @@ mod tests {
         let live = Live::new(String::from("old"));
         let before = live.load();
         let (now, old) = live.store(String::from("new"), |a, b| a == b).unwrap();
-        assert_eq!((before.as_str(), old.as_str(), now.as_str()), ("old", "old", "new"));
+        assert_eq!(
+            (before.as_str(), old.as_str(), now.as_str()),
+            ("old", "old", "new")
+        );
         assert_eq!(live.load(), "new");
     }
 
@@ -234,7 +237,10 @@ mod tests {
         }
         assert!(live.fits(|v| *v == MAX_VERSIONS).is_err());
         let refused = live.store(MAX_VERSIONS, |a, b| a == b).unwrap_err();
-        assert!(refused.to_string().contains("restart to apply another"), "{refused}");
+        assert!(
+            refused.to_string().contains("restart to apply another"),
+            "{refused}"
+        );
         assert_eq!(*live.load(), MAX_VERSIONS - 1);
         // an earlier one is still reachable
         assert!(live.fits(|v| *v == 3).is_ok());

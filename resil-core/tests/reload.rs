@@ -14,7 +14,7 @@ use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent, SlidingWindowType, State,
 };
-use resil_core::clock::{ManualClock, TokioClock};
+use resil_core::clock::{Clock, ManualClock, SystemClock, TokioClock};
 use resil_core::live::MAX_VERSIONS;
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterEvent};
 use resil_core::registry::{CircuitBreakerRegistry, Primitive};
@@ -66,7 +66,11 @@ fn a_new_window_size_starts_empty_and_keeps_the_state() {
     assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
     assert_eq!(cb.state(), State::Closed);
     fail(&cb);
-    assert_eq!(cb.state(), State::Closed, "one call of the new window of two");
+    assert_eq!(
+        cb.state(),
+        State::Closed,
+        "one call of the new window of two"
+    );
     fail(&cb);
     assert_eq!(cb.state(), State::Open);
     // OPEN is kept across a change too
@@ -132,7 +136,11 @@ fn a_call_in_flight_finishes_under_the_settings_it_started_with() {
     let guard = cb.start_call().unwrap();
     clock.advance(Duration::from_secs(5));
     guard.on_success();
-    assert_eq!(cb.metrics().number_of_slow_calls(), 1, "slow under the new 1 s");
+    assert_eq!(
+        cb.metrics().number_of_slow_calls(),
+        1,
+        "slow under the new 1 s"
+    );
 }
 
 #[test]
@@ -161,7 +169,11 @@ fn initial_state_starts_the_breaker_there_without_a_transition() {
             .any(|e| matches!(e, CircuitBreakerEvent::StateTransition { .. }))
     );
     for state in [State::Disabled, State::ForcedOpen, State::Closed] {
-        let c = breaker(2, 50.0).to_builder().initial_state(state).build().unwrap();
+        let c = breaker(2, 50.0)
+            .to_builder()
+            .initial_state(state)
+            .build()
+            .unwrap();
         assert_eq!(CircuitBreaker::new("x", c).state(), state);
     }
     for state in [State::Open, State::HalfOpen] {
@@ -217,7 +229,10 @@ fn past_the_bound_a_change_is_refused_and_the_breaker_unchanged() {
     let refused = cb.change_config(breaker(10, 99.0)).unwrap_err();
     assert!(refused.to_string().contains("restart"), "{refused}");
     assert!(cb.can_change_config(&breaker(10, 99.0)).is_err());
-    assert_eq!(cb.config().failure_rate_threshold(), (MAX_VERSIONS - 1) as f32);
+    assert_eq!(
+        cb.config().failure_rate_threshold(),
+        (MAX_VERSIONS - 1) as f32
+    );
     // an earlier configuration is still reachable
     cb.change_config(breaker(10, 3.0)).unwrap();
     assert_eq!(cb.config().failure_rate_threshold(), 3.0);
@@ -276,7 +291,13 @@ fn a_reload_racing_calls_is_never_seen_half_applied() {
                     );
                     let m = cb.metrics();
                     assert!(m.number_of_buffered_calls() <= 10);
-                    let _ = cb.call(|| if (i + t) % 3 == 0 { Err("x") } else { Ok(()) });
+                    let _ = cb.call(|| {
+                        if (i + t).is_multiple_of(3) {
+                            Err("x")
+                        } else {
+                            Ok(())
+                        }
+                    });
                     calls.fetch_add(1, Ordering::Relaxed);
                     i += 1;
                 }
@@ -385,7 +406,9 @@ fn a_shadow_bulkhead_lets_calls_past_the_limit_and_keeps_its_count_right() {
     let bulkhead = Bulkhead::new("bh", config);
     let events = Recorder::attach(bulkhead.event_publisher());
     let a = bulkhead.try_acquire_permission().unwrap();
-    let b = bulkhead.try_acquire_permission().expect("shadow never refuses");
+    let b = bulkhead
+        .try_acquire_permission()
+        .expect("shadow never refuses");
     let c = bulkhead.acquire_permission_blocking().unwrap();
     assert_eq!(
         events
@@ -400,7 +423,12 @@ fn a_shadow_bulkhead_lets_calls_past_the_limit_and_keeps_its_count_right() {
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
     // shadow off with a call in flight: the limit holds again
     let held = bulkhead.try_acquire_permission().unwrap();
-    bulkhead.change_config(BulkheadConfig::builder().max_concurrent_calls(1).build().unwrap());
+    bulkhead.change_config(
+        BulkheadConfig::builder()
+            .max_concurrent_calls(1)
+            .build()
+            .unwrap(),
+    );
     assert!(bulkhead.try_acquire_permission().is_err());
     drop(held);
     assert!(bulkhead.try_acquire_permission().is_ok());
@@ -416,10 +444,16 @@ async fn a_shadow_bulkhead_lets_async_calls_through_after_the_wait() {
         .unwrap();
     let bulkhead = Bulkhead::with_clock("bh", config, TokioClock::new());
     let held = bulkhead.acquire_permission().await.unwrap();
-    let start = tokio::time::Instant::now();
-    let out = bulkhead.call_async(|| async { Ok::<_, Error<()>>(7) }).await;
+    let start = bulkhead.clock().now();
+    let out = bulkhead
+        .call_async(|| async { Ok::<_, Error<()>>(7) })
+        .await;
     assert_eq!(out.unwrap(), 7);
-    assert_eq!(start.elapsed(), Duration::from_millis(50), "waited as usual first");
+    assert_eq!(
+        bulkhead.clock().now().saturating_duration_since(start),
+        Duration::from_millis(50),
+        "waited as usual first"
+    );
     drop(held);
     assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
 }
@@ -482,9 +516,13 @@ fn a_lower_maximum_retires_threads_as_they_go_idle() {
     for s in running {
         s.wait().unwrap();
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let wall = SystemClock::new();
+    let deadline = wall.now().as_duration() + Duration::from_secs(10);
     while bulkhead.metrics().thread_pool_size() > 1 {
-        assert!(std::time::Instant::now() < deadline, "threads above the maximum stay");
+        assert!(
+            wall.now().as_duration() < deadline,
+            "threads above the maximum stay"
+        );
         std::thread::yield_now();
     }
     assert_eq!(bulkhead.metrics().thread_pool_size(), 1);
@@ -523,7 +561,11 @@ fn timeout(ms: u64) -> TimeLimiterConfig {
 
 #[tokio::test(start_paused = true)]
 async fn a_new_timeout_applies_to_calls_that_start_after_it() {
-    let tl = Arc::new(TimeLimiter::with_clock("tl", timeout(100), TokioClock::new()));
+    let tl = Arc::new(TimeLimiter::with_clock(
+        "tl",
+        timeout(100),
+        TokioClock::new(),
+    ));
     let sleeper = |ms| async move {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         Ok::<_, Error<()>>(())
@@ -618,7 +660,10 @@ fn a_shadow_retry_does_not_repeat_and_publishes_what_it_would_have_done() {
             ..
         }]
     ));
-    assert_eq!(r.metrics().number_of_failed_calls_without_retry_attempt(), 1);
+    assert_eq!(
+        r.metrics().number_of_failed_calls_without_retry_attempt(),
+        1
+    );
     // shadow off: the same retry retries
     r.change_config(retry(3, false)).unwrap();
     let mut attempts = 0;

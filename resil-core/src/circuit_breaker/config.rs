@@ -4,10 +4,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::circuit_breaker::State;
 use crate::cluster::CircuitBreakerCluster;
 use crate::error::{ConfigError, Dur, Problems};
 use crate::interval::IntervalFunction;
-use crate::circuit_breaker::State;
 
 /// The largest sliding window (calls for a count window, seconds for a time
 /// window) and half-open budget resil accepts: windows are allocated up front,

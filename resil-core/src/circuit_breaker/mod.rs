@@ -349,9 +349,7 @@ impl CircuitBreaker {
             clock,
             tags,
             // Resilience4j 2.3's `initialState`: set, not transitioned to
-            word: AtomicU64::new(
-                Word::new(initial_state, initial_slot(initial_state), 0, 0).0,
-            ),
+            word: AtomicU64::new(Word::new(initial_state, initial_slot(initial_state), 0, 0).0),
             open_until: AtomicU64::new(0),
             attempts: AtomicU32::new(u32::from(initial_state == State::ForcedOpen)),
             metrics_only_published: AtomicU32::new(0),
@@ -1268,7 +1266,11 @@ impl Inner {
             }
             Target::Open => {
                 let attempts = attempts.saturating_add(1);
-                let interval = &self.settings.load().config.wait_interval_function_in_open_state;
+                let interval = &self
+                    .settings
+                    .load()
+                    .config
+                    .wait_interval_function_in_open_state;
                 // A user's interval function runs under the transition lock:
                 // should it panic, the transition still completes (with the
                 // default wait) and the panic is resumed after it.
@@ -1387,8 +1389,7 @@ impl Inner {
         let generation = t.word.generation();
         let config = &self.settings.load().config;
         let scheduled = match to {
-            State::Open if config.automatic_transition_from_open_to_half_open_enabled =>
-            {
+            State::Open if config.automatic_transition_from_open_to_half_open_enabled => {
                 Some((t.open_wait, Target::HalfOpen))
             }
             // A forced open with a limit (only it carries a wait) ends in CLOSED.

@@ -209,7 +209,10 @@ impl RateLimiter {
             limit_for_period: core.epoch().limit as u32,
             limit_refresh_period: Duration::from_nanos(core.period()),
             timeout_duration: Duration::from_nanos(core.timeout()),
-            event_consumer_buffer_size: self.inner.event_consumer_buffer_size.load(Ordering::Relaxed),
+            event_consumer_buffer_size: self
+                .inner
+                .event_consumer_buffer_size
+                .load(Ordering::Relaxed),
             shadow: self.inner.shadow.load(Ordering::Relaxed),
             cluster: self.inner.cluster.as_ref().map(|c| c.settings.clone()),
         }

@@ -130,11 +130,11 @@ pub use crate::interval::IntervalFunction;
 
 use self::counter::StripedCounter;
 use crate::classify::{self, Classify};
-use crate::live::{ChangeRefused, Live};
 use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::InnerErrors;
+use crate::live::{ChangeRefused, Live};
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Name, Tags};
 
@@ -1162,9 +1162,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                     Some(s) if config.interval.reads_outcome() => Some(s(value)),
                     _ => None,
                 };
-                config
-                    .interval
-                    .apply(n, &RetryOutcome::of_result(shared))
+                config.interval.apply(n, &RetryOutcome::of_result(shared))
             }
         };
         self.retrying(n, wait, None)

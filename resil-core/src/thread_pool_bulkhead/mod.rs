@@ -342,7 +342,10 @@ impl ThreadPoolBulkhead {
     /// # Errors
     ///
     /// The [`ChangeRefused`] that `change_config` would return.
-    pub fn can_change_config(&self, config: &ThreadPoolBulkheadConfig) -> Result<(), ChangeRefused> {
+    pub fn can_change_config(
+        &self,
+        config: &ThreadPoolBulkheadConfig,
+    ) -> Result<(), ChangeRefused> {
         self.shared().config.fits(|v| same_config(v, config))
     }
 
@@ -489,8 +492,7 @@ impl ThreadPoolBulkhead {
                     let admission = pool.admit_over(job);
                     drop(pool);
                     if matches!(admission, Admission::Queued) {
-                        s.events
-                            .publish(|| ThreadPoolBulkheadEvent::ShadowRefusal);
+                        s.events.publish(|| ThreadPoolBulkheadEvent::ShadowRefusal);
                     }
                     admission
                 }

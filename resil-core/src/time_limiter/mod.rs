@@ -99,13 +99,13 @@ pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
 pub use self::metrics::TimeLimiterMetrics;
 
 use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
-use crate::live::{ChangeRefused, Live};
-use std::time::Duration;
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::InnerErrors;
+use crate::live::{ChangeRefused, Live};
 use crate::thread_pool_bulkhead::Submission;
 use crate::{Name, Tags};
+use std::time::Duration;
 
 /// A time limiter. Cheap to clone: clones share one limiter.
 ///
