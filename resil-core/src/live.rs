@@ -1,20 +1,21 @@
-//! [`Live`]: settings that a reload replaces while calls read them.
+//! How a primitive's settings change while calls read them (`change_config`,
+//! what a reload applies).
 //!
-//! A reader pays one atomic load (the current version's index) and gets a
-//! plain reference; a writer publishes a whole new version, so a reader sees
-//! the old settings or the new ones, never a mix of their fields. Versions
-//! are never freed while the `Live` lives: a reference taken before a change
-//! stays valid for as long as the instance that holds it, so a call in
-//! flight finishes under the settings it started with, and nothing on the
-//! call path counts references.
+//! Each primitive keeps its settings as versions: a call reads the current
+//! one with one atomic load and gets a plain reference; a change publishes a
+//! whole new version, so a call sees the old settings or the new ones, never
+//! a mix of their fields. Versions are never freed while the instance lives:
+//! settings read before a change stay valid, so a call in flight finishes
+//! under the settings it started with, and nothing on the call path counts
+//! references.
 //!
 //! The price is a bound: an instance holds at most [`MAX_VERSIONS`]
-//! distinct versions. A change equal to an earlier version (shadow on, then
-//! off again) goes back to that version instead of taking a new one, so the
-//! bound counts distinct configurations, not reloads; past it a change is
-//! refused ([`ChangeRefused`]) and the instance keeps its settings. The later
-//! versions' table is allocated on the first change, so an instance that is
-//! never changed pays for one version only.
+//! distinct configurations. A change equal to an earlier one (shadow on,
+//! then off again) goes back to that version instead of taking a new one, so
+//! the bound counts distinct configurations, not reloads; past it a change
+//! is refused ([`ChangeRefused`]) and the instance keeps its settings. The
+//! table of later versions is allocated on the first change, so an instance
+//! that never changes pays for one version only.
 
 use std::fmt;
 use std::sync::OnceLock;
