@@ -31,7 +31,7 @@ pub(crate) struct Live<T> {
     index: AtomicUsize,
     first: T,
     /// Versions 1.., each set once, before `index` names it.
-    more: OnceLock<Box<[OnceLock<T>]>>,
+    more: OnceLock<Box<[OnceLock<Box<T>>]>>,
     /// Serializes writers.
     writer: std::sync::Mutex<()>,
 }
@@ -113,7 +113,7 @@ impl<T> Live<T> {
             .get()
             .and_then(|more| more.get(v - 1))
             .and_then(OnceLock::get)
-            .unwrap_or(&self.first)
+            .map_or(&self.first, |v| v)
     }
 
     /// The current version.
@@ -125,7 +125,7 @@ impl<T> Live<T> {
     fn versions(&self) -> impl Iterator<Item = (usize, &T)> {
         let more = self.more.get().into_iter().flat_map(|m| m.iter());
         std::iter::once(&self.first)
-            .chain(more.map_while(OnceLock::get))
+            .chain(more.map_while(OnceLock::get).map(|v| &**v))
             .enumerate()
     }
 
@@ -181,7 +181,7 @@ impl<T> Live<T> {
         };
         if let Some(slot) = taken {
             // The slot is empty: versions are taken in order under `writer`.
-            let _ = slot.set(value);
+            let _ = slot.set(Box::new(value));
         }
         prepare(self.get(index), old);
         self.index.store(index, Ordering::Release);
