@@ -1,20 +1,21 @@
-//! [`Live`]: settings that a reload replaces while calls read them.
+//! How a primitive's settings change while calls read them (`change_config`,
+//! what a reload applies).
 //!
-//! A reader pays one atomic load (the current version's index) and gets a
-//! plain reference; a writer publishes a whole new version, so a reader sees
-//! the old settings or the new ones, never a mix of their fields. Versions
-//! are never freed while the `Live` lives: a reference taken before a change
-//! stays valid for as long as the instance that holds it, so a call in
-//! flight finishes under the settings it started with, and nothing on the
-//! call path counts references.
+//! Each primitive keeps its settings as versions: a call reads the current
+//! one with one atomic load and gets a plain reference; a change publishes a
+//! whole new version, so a call sees the old settings or the new ones, never
+//! a mix of their fields. Versions are never freed while the instance lives:
+//! settings read before a change stay valid, so a call in flight finishes
+//! under the settings it started with, and nothing on the call path counts
+//! references.
 //!
 //! The price is a bound: an instance holds at most [`MAX_VERSIONS`]
-//! distinct versions. A change equal to an earlier version (shadow on, then
-//! off again) goes back to that version instead of taking a new one, so the
-//! bound counts distinct configurations, not reloads; past it a change is
-//! refused ([`ChangeRefused`]) and the instance keeps its settings. The later
-//! versions' table is allocated on the first change, so an instance that is
-//! never changed pays for one version only.
+//! distinct configurations. A change equal to an earlier one (shadow on,
+//! then off again) goes back to that version instead of taking a new one, so
+//! the bound counts distinct configurations, not reloads; past it a change
+//! is refused ([`ChangeRefused`]) and the instance keeps its settings. The
+//! table of later versions is allocated on the first change, so an instance
+//! that never changes pays for one version only.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -30,7 +31,7 @@ pub(crate) struct Live<T> {
     index: AtomicUsize,
     first: T,
     /// Versions 1.., each set once, before `index` names it.
-    more: OnceLock<Box<[OnceLock<T>]>>,
+    more: OnceLock<Box<[OnceLock<Box<T>>]>>,
     /// Serializes writers.
     writer: std::sync::Mutex<()>,
 }
@@ -112,7 +113,7 @@ impl<T> Live<T> {
             .get()
             .and_then(|more| more.get(v - 1))
             .and_then(OnceLock::get)
-            .unwrap_or(&self.first)
+            .map_or(&self.first, |v| v)
     }
 
     /// The current version.
@@ -124,7 +125,7 @@ impl<T> Live<T> {
     fn versions(&self) -> impl Iterator<Item = (usize, &T)> {
         let more = self.more.get().into_iter().flat_map(|m| m.iter());
         std::iter::once(&self.first)
-            .chain(more.map_while(OnceLock::get))
+            .chain(more.map_while(OnceLock::get).map(|v| &**v))
             .enumerate()
     }
 
@@ -180,7 +181,7 @@ impl<T> Live<T> {
         };
         if let Some(slot) = taken {
             // The slot is empty: versions are taken in order under `writer`.
-            let _ = slot.set(value);
+            let _ = slot.set(Box::new(value));
         }
         prepare(self.get(index), old);
         self.index.store(index, Ordering::Release);

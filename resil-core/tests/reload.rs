@@ -14,7 +14,7 @@ use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent, SlidingWindowType, State,
 };
-use resil_core::clock::{ManualClock, TokioClock};
+use resil_core::clock::{Clock, ManualClock, SystemClock, TokioClock};
 use resil_core::live::MAX_VERSIONS;
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterEvent};
 use resil_core::registry::{CircuitBreakerRegistry, Primitive};
@@ -291,7 +291,13 @@ fn a_reload_racing_calls_is_never_seen_half_applied() {
                     );
                     let m = cb.metrics();
                     assert!(m.number_of_buffered_calls() <= 10);
-                    let _ = cb.call(|| if (i + t) % 3 == 0 { Err("x") } else { Ok(()) });
+                    let _ = cb.call(|| {
+                        if (i + t).is_multiple_of(3) {
+                            Err("x")
+                        } else {
+                            Ok(())
+                        }
+                    });
                     calls.fetch_add(1, Ordering::Relaxed);
                     i += 1;
                 }
@@ -438,13 +444,13 @@ async fn a_shadow_bulkhead_lets_async_calls_through_after_the_wait() {
         .unwrap();
     let bulkhead = Bulkhead::with_clock("bh", config, TokioClock::new());
     let held = bulkhead.acquire_permission().await.unwrap();
-    let start = tokio::time::Instant::now();
+    let start = bulkhead.clock().now();
     let out = bulkhead
         .call_async(|| async { Ok::<_, Error<()>>(7) })
         .await;
     assert_eq!(out.unwrap(), 7);
     assert_eq!(
-        start.elapsed(),
+        bulkhead.clock().now().saturating_duration_since(start),
         Duration::from_millis(50),
         "waited as usual first"
     );
@@ -510,10 +516,11 @@ fn a_lower_maximum_retires_threads_as_they_go_idle() {
     for s in running {
         s.wait().unwrap();
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let wall = SystemClock::new();
+    let deadline = wall.now().as_duration() + Duration::from_secs(10);
     while bulkhead.metrics().thread_pool_size() > 1 {
         assert!(
-            std::time::Instant::now() < deadline,
+            wall.now().as_duration() < deadline,
             "threads above the maximum stay"
         );
         std::thread::yield_now();
