@@ -839,7 +839,7 @@ fn finish(result: &Result<ReloadReport, InitError>, dry_run: bool) {
 /// At start-up and after an edit:
 ///
 /// ```no_run
-/// let report = resil_config::init()?;
+/// println!("{}", resil_config::init()?);
 /// // ... resilience.toml edited ...
 /// let changes = resil_config::reload()?;
 /// println!("{changes}");
