@@ -2,11 +2,10 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::parse::Parser;
-use syn::{Data, DeriveInput, LitStr, Path};
+use syn::{Data, DeriveInput, LitStr};
 
-use crate::ctxt::{Attr, Ctxt};
-use crate::symbol::{CLASSIFY, CRATE, KIND};
+use crate::attr::{ClassifyEnum, ClassifyVariant};
+use crate::ctxt::Ctxt;
 
 /// The kind names of the rejections, which an error kind must not reuse:
 /// resilience.toml could not tell them apart. A copy (a proc-macro crate does
@@ -26,7 +25,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let cx = Ctxt::new();
-    let krate = container(&cx, &input);
+    let krate = ClassifyEnum::from_attrs(&cx, &input.attrs).krate;
     let mut kinds: Vec<(syn::Ident, LitStr)> = Vec::new();
     match &input.data {
         Data::Enum(data) => {
@@ -108,67 +107,10 @@ fn valid_kind(kind: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// `#[classify(crate = "...")]` on the enum.
-fn container(cx: &Ctxt, input: &DeriveInput) -> Option<Path> {
-    let mut krate = Attr::none(cx, "classify", CRATE);
-    for attr in input.attrs.iter().filter(|a| a.path() == CLASSIFY) {
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path == CRATE {
-                // #[classify(crate = "::resil")]
-                let lit: LitStr = meta.value()?.parse()?;
-                match lit.parse::<Path>() {
-                    Ok(p) => krate.set(&meta.path, p),
-                    Err(_) => cx.error_spanned_by(
-                        &lit,
-                        "`crate` takes a path as a string, like `crate = \"::resil\"`",
-                    ),
-                }
-                Ok(())
-            } else {
-                let path = &meta.path;
-                let key = quote!(#path).to_string().replace(' ', "");
-                Err(meta.error(format!(
-                    "unknown `classify` argument `{key}` on the enum; expected `crate`"
-                )))
-            }
-        });
-        if let Err(e) = result {
-            cx.syn_error(e);
-        }
-    }
-    krate.get()
-}
-
 /// The kind of a variant: its name, or `#[classify(kind = "...")]`.
 fn variant_kind(cx: &Ctxt, variant: &syn::Variant) -> LitStr {
-    let mut kind = Attr::none(cx, "classify", KIND);
-    for attr in variant.attrs.iter().filter(|a| a.path() == CLASSIFY) {
-        let parser = syn::meta::parser(|meta| {
-            if meta.path == KIND {
-                // #[classify(kind = "ConnectionRefused")]
-                let lit: LitStr = meta.value()?.parse()?;
-                kind.set(&meta.path, lit);
-                Ok(())
-            } else {
-                let path = &meta.path;
-                let key = quote!(#path).to_string().replace(' ', "");
-                Err(meta.error(format!(
-                    "unknown `classify` argument `{key}` on a variant; expected `kind`"
-                )))
-            }
-        });
-        let tokens = match &attr.meta {
-            syn::Meta::List(l) => l.tokens.clone(),
-            other => {
-                cx.error_spanned_by(other, "expected `#[classify(kind = \"...\")]`");
-                continue;
-            }
-        };
-        if let Err(e) = parser.parse2(tokens) {
-            cx.syn_error(e);
-        }
-    }
-    kind.get()
+    ClassifyVariant::from_attrs(cx, &variant.attrs)
+        .kind
         .unwrap_or_else(|| LitStr::new(&variant.ident.to_string(), variant.ident.span()))
 }
 

@@ -1,13 +1,14 @@
 //! Expansion: the first resil attribute to expand takes its siblings and
-//! rewrites the function body into the whole chain, in [`ORDER`](crate::parse::ORDER).
+//! rewrites the function body into the whole chain, in [`ORDER`](crate::attr::ORDER).
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
+use crate::attr::{Aspect, AspectArgs};
 use crate::ctxt::Ctxt;
-use crate::parse::{self, Aspect, AspectArgs, Func, Passing, tokens_text};
+use crate::parse::{self, Func, Passing, tokens_text};
 use crate::validate;
 
 /// Expands `#[aspect(args)]` on `item`, with every sibling resil attribute.
@@ -17,7 +18,7 @@ use crate::validate;
 /// once and no cascade of errors from a half-expanded body.
 pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
-    let first = parse::aspect_args(&cx, aspect, Span::call_site(), args);
+    let first = AspectArgs::from_args(&cx, aspect, args);
     let mut item = match parse::item(item.clone()) {
         Ok(item) => item,
         Err(err) => {
@@ -31,9 +32,9 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
     let mut layers = vec![first];
     let mut kept = Vec::new();
     for attr in std::mem::take(&mut item.attrs) {
-        match resil_attribute(attr.path(), krate.as_ref()) {
+        match Aspect::of_attribute(attr.path(), krate.as_ref()) {
             Some(sibling) => {
-                let args = parse::sibling_args(&cx, sibling, &attr);
+                let args = AspectArgs::from_attribute(&cx, sibling, &attr);
                 if layers.iter().any(|l| l.aspect == sibling) {
                     cx.error_spanned_by(
                         &attr,
@@ -68,28 +69,6 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
             quote!(#item #errors)
         }
     }
-}
-
-/// Which resil attribute `path` names: `retry`, `resil::retry`,
-/// `::resil::retry`, or `<crate>::retry` with a `crate = "..."` override.
-fn resil_attribute(path: &Path, krate: Option<&Path>) -> Option<Aspect> {
-    let last = path.segments.last()?;
-    let aspect = Aspect::from_attr_name(&last.ident.to_string())?;
-    let prefix: Vec<String> = path
-        .segments
-        .iter()
-        .take(path.segments.len() - 1)
-        .map(|s| s.ident.to_string())
-        .collect();
-    let ok = match prefix.as_slice() {
-        [] => path.leading_colon.is_none(),
-        [root] if root == "resil" => true,
-        _ => krate.is_some_and(|k| {
-            let k: Vec<String> = k.segments.iter().map(|s| s.ident.to_string()).collect();
-            k == prefix
-        }),
-    };
-    ok.then_some(aspect)
 }
 
 /// The generated code of one function.
@@ -263,7 +242,7 @@ impl<'a> Chain<'a> {
     /// generic methods alike).
     fn declaration(&self, args: &AspectArgs) -> TokenStream {
         let p = &self.p;
-        let kind = format_ident!("{}", aspect_variant(args.aspect));
+        let kind = format_ident!("{}", args.aspect.variant());
         let name = Self::name(args);
         let function = self.func.item.sig.ident.to_string();
         let fallback = match &args.fallback {
@@ -344,7 +323,7 @@ impl<'a> Chain<'a> {
     fn call_site(&self, args: &AspectArgs) -> TokenStream {
         let p = &self.p;
         let ident = Self::static_ident(args.aspect);
-        let ty = format_ident!("{}", aspect_variant(args.aspect));
+        let ty = format_ident!("{}", args.aspect.variant());
         let name = Self::name(args);
         if args.key.is_some() {
             quote! {
@@ -377,7 +356,7 @@ impl<'a> Chain<'a> {
         let lets = self.layers.iter().filter_map(|l| {
             let key = l.key.as_ref()?;
             let site = Self::static_ident(l.aspect);
-            let ty = format_ident!("{}", aspect_variant(l.aspect));
+            let ty = format_ident!("{}", l.aspect.variant());
             let keyed = format_ident!("__resil_{}_keyed", l.aspect.attr_name());
             let instance = format_ident!("__resil_{}_instance", l.aspect.attr_name());
             let span = key.span();
@@ -699,7 +678,7 @@ impl<'a> Chain<'a> {
     }
 
     fn fallback_trait_ident(aspect: Aspect) -> Ident {
-        format_ident!("__Resil{}Fallback", aspect_variant(aspect))
+        format_ident!("__Resil{}Fallback", aspect.variant())
     }
 
     /// A trait local to this function whose implementations are exactly the
@@ -826,7 +805,7 @@ impl<'a> Chain<'a> {
         // counted as `resil_fallback_calls_total{name, layer, cause}`
         let p = &self.p;
         let name = Self::name(args);
-        let aspect = format_ident!("{}", aspect_variant(args.aspect));
+        let aspect = format_ident!("{}", args.aspect.variant());
         quote! {{
             #p::count_fallback(
                 #name,
@@ -863,18 +842,6 @@ impl<'a> Chain<'a> {
                 ::core::result::Result::Err(__resil_error) => #on_error,
             }
         }
-    }
-}
-
-/// The variant of `Aspect` and the primitive's type name.
-fn aspect_variant(aspect: Aspect) -> &'static str {
-    match aspect {
-        Aspect::Retry => "Retry",
-        Aspect::CircuitBreaker => "CircuitBreaker",
-        Aspect::RateLimiter => "RateLimiter",
-        Aspect::TimeLimiter => "TimeLimiter",
-        Aspect::Bulkhead => "Bulkhead",
-        Aspect::ThreadPoolBulkhead => "ThreadPoolBulkhead",
     }
 }
 
@@ -960,26 +927,6 @@ mod tests {
     }
 
     #[test]
-    fn recognises_resil_attributes() {
-        let p = |s: &str| syn::parse_str::<Path>(s).unwrap();
-        assert_eq!(resil_attribute(&p("retry"), None), Some(Aspect::Retry));
-        assert_eq!(
-            resil_attribute(&p("resil::retry"), None),
-            Some(Aspect::Retry)
-        );
-        assert_eq!(
-            resil_attribute(&p("::resil::bulkhead"), None),
-            Some(Aspect::Bulkhead)
-        );
-        assert_eq!(resil_attribute(&p("other::retry"), None), None);
-        assert_eq!(
-            resil_attribute(&p("my::res::retry"), Some(&p("my::res"))),
-            Some(Aspect::Retry)
-        );
-        assert_eq!(resil_attribute(&p("tokio::test"), None), None);
-    }
-
-    #[test]
     fn renames_the_receiver_but_not_paths_or_nested_items() {
         let out = rename_self(quote!({
             self.x + self::f() + g(|| self.y);
@@ -997,28 +944,5 @@ mod tests {
             })
             .to_string()
         );
-    }
-}
-
-#[cfg(test)]
-mod order_tests {
-    use super::*;
-    use crate::parse::ORDER;
-
-    /// The attributes' order is the core's `Layer::ORDER` (the one place
-    /// that states it), with the thread-pool bulkhead innermost.
-    #[test]
-    fn the_attributes_order_is_the_cores() {
-        let core: Vec<String> = resil::decorators::Layer::ORDER
-            .iter()
-            .map(|l| format!("{l:?}"))
-            .collect();
-        let attributes: Vec<&str> = ORDER
-            .iter()
-            .filter(|a| **a != Aspect::ThreadPoolBulkhead)
-            .map(|a| aspect_variant(*a))
-            .collect();
-        assert_eq!(attributes, core);
-        assert_eq!(ORDER.last(), Some(&Aspect::ThreadPoolBulkhead));
     }
 }

@@ -8,6 +8,7 @@
 //! documentation.
 #![doc(test(attr(deny(warnings))))]
 
+mod attr;
 mod classify;
 mod ctxt;
 mod expand;
@@ -20,7 +21,7 @@ mod tests;
 
 use proc_macro::TokenStream;
 
-use crate::parse::Aspect;
+use crate::attr::Aspect;
 
 #[doc = include_str!("../docs/circuit_breaker.md")]
 #[proc_macro_attribute]

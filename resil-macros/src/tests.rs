@@ -5,8 +5,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::attr::Aspect;
 use crate::expand;
-use crate::parse::Aspect;
 
 fn pretty(tokens: TokenStream) -> String {
     match syn::parse2::<syn::File>(tokens.clone()) {

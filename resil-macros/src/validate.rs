@@ -4,8 +4,9 @@
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 
+use crate::attr::{Aspect, AspectArgs};
 use crate::ctxt::Ctxt;
-use crate::parse::{Aspect, AspectArgs, Func, Passing, tokens_text};
+use crate::parse::{Func, Passing, tokens_text};
 
 /// Checks every rule; the errors end up in `cx`.
 pub(crate) fn chain(cx: &Ctxt, func: &Func, layers: &[AspectArgs]) {
