@@ -181,6 +181,37 @@ impl AspectArgs {
     }
 }
 
+/// Every resil attribute of one function, in [`ORDER`]: `first`, the one
+/// being expanded, and the siblings it takes out of `attrs`. A second
+/// attribute of the same aspect is reported and dropped.
+pub(crate) fn layers(cx: &Ctxt, first: AspectArgs, attrs: &mut Vec<Attribute>) -> Vec<AspectArgs> {
+    let krate = first.krate.clone();
+    let mut layers = vec![first];
+    let mut kept = Vec::new();
+    for attr in std::mem::take(attrs) {
+        match Aspect::of_attribute(attr.path(), krate.as_ref()) {
+            Some(sibling) => {
+                let args = AspectArgs::from_attribute(cx, sibling, &attr);
+                if layers.iter().any(|l| l.aspect == sibling) {
+                    cx.error_spanned_by(
+                        &attr,
+                        format!(
+                            "`#[{}]` is given twice; each attribute applies once per function",
+                            sibling.attr_name()
+                        ),
+                    );
+                } else {
+                    layers.push(args);
+                }
+            }
+            None => kept.push(attr),
+        }
+    }
+    *attrs = kept;
+    layers.sort_by_key(|l| l.aspect.rank());
+    layers
+}
+
 /// Parses the arguments of `#[aspect(...)]`, pushing every mistake into `cx`.
 fn parse_args(cx: &Ctxt, aspect: Aspect, args: TokenStream) -> AspectArgs {
     let owner = aspect.attr_name();

@@ -6,9 +6,9 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
+use crate::ast::{self, Func, Output, Param, Passing, tokens_text};
 use crate::attr::{Aspect, AspectArgs};
 use crate::ctxt::Ctxt;
-use crate::parse::{self, Func, Passing, tokens_text};
 use crate::validate;
 
 /// Expands `#[aspect(args)]` on `item`, with every sibling resil attribute.
@@ -19,7 +19,7 @@ use crate::validate;
 pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
     let first = AspectArgs::from_args(&cx, aspect, args);
-    let mut item = match parse::item(item.clone()) {
+    let item = match ast::item(item.clone()) {
         Ok(item) => item,
         Err(err) => {
             cx.syn_error(err);
@@ -27,42 +27,10 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
             return quote!(#item #errors);
         }
     };
-
-    let krate = first.krate.clone();
-    let mut layers = vec![first];
-    let mut kept = Vec::new();
-    for attr in std::mem::take(&mut item.attrs) {
-        match Aspect::of_attribute(attr.path(), krate.as_ref()) {
-            Some(sibling) => {
-                let args = AspectArgs::from_attribute(&cx, sibling, &attr);
-                if layers.iter().any(|l| l.aspect == sibling) {
-                    cx.error_spanned_by(
-                        &attr,
-                        format!(
-                            "`#[{}]` is given twice; each attribute applies once per function",
-                            sibling.attr_name()
-                        ),
-                    );
-                } else {
-                    layers.push(args);
-                }
-            }
-            None => kept.push(attr),
-        }
-    }
-    item.attrs = kept;
-    layers.sort_by_key(|l| l.aspect.rank());
-
-    let func = Func::new(item);
-    validate::chain(&cx, &func, &layers);
+    let func = Func::from_syn(&cx, first, item);
+    validate::chain(&cx, &func);
     match cx.check() {
-        Ok(()) => {
-            let krate = layers
-                .iter()
-                .find_map(|l| l.krate.clone())
-                .unwrap_or_else(|| syn::parse_quote!(::resil));
-            Chain::new(&func, &layers, krate).expand()
-        }
+        Ok(()) => Chain::new(&func).expand(),
         Err(err) => {
             let item = &func.item;
             let errors = err.to_compile_error();
@@ -75,6 +43,7 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
 struct Chain<'a> {
     func: &'a Func,
     layers: &'a [AspectArgs],
+    output: &'a Output,
     /// `::resil::__private`
     p: TokenStream,
     ret: TokenStream,
@@ -94,7 +63,12 @@ struct Chain<'a> {
 }
 
 impl<'a> Chain<'a> {
-    fn new(func: &'a Func, layers: &'a [AspectArgs], krate: Path) -> Self {
+    fn new(func: &'a Func) -> Self {
+        let layers = &func.layers[..];
+        let krate: Path = layers
+            .iter()
+            .find_map(|l| l.krate.clone())
+            .unwrap_or_else(|| syn::parse_quote!(::resil));
         let output = func.output.as_ref().expect("validated");
         let ret = output.ty.to_token_stream();
         let p = quote!(#krate::__private);
@@ -120,6 +94,7 @@ impl<'a> Chain<'a> {
         Chain {
             func,
             layers,
+            output,
             p,
             ret,
             ok,
@@ -144,7 +119,7 @@ impl<'a> Chain<'a> {
     /// patterns, lifetimes or `impl Trait`.
     fn detachable(&self, i: usize) -> bool {
         let f = self.func;
-        let owned = |p: &crate::parse::Param| {
+        let owned = |p: &Param| {
             p.passing == Passing::Owned
                 && p.pattern.is_none()
                 && !p.has_impl_trait
@@ -157,7 +132,7 @@ impl<'a> Chain<'a> {
             && f.receiver.is_none()
             && f.item.sig.generics.params.is_empty()
             && f.params.iter().all(owned)
-            && !parse::mentions(f.item.block.to_token_stream(), &|id| id == "Self")
+            && !ast::mentions(f.item.block.to_token_stream(), &|id| id == "Self")
     }
 
     /// Where the time limiter is, if it can detach (see [`Chain::detachable`]).
@@ -252,7 +227,7 @@ impl<'a> Chain<'a> {
             }
             None => quote!(::core::option::Option::None),
         };
-        let error_type = tokens_text(match &self.func.output.as_ref().unwrap().err {
+        let error_type = tokens_text(match &self.output.err {
             Some(e) => e.to_token_stream(),
             None => self.err.clone(),
         });
@@ -306,11 +281,11 @@ impl<'a> Chain<'a> {
                 syn::GenericParam::Lifetime(_) => None,
             })
             .collect();
-        let tokens = match &self.func.output.as_ref().unwrap().err {
+        let tokens = match &self.output.err {
             Some(e) => e.to_token_stream(),
             None => self.ret.clone(),
         };
-        !parse::mentions(tokens, &|i| {
+        !ast::mentions(tokens, &|i| {
             let s = i.to_string();
             let mut chars = s.chars();
             let generic_like = chars.next().is_some_and(|c| c.is_ascii_uppercase())
@@ -451,7 +426,7 @@ impl<'a> Chain<'a> {
             let ident = &param.ident;
             checks.push(quote_spanned!(param.span=> #p::pool_arg(&#ident);));
         }
-        let output = &self.func.output.as_ref().unwrap().ty;
+        let output = &self.output.ty;
         let ret = &self.ret;
         checks.push(quote_spanned!(output.span()=> #p::pool_output::<#ret>();));
         quote! {
@@ -701,7 +676,7 @@ impl<'a> Chain<'a> {
             shown.push(tokens_text(param.ty.to_token_stream()));
         }
         let ret = tokens_text(self.ret.clone());
-        let err = match &self.func.output.as_ref().unwrap().err {
+        let err = match &self.output.err {
             Some(e) => tokens_text(e.to_token_stream()),
             None => "_".to_owned(),
         };
@@ -828,7 +803,7 @@ impl<'a> Chain<'a> {
         let on_error = match &outer.fallback {
             Some(_) => self.fallback_call(outer, &self.receiver_ident(false)),
             None => {
-                let output = self.func.output.as_ref().unwrap();
+                let output = self.output;
                 let span = match &output.err {
                     Some(e) => e.span(),
                     None => output.ty.span(),

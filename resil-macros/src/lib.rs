@@ -8,11 +8,11 @@
 //! documentation.
 #![doc(test(attr(deny(warnings))))]
 
+mod ast;
 mod attr;
 mod classify;
 mod ctxt;
 mod expand;
-mod parse;
 mod symbol;
 mod validate;
 

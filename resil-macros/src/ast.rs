@@ -1,8 +1,14 @@
-//! Parsing: the annotated function.
+//! The annotated items as the expansion reads them (serde's and thiserror's
+//! `ast.rs`): the function with its receiver, parameters, return type and
+//! resil attributes; the enum of a `derive(Classify)` with its variants.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::spanned::Spanned;
+use syn::{DeriveInput, LitStr};
+
+use crate::attr::{self, AspectArgs, ClassifyEnum, ClassifyVariant};
+use crate::ctxt::Ctxt;
 
 /// How a parameter (or the receiver) is passed.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -49,13 +55,15 @@ pub(crate) struct Output {
 
 /// The annotated function.
 pub(crate) struct Func {
+    /// The function, less its resil attributes.
     pub(crate) item: syn::ImplItemFn,
+    /// Its resil attributes, in [`ORDER`](attr::ORDER).
+    pub(crate) layers: Vec<AspectArgs>,
     pub(crate) receiver: Option<Receiver>,
     pub(crate) params: Vec<Param>,
-    /// `None` when there is no `-> ...` or it is not a `Result`; see [`Func::output_error`].
-    pub(crate) output: Option<Output>,
-    /// Why the return type is not accepted, spanned on it.
-    pub(crate) output_error: Option<syn::Error>,
+    /// The return type, or why it is not accepted (no `-> ...`, not a
+    /// `Result`), spanned on it.
+    pub(crate) output: Result<Output, syn::Error>,
 }
 
 /// Parses the annotated item as a function or method (`ImplItemFn` accepts
@@ -102,7 +110,10 @@ fn item_span(item: &syn::Item) -> Span {
 }
 
 impl Func {
-    pub(crate) fn new(item: syn::ImplItemFn) -> Func {
+    /// The function `item` under the attribute being expanded, `first`,
+    /// with the resil attributes it carries besides taken out of it.
+    pub(crate) fn from_syn(cx: &Ctxt, first: AspectArgs, mut item: syn::ImplItemFn) -> Func {
+        let layers = attr::layers(cx, first, &mut item.attrs);
         let mut receiver = None;
         let mut params = Vec::new();
         for (index, input) in item.sig.inputs.iter().enumerate() {
@@ -158,21 +169,75 @@ impl Func {
                 }
             }
         }
-        let (output, output_error) = match output(&item.sig) {
-            Ok(o) => (Some(o), None),
-            Err(e) => (None, Some(e)),
-        };
+        let output = output(&item.sig);
         Func {
             item,
+            layers,
             receiver,
             params,
             output,
-            output_error,
         }
     }
 
     pub(crate) fn is_async(&self) -> bool {
         self.item.sig.asyncness.is_some()
+    }
+}
+
+/// The input of `#[derive(Classify)]`.
+pub(crate) struct Enum<'a> {
+    pub(crate) ident: &'a syn::Ident,
+    pub(crate) generics: &'a syn::Generics,
+    pub(crate) attrs: ClassifyEnum,
+    /// Empty when the input is a struct or a union (already reported).
+    variants: Vec<&'a syn::Variant>,
+}
+
+/// A variant of a `#[derive(Classify)]` enum.
+pub(crate) struct Variant<'a> {
+    pub(crate) ident: &'a syn::Ident,
+    /// `#[classify(kind = "...")]`, else the variant's name.
+    pub(crate) kind: LitStr,
+}
+
+impl<'a> Enum<'a> {
+    pub(crate) fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Enum<'a> {
+        let attrs = ClassifyEnum::from_attrs(cx, &input.attrs);
+        let variants = match &input.data {
+            syn::Data::Enum(data) => data.variants.iter().collect(),
+            syn::Data::Struct(s) => {
+                cx.syn_error(syn::Error::new(
+                    s.struct_token.span,
+                    "`Classify` derives kind names for the variants of an enum; implement `resil::Classify` by hand for a struct",
+                ));
+                Vec::new()
+            }
+            syn::Data::Union(u) => {
+                cx.syn_error(syn::Error::new(
+                    u.union_token.span,
+                    "`Classify` derives kind names for the variants of an enum",
+                ));
+                Vec::new()
+            }
+        };
+        Enum {
+            ident: &input.ident,
+            generics: &input.generics,
+            attrs,
+            variants,
+        }
+    }
+
+    /// The variants, in order. Each one's attributes are parsed when the
+    /// iterator reaches it, so that a caller checking them on the way
+    /// reports a variant's mistakes together, in source order.
+    pub(crate) fn variants(&self, cx: &Ctxt) -> impl Iterator<Item = Variant<'a>> {
+        self.variants.iter().map(move |v| Variant {
+            ident: &v.ident,
+            kind: ClassifyVariant::from_attrs(cx, &v.attrs)
+                .kind
+                .unwrap_or_else(|| LitStr::new(&v.ident.to_string(), v.ident.span())),
+        })
     }
 }
 
@@ -315,5 +380,31 @@ fn write_tokens(out: &mut String, tokens: TokenStream) {
                 prev_word = true;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::tokens_text;
+
+    #[test]
+    fn prints_types_as_written() {
+        assert_eq!(
+            tokens_text(quote!(Result<Item, DbError>)),
+            "Result<Item, DbError>"
+        );
+        assert_eq!(tokens_text(quote!(&Self)), "&Self");
+        assert_eq!(tokens_text(quote!(&'a mut Self)), "&'a mut Self");
+        assert_eq!(tokens_text(quote!(Self::degraded)), "Self::degraded");
+        assert_eq!(
+            tokens_text(quote!(Box<dyn Fn(u32) -> u32 + Send>)),
+            "Box<dyn Fn(u32) -> u32 + Send>"
+        );
+        assert_eq!(
+            tokens_text(quote!(std::io::Result<u32>)),
+            "std::io::Result<u32>"
+        );
     }
 }
