@@ -358,11 +358,8 @@ fn write_tokens(out: &mut String, tokens: TokenStream) {
                     }
                     _ => out.push(c),
                 }
-                // `'a Self`: a lifetime is a word.
+                // No space after punctuation: `&Self`, `'a`.
                 prev_word = false;
-                if c == '\'' {
-                    prev_word = false;
-                }
             }
             proc_macro2::TokenTree::Group(g) => {
                 let (open, close) = match g.delimiter() {

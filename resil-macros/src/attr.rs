@@ -148,9 +148,149 @@ pub(crate) struct AspectArgs {
 }
 
 impl AspectArgs {
-    /// Parses the arguments of the attribute being expanded, `#[aspect(args)]`.
+    /// Parses the arguments of `#[aspect(args)]` (all the macro gets of the
+    /// attribute being expanded), pushing every mistake into `cx`.
     pub(crate) fn from_args(cx: &Ctxt, aspect: Aspect, args: TokenStream) -> Self {
-        parse_args(cx, aspect, args)
+        let owner = aspect.attr_name();
+        let mut name = Attr::none(cx, owner, symbol::NAME);
+        let mut fallback = Attr::none(cx, owner, symbol::FALLBACK);
+        let mut record = Attr::none(cx, owner, symbol::RECORD);
+        let mut ignore = Attr::none(cx, owner, symbol::IGNORE);
+        let mut record_result = Attr::none(cx, owner, symbol::RECORD_RESULT);
+        let mut retry_on = Attr::none(cx, owner, symbol::RETRY_ON);
+        let mut retry_on_result = Attr::none(cx, owner, symbol::RETRY_ON_RESULT);
+        let mut retry_after = Attr::none(cx, owner, symbol::RETRY_AFTER);
+        let mut consume_result = Attr::none(cx, owner, symbol::CONSUME_RESULT);
+        let mut transition_on_result = Attr::none(cx, owner, symbol::TRANSITION_ON_RESULT);
+        let mut permits = Attr::none(cx, owner, symbol::PERMITS);
+        let mut key_expr = Attr::none(cx, owner, symbol::KEY);
+        let mut krate = Attr::none(cx, owner, symbol::CRATE);
+        let mut name_attempted = false;
+
+        let parser = syn::meta::parser(|meta| {
+            let key = &meta.path;
+            let accepted = aspect.keys().iter().any(|k| key == *k);
+            if !accepted {
+                if unknown_key(cx, aspect, &meta) == Some(symbol::NAME) {
+                    name_attempted = true;
+                }
+                return skip_value(&meta);
+            }
+            if key == symbol::NAME {
+                // name = "inventory-query"
+                name_attempted = true;
+                let (tokens, value) = string_value(&meta, "name = \"inventory-query\"")?;
+                match value {
+                    Some(lit) => name.set(&meta.path, lit),
+                    None => cx.error_spanned_by(
+                        tokens,
+                        format!(
+                            "`name` takes a string literal, like `#[{owner}(name = \"inventory-query\")]`"
+                        ),
+                    ),
+                }
+            } else if key == symbol::CRATE {
+                // crate = "::resil"
+                let (tokens, value) = string_value(&meta, "crate = \"::resil\"")?;
+                match value.map(|lit| lit.parse::<Path>().map_err(|_| lit)) {
+                    Some(Ok(path)) => krate.set(&meta.path, path),
+                    Some(Err(lit)) => cx.error_spanned_by(
+                        lit,
+                        "`crate` takes the path of the resil crate as a string, like `crate = \"::resil\"`",
+                    ),
+                    None => cx.error_spanned_by(
+                        tokens,
+                        "`crate` takes the path of the resil crate as a string, like `crate = \"::resil\"`",
+                    ),
+                }
+            } else if key == symbol::PERMITS {
+                // permits = 2
+                if !meta.input.peek(Token![=]) {
+                    return Err(meta.error("expected `permits = 2`"));
+                }
+                let expr: Expr = meta.value()?.parse()?;
+                match &expr {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Int(n), ..
+                    }) if n.base10_parse::<u32>().is_ok_and(|n| n >= 1) => {
+                        permits.set(&meta.path, n.clone());
+                    }
+                    other => cx.error_spanned_by(
+                        other,
+                        "`permits` takes a whole number from 1 to 4294967295 (the permits one call takes), like `permits = 2`",
+                    ),
+                }
+            } else if key == symbol::KEY {
+                // key = tenant, key = req.host(), key = self.shard
+                if !meta.input.peek(Token![=]) {
+                    return Err(meta.error(format!(
+                        "expected `key = tenant`: an expression over the arguments of the function, like `#[{owner}(name = \"pay\", key = tenant)]`"
+                    )));
+                }
+                let expr: Expr = meta.value()?.parse()?;
+                match &expr {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(s), ..
+                    }) => cx.error_spanned_by(
+                        s,
+                        format!(
+                            "`key` takes an expression over the arguments, like `key = tenant`; a string literal is one key for every call{}",
+                            if syn::parse_str::<syn::Ident>(&s.value()).is_ok() {
+                                format!(" (write `key = {}` to key by that argument)", s.value())
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    ),
+                    _ => key_expr.set(&meta.path, expr),
+                }
+            } else {
+                // fallback = Self::degraded, record = is_transient, ...
+                let sym = *aspect.keys().iter().find(|k| key == **k).unwrap();
+                let path = path_value(cx, &meta, sym, owner)?;
+                let slots = [
+                    (symbol::FALLBACK, &mut fallback),
+                    (symbol::RECORD, &mut record),
+                    (symbol::IGNORE, &mut ignore),
+                    (symbol::RECORD_RESULT, &mut record_result),
+                    (symbol::RETRY_ON, &mut retry_on),
+                    (symbol::RETRY_ON_RESULT, &mut retry_on_result),
+                    (symbol::RETRY_AFTER, &mut retry_after),
+                    (symbol::CONSUME_RESULT, &mut consume_result),
+                    (symbol::TRANSITION_ON_RESULT, &mut transition_on_result),
+                ];
+                let slot = slots
+                    .into_iter()
+                    .find_map(|(s, slot)| (s == sym).then_some(slot))
+                    .expect("every path-valued key has a slot");
+                if let Some(path) = path {
+                    slot.set(&meta.path, path);
+                }
+            }
+            Ok(())
+        });
+        if let Err(err) = parser.parse2(args) {
+            cx.syn_error(err);
+        }
+
+        AspectArgs {
+            aspect,
+            name: name.get(),
+            fallback: fallback.get(),
+            record: record.get(),
+            ignore: ignore.get(),
+            record_result: record_result.get(),
+            retry_on: retry_on.get(),
+            retry_on_result: retry_on_result.get(),
+            retry_after: retry_after.get(),
+            consume_result: consume_result.get(),
+            transition_on_result: transition_on_result.get(),
+            permits: permits.get(),
+            key: key_expr.get(),
+            krate: krate.get(),
+            name_attempted,
+            attr: None,
+        }
     }
 
     /// Parses the arguments of a sibling attribute (`#[retry(...)]` below the
@@ -167,7 +307,7 @@ impl AspectArgs {
                 TokenStream::new()
             }
         };
-        let mut args = parse_args(cx, aspect, tokens);
+        let mut args = Self::from_args(cx, aspect, tokens);
         args.attr = Some(attr.clone());
         args
     }
@@ -210,150 +350,6 @@ pub(crate) fn layers(cx: &Ctxt, first: AspectArgs, attrs: &mut Vec<Attribute>) -
     *attrs = kept;
     layers.sort_by_key(|l| l.aspect.rank());
     layers
-}
-
-/// Parses the arguments of `#[aspect(...)]`, pushing every mistake into `cx`.
-fn parse_args(cx: &Ctxt, aspect: Aspect, args: TokenStream) -> AspectArgs {
-    let owner = aspect.attr_name();
-    let mut name = Attr::none(cx, owner, symbol::NAME);
-    let mut fallback = Attr::none(cx, owner, symbol::FALLBACK);
-    let mut record = Attr::none(cx, owner, symbol::RECORD);
-    let mut ignore = Attr::none(cx, owner, symbol::IGNORE);
-    let mut record_result = Attr::none(cx, owner, symbol::RECORD_RESULT);
-    let mut retry_on = Attr::none(cx, owner, symbol::RETRY_ON);
-    let mut retry_on_result = Attr::none(cx, owner, symbol::RETRY_ON_RESULT);
-    let mut retry_after = Attr::none(cx, owner, symbol::RETRY_AFTER);
-    let mut consume_result = Attr::none(cx, owner, symbol::CONSUME_RESULT);
-    let mut transition_on_result = Attr::none(cx, owner, symbol::TRANSITION_ON_RESULT);
-    let mut permits = Attr::none(cx, owner, symbol::PERMITS);
-    let mut key_expr = Attr::none(cx, owner, symbol::KEY);
-    let mut krate = Attr::none(cx, owner, symbol::CRATE);
-    let mut name_attempted = false;
-
-    let parser = syn::meta::parser(|meta| {
-        let key = &meta.path;
-        let accepted = aspect.keys().iter().any(|k| key == *k);
-        if !accepted {
-            if unknown_key(cx, aspect, &meta) == Some(symbol::NAME) {
-                name_attempted = true;
-            }
-            return skip_value(&meta);
-        }
-        if key == symbol::NAME {
-            // name = "inventory-query"
-            name_attempted = true;
-            let (tokens, value) = string_value(&meta, "name = \"inventory-query\"")?;
-            match value {
-                Some(lit) => name.set(&meta.path, lit),
-                None => cx.error_spanned_by(
-                    tokens,
-                    format!(
-                        "`name` takes a string literal, like `#[{owner}(name = \"inventory-query\")]`"
-                    ),
-                ),
-            }
-        } else if key == symbol::CRATE {
-            // crate = "::resil"
-            let (tokens, value) = string_value(&meta, "crate = \"::resil\"")?;
-            match value.map(|lit| lit.parse::<Path>().map_err(|_| lit)) {
-                Some(Ok(path)) => krate.set(&meta.path, path),
-                Some(Err(lit)) => cx.error_spanned_by(
-                    lit,
-                    "`crate` takes the path of the resil crate as a string, like `crate = \"::resil\"`",
-                ),
-                None => cx.error_spanned_by(
-                    tokens,
-                    "`crate` takes the path of the resil crate as a string, like `crate = \"::resil\"`",
-                ),
-            }
-        } else if key == symbol::PERMITS {
-            // permits = 2
-            if !meta.input.peek(Token![=]) {
-                return Err(meta.error("expected `permits = 2`"));
-            }
-            let expr: Expr = meta.value()?.parse()?;
-            match &expr {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Int(n), ..
-                }) if n.base10_parse::<u32>().is_ok_and(|n| n >= 1) => {
-                    permits.set(&meta.path, n.clone());
-                }
-                other => cx.error_spanned_by(
-                    other,
-                    "`permits` takes a whole number from 1 to 4294967295 (the permits one call takes), like `permits = 2`",
-                ),
-            }
-        } else if key == symbol::KEY {
-            // key = tenant, key = req.host(), key = self.shard
-            if !meta.input.peek(Token![=]) {
-                return Err(meta.error(format!(
-                    "expected `key = tenant`: an expression over the arguments of the function, like `#[{owner}(name = \"pay\", key = tenant)]`"
-                )));
-            }
-            let expr: Expr = meta.value()?.parse()?;
-            match &expr {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) => cx.error_spanned_by(
-                    s,
-                    format!(
-                        "`key` takes an expression over the arguments, like `key = tenant`; a string literal is one key for every call{}",
-                        if syn::parse_str::<syn::Ident>(&s.value()).is_ok() {
-                            format!(" (write `key = {}` to key by that argument)", s.value())
-                        } else {
-                            String::new()
-                        }
-                    ),
-                ),
-                _ => key_expr.set(&meta.path, expr),
-            }
-        } else {
-            // fallback = Self::degraded, record = is_transient, ...
-            let sym = *aspect.keys().iter().find(|k| key == **k).unwrap();
-            let path = path_value(cx, &meta, sym, owner)?;
-            let slots = [
-                (symbol::FALLBACK, &mut fallback),
-                (symbol::RECORD, &mut record),
-                (symbol::IGNORE, &mut ignore),
-                (symbol::RECORD_RESULT, &mut record_result),
-                (symbol::RETRY_ON, &mut retry_on),
-                (symbol::RETRY_ON_RESULT, &mut retry_on_result),
-                (symbol::RETRY_AFTER, &mut retry_after),
-                (symbol::CONSUME_RESULT, &mut consume_result),
-                (symbol::TRANSITION_ON_RESULT, &mut transition_on_result),
-            ];
-            let slot = slots
-                .into_iter()
-                .find_map(|(s, slot)| (s == sym).then_some(slot))
-                .expect("every path-valued key has a slot");
-            if let Some(path) = path {
-                slot.set(&meta.path, path);
-            }
-        }
-        Ok(())
-    });
-    if let Err(err) = parser.parse2(args) {
-        cx.syn_error(err);
-    }
-
-    AspectArgs {
-        aspect,
-        name: name.get(),
-        fallback: fallback.get(),
-        record: record.get(),
-        ignore: ignore.get(),
-        record_result: record_result.get(),
-        retry_on: retry_on.get(),
-        retry_on_result: retry_on_result.get(),
-        retry_after: retry_after.get(),
-        consume_result: consume_result.get(),
-        transition_on_result: transition_on_result.get(),
-        permits: permits.get(),
-        key: key_expr.get(),
-        krate: krate.get(),
-        name_attempted,
-        attr: None,
-    }
 }
 
 /// Reports an unknown key; returns the key it suggests instead, if any.

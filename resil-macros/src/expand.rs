@@ -227,10 +227,7 @@ impl<'a> Chain<'a> {
             }
             None => quote!(::core::option::Option::None),
         };
-        let error_type = tokens_text(match &self.output.err {
-            Some(e) => e.to_token_stream(),
-            None => self.err.clone(),
-        });
+        let error_type = tokens_text(self.err.clone());
         // `KindsOf::<E>::KINDS` is `E`'s kinds when it implements `Classify`,
         // else `NoKinds`' empty list.
         let kinds = if self.error_is_nameable_in_items() {
@@ -485,12 +482,7 @@ impl<'a> Chain<'a> {
                 } else {
                     TokenStream::new()
                 };
-                let body_recv = if self.rename_self {
-                    quote!(__resil_self)
-                } else {
-                    quote!(self)
-                };
-                let body = self.body_closure(&body_recv, false);
+                let body = self.body_closure(&self.receiver_ident(true), false);
                 let call = if is_async {
                     quote!(#site.decorate_async(move || #p::inner(#body)).await)
                 } else {

@@ -2,9 +2,12 @@
 //! the `resil` crate (`#[resil::circuit_breaker(...)]`), which re-exports them
 //! with the runtime they expand into.
 //!
-//! The logic lives in `parse.rs` (arguments and the function), `validate.rs`
-//! (rules between them) and `expand.rs` (the generated code), on
-//! `proc_macro2` so that it is unit-tested; this file holds the shims and the
+//! The logic is a pipeline, as in serde_derive's `internals/`, on
+//! `proc_macro2` so that it is unit-tested: `symbol.rs` and `ctxt.rs` (the
+//! keys, the error collector) at the bottom, `attr.rs` (the attributes'
+//! arguments as plain data) and `ast.rs` (the function or enum they are on)
+//! above them, `validate.rs` (rules between them), and on top `expand.rs`
+//! and `classify.rs` (the generated code). This file holds the shims and the
 //! documentation.
 #![doc(test(attr(deny(warnings))))]
 
