@@ -2,23 +2,11 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::parse::Parser;
-use syn::{Data, DeriveInput, LitStr, Path};
+use syn::DeriveInput;
 
-use crate::ctxt::{Attr, Ctxt};
-use crate::symbol::{CLASSIFY, CRATE, KIND};
-
-/// The kind names of the rejections, which an error kind must not reuse:
-/// resilience.toml could not tell them apart. A copy (a proc-macro crate does
-/// not depend on the core) that a test holds equal to
-/// `resil_core::error::REJECTION_KINDS`.
-const REJECTIONS: &[&str] = &[
-    "CallNotPermitted",
-    "BulkheadFull",
-    "RequestNotPermitted",
-    "Timeout",
-    "MaxRetriesExceeded",
-];
+use crate::ast::Enum;
+use crate::ctxt::Ctxt;
+use crate::validate;
 
 pub(crate) fn derive(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {
@@ -26,48 +14,17 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let cx = Ctxt::new();
-    let krate = container(&cx, &input);
-    let mut kinds: Vec<(syn::Ident, LitStr)> = Vec::new();
-    match &input.data {
-        Data::Enum(data) => {
-            for variant in &data.variants {
-                let kind = variant_kind(&cx, variant);
-                let text = kind.value();
-                if let Some((_, earlier)) = kinds.iter().find(|(_, k)| k.value() == text) {
-                    let _ = earlier;
-                    cx.error_spanned_by(
-                        &variant.ident,
-                        format!(
-                            "kind `{text}` is given to two variants; name this one with `#[classify(kind = \"...\")]`"
-                        ),
-                    );
-                } else if REJECTIONS.contains(&text.as_str()) {
-                    cx.error_spanned_by(
-                        &variant.ident,
-                        format!(
-                            "kind `{text}` is the name of a resil rejection, and resilience.toml could not tell them apart; name this variant's kind with `#[classify(kind = \"Upstream{text}\")]`"
-                        ),
-                    );
-                } else if !valid_kind(&text) {
-                    cx.error_spanned_by(
-                        &kind,
-                        format!("kind `{text}` may contain only ASCII letters, digits, `_` and `-`, and must not be empty"),
-                    );
-                }
-                kinds.push((variant.ident.clone(), kind));
-            }
-        }
-        Data::Struct(s) => cx.syn_error(syn::Error::new(
-            s.struct_token.span,
-            "`Classify` derives kind names for the variants of an enum; implement `resil::Classify` by hand for a struct",
-        )),
-        Data::Union(u) => cx.syn_error(syn::Error::new(
-            u.union_token.span,
-            "`Classify` derives kind names for the variants of an enum",
-        )),
+    let input = Enum::from_syn(&cx, &input);
+    let mut variants = Vec::new();
+    for variant in input.variants(&cx) {
+        validate::variant_kind(&cx, &variants, &variant);
+        variants.push(variant);
     }
-    let krate = krate.unwrap_or_else(|| syn::parse_quote!(::resil));
-    let ident = &input.ident;
+    let krate = input
+        .attrs
+        .krate
+        .unwrap_or_else(|| syn::parse_quote!(::resil));
+    let ident = input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     if let Err(e) = cx.check() {
         // With the errors, an impl that names no kinds (serde's "dummy"), so
@@ -86,8 +43,11 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
             }
         };
     }
-    let names = kinds.iter().map(|(_, k)| k);
-    let arms = kinds.iter().map(|(v, k)| quote!(Self::#v { .. } => #k,));
+    let names = variants.iter().map(|v| &v.kind);
+    let arms = variants.iter().map(|v| {
+        let (ident, kind) = (v.ident, &v.kind);
+        quote!(Self::#ident { .. } => #kind,)
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::__private::Classify for #ident #ty_generics #where_clause {
@@ -98,84 +58,5 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
                 }
             }
         }
-    }
-}
-
-fn valid_kind(kind: &str) -> bool {
-    !kind.is_empty()
-        && kind
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// `#[classify(crate = "...")]` on the enum.
-fn container(cx: &Ctxt, input: &DeriveInput) -> Option<Path> {
-    let mut krate = Attr::none(cx, "classify", CRATE);
-    for attr in input.attrs.iter().filter(|a| a.path() == CLASSIFY) {
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path == CRATE {
-                // #[classify(crate = "::resil")]
-                let lit: LitStr = meta.value()?.parse()?;
-                match lit.parse::<Path>() {
-                    Ok(p) => krate.set(&meta.path, p),
-                    Err(_) => cx.error_spanned_by(
-                        &lit,
-                        "`crate` takes a path as a string, like `crate = \"::resil\"`",
-                    ),
-                }
-                Ok(())
-            } else {
-                let path = &meta.path;
-                let key = quote!(#path).to_string().replace(' ', "");
-                Err(meta.error(format!(
-                    "unknown `classify` argument `{key}` on the enum; expected `crate`"
-                )))
-            }
-        });
-        if let Err(e) = result {
-            cx.syn_error(e);
-        }
-    }
-    krate.get()
-}
-
-/// The kind of a variant: its name, or `#[classify(kind = "...")]`.
-fn variant_kind(cx: &Ctxt, variant: &syn::Variant) -> LitStr {
-    let mut kind = Attr::none(cx, "classify", KIND);
-    for attr in variant.attrs.iter().filter(|a| a.path() == CLASSIFY) {
-        let parser = syn::meta::parser(|meta| {
-            if meta.path == KIND {
-                // #[classify(kind = "ConnectionRefused")]
-                let lit: LitStr = meta.value()?.parse()?;
-                kind.set(&meta.path, lit);
-                Ok(())
-            } else {
-                let path = &meta.path;
-                let key = quote!(#path).to_string().replace(' ', "");
-                Err(meta.error(format!(
-                    "unknown `classify` argument `{key}` on a variant; expected `kind`"
-                )))
-            }
-        });
-        let tokens = match &attr.meta {
-            syn::Meta::List(l) => l.tokens.clone(),
-            other => {
-                cx.error_spanned_by(other, "expected `#[classify(kind = \"...\")]`");
-                continue;
-            }
-        };
-        if let Err(e) = parser.parse2(tokens) {
-            cx.syn_error(e);
-        }
-    }
-    kind.get()
-        .unwrap_or_else(|| LitStr::new(&variant.ident.to_string(), variant.ident.span()))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_rejection_kinds_are_the_cores() {
-        assert_eq!(super::REJECTIONS, resil::error::REJECTION_KINDS);
     }
 }

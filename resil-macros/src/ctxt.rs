@@ -4,14 +4,12 @@
 use std::cell::RefCell;
 use std::fmt::Display;
 
-use proc_macro2::TokenStream;
 use quote::ToTokens;
 
 use crate::symbol::Symbol;
 
 /// Collects errors while parsing and validating. [`Ctxt::check`] must be
 /// called before it is dropped.
-#[derive(Default)]
 pub(crate) struct Ctxt {
     errors: RefCell<Option<Vec<syn::Error>>>,
 }
@@ -69,7 +67,6 @@ pub(crate) struct Attr<'c, T> {
     /// The attribute the key belongs to, for the message (`circuit_breaker`).
     owner: &'static str,
     name: Symbol,
-    tokens: TokenStream,
     value: Option<T>,
 }
 
@@ -79,22 +76,19 @@ impl<'c, T> Attr<'c, T> {
             cx,
             owner,
             name,
-            tokens: TokenStream::new(),
             value: None,
         }
     }
 
     /// Sets the value; `obj` is what a duplicate is reported on.
     pub(crate) fn set<A: ToTokens>(&mut self, obj: A, value: T) {
-        let tokens = obj.into_token_stream();
         if self.value.is_some() {
             let msg = format!(
                 "duplicate `{}` argument in `#[{}]`; give it once",
                 self.name, self.owner
             );
-            self.cx.error_spanned_by(tokens, msg);
+            self.cx.error_spanned_by(obj, msg);
         } else {
-            self.tokens = tokens;
             self.value = Some(value);
         }
     }

@@ -1,13 +1,14 @@
 //! Expansion: the first resil attribute to expand takes its siblings and
-//! rewrites the function body into the whole chain, in [`ORDER`](crate::parse::ORDER).
+//! rewrites the function body into the whole chain, in [`ORDER`](crate::attr::ORDER).
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
+use crate::ast::{self, Func, Output, Param, Passing, tokens_text};
+use crate::attr::{Aspect, AspectArgs};
 use crate::ctxt::Ctxt;
-use crate::parse::{self, Aspect, AspectArgs, Func, Passing, tokens_text};
 use crate::validate;
 
 /// Expands `#[aspect(args)]` on `item`, with every sibling resil attribute.
@@ -17,8 +18,8 @@ use crate::validate;
 /// once and no cascade of errors from a half-expanded body.
 pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
-    let first = parse::aspect_args(&cx, aspect, Span::call_site(), args);
-    let mut item = match parse::item(item.clone()) {
+    let first = AspectArgs::from_args(&cx, aspect, args);
+    let item = match ast::item(item.clone()) {
         Ok(item) => item,
         Err(err) => {
             cx.syn_error(err);
@@ -26,42 +27,10 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
             return quote!(#item #errors);
         }
     };
-
-    let krate = first.krate.clone();
-    let mut layers = vec![first];
-    let mut kept = Vec::new();
-    for attr in std::mem::take(&mut item.attrs) {
-        match resil_attribute(attr.path(), krate.as_ref()) {
-            Some(sibling) => {
-                let args = parse::sibling_args(&cx, sibling, &attr);
-                if layers.iter().any(|l| l.aspect == sibling) {
-                    cx.error_spanned_by(
-                        &attr,
-                        format!(
-                            "`#[{}]` is given twice; each attribute applies once per function",
-                            sibling.attr_name()
-                        ),
-                    );
-                } else {
-                    layers.push(args);
-                }
-            }
-            None => kept.push(attr),
-        }
-    }
-    item.attrs = kept;
-    layers.sort_by_key(|l| l.aspect.rank());
-
-    let func = Func::new(item);
-    validate::chain(&cx, &func, &layers);
+    let func = Func::from_syn(&cx, first, item);
+    validate::chain(&cx, &func);
     match cx.check() {
-        Ok(()) => {
-            let krate = layers
-                .iter()
-                .find_map(|l| l.krate.clone())
-                .unwrap_or_else(|| syn::parse_quote!(::resil));
-            Chain::new(&func, &layers, krate).expand()
-        }
+        Ok(()) => Chain::new(&func).expand(),
         Err(err) => {
             let item = &func.item;
             let errors = err.to_compile_error();
@@ -70,32 +39,11 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
     }
 }
 
-/// Which resil attribute `path` names: `retry`, `resil::retry`,
-/// `::resil::retry`, or `<crate>::retry` with a `crate = "..."` override.
-fn resil_attribute(path: &Path, krate: Option<&Path>) -> Option<Aspect> {
-    let last = path.segments.last()?;
-    let aspect = Aspect::from_attr_name(&last.ident.to_string())?;
-    let prefix: Vec<String> = path
-        .segments
-        .iter()
-        .take(path.segments.len() - 1)
-        .map(|s| s.ident.to_string())
-        .collect();
-    let ok = match prefix.as_slice() {
-        [] => path.leading_colon.is_none(),
-        [root] if root == "resil" => true,
-        _ => krate.is_some_and(|k| {
-            let k: Vec<String> = k.segments.iter().map(|s| s.ident.to_string()).collect();
-            k == prefix
-        }),
-    };
-    ok.then_some(aspect)
-}
-
 /// The generated code of one function.
 struct Chain<'a> {
     func: &'a Func,
     layers: &'a [AspectArgs],
+    output: &'a Output,
     /// `::resil::__private`
     p: TokenStream,
     ret: TokenStream,
@@ -115,7 +63,12 @@ struct Chain<'a> {
 }
 
 impl<'a> Chain<'a> {
-    fn new(func: &'a Func, layers: &'a [AspectArgs], krate: Path) -> Self {
+    fn new(func: &'a Func) -> Self {
+        let layers = &func.layers[..];
+        let krate: Path = layers
+            .iter()
+            .find_map(|l| l.krate.clone())
+            .unwrap_or_else(|| syn::parse_quote!(::resil));
         let output = func.output.as_ref().expect("validated");
         let ret = output.ty.to_token_stream();
         let p = quote!(#krate::__private);
@@ -141,6 +94,7 @@ impl<'a> Chain<'a> {
         Chain {
             func,
             layers,
+            output,
             p,
             ret,
             ok,
@@ -165,7 +119,7 @@ impl<'a> Chain<'a> {
     /// patterns, lifetimes or `impl Trait`.
     fn detachable(&self, i: usize) -> bool {
         let f = self.func;
-        let owned = |p: &crate::parse::Param| {
+        let owned = |p: &Param| {
             p.passing == Passing::Owned
                 && p.pattern.is_none()
                 && !p.has_impl_trait
@@ -178,7 +132,7 @@ impl<'a> Chain<'a> {
             && f.receiver.is_none()
             && f.item.sig.generics.params.is_empty()
             && f.params.iter().all(owned)
-            && !parse::mentions(f.item.block.to_token_stream(), &|id| id == "Self")
+            && !ast::mentions(f.item.block.to_token_stream(), &|id| id == "Self")
     }
 
     /// Where the time limiter is, if it can detach (see [`Chain::detachable`]).
@@ -263,7 +217,7 @@ impl<'a> Chain<'a> {
     /// generic methods alike).
     fn declaration(&self, args: &AspectArgs) -> TokenStream {
         let p = &self.p;
-        let kind = format_ident!("{}", aspect_variant(args.aspect));
+        let kind = format_ident!("{}", args.aspect.variant());
         let name = Self::name(args);
         let function = self.func.item.sig.ident.to_string();
         let fallback = match &args.fallback {
@@ -273,10 +227,7 @@ impl<'a> Chain<'a> {
             }
             None => quote!(::core::option::Option::None),
         };
-        let error_type = tokens_text(match &self.func.output.as_ref().unwrap().err {
-            Some(e) => e.to_token_stream(),
-            None => self.err.clone(),
-        });
+        let error_type = tokens_text(self.err.clone());
         // `KindsOf::<E>::KINDS` is `E`'s kinds when it implements `Classify`,
         // else `NoKinds`' empty list.
         let kinds = if self.error_is_nameable_in_items() {
@@ -327,11 +278,11 @@ impl<'a> Chain<'a> {
                 syn::GenericParam::Lifetime(_) => None,
             })
             .collect();
-        let tokens = match &self.func.output.as_ref().unwrap().err {
+        let tokens = match &self.output.err {
             Some(e) => e.to_token_stream(),
             None => self.ret.clone(),
         };
-        !parse::mentions(tokens, &|i| {
+        !ast::mentions(tokens, &|i| {
             let s = i.to_string();
             let mut chars = s.chars();
             let generic_like = chars.next().is_some_and(|c| c.is_ascii_uppercase())
@@ -344,7 +295,7 @@ impl<'a> Chain<'a> {
     fn call_site(&self, args: &AspectArgs) -> TokenStream {
         let p = &self.p;
         let ident = Self::static_ident(args.aspect);
-        let ty = format_ident!("{}", aspect_variant(args.aspect));
+        let ty = format_ident!("{}", args.aspect.variant());
         let name = Self::name(args);
         if args.key.is_some() {
             quote! {
@@ -377,7 +328,7 @@ impl<'a> Chain<'a> {
         let lets = self.layers.iter().filter_map(|l| {
             let key = l.key.as_ref()?;
             let site = Self::static_ident(l.aspect);
-            let ty = format_ident!("{}", aspect_variant(l.aspect));
+            let ty = format_ident!("{}", l.aspect.variant());
             let keyed = format_ident!("__resil_{}_keyed", l.aspect.attr_name());
             let instance = format_ident!("__resil_{}_instance", l.aspect.attr_name());
             let span = key.span();
@@ -472,7 +423,7 @@ impl<'a> Chain<'a> {
             let ident = &param.ident;
             checks.push(quote_spanned!(param.span=> #p::pool_arg(&#ident);));
         }
-        let output = &self.func.output.as_ref().unwrap().ty;
+        let output = &self.output.ty;
         let ret = &self.ret;
         checks.push(quote_spanned!(output.span()=> #p::pool_output::<#ret>();));
         quote! {
@@ -531,12 +482,7 @@ impl<'a> Chain<'a> {
                 } else {
                     TokenStream::new()
                 };
-                let body_recv = if self.rename_self {
-                    quote!(__resil_self)
-                } else {
-                    quote!(self)
-                };
-                let body = self.body_closure(&body_recv, false);
+                let body = self.body_closure(&self.receiver_ident(true), false);
                 let call = if is_async {
                     quote!(#site.decorate_async(move || #p::inner(#body)).await)
                 } else {
@@ -699,7 +645,7 @@ impl<'a> Chain<'a> {
     }
 
     fn fallback_trait_ident(aspect: Aspect) -> Ident {
-        format_ident!("__Resil{}Fallback", aspect_variant(aspect))
+        format_ident!("__Resil{}Fallback", aspect.variant())
     }
 
     /// A trait local to this function whose implementations are exactly the
@@ -722,7 +668,7 @@ impl<'a> Chain<'a> {
             shown.push(tokens_text(param.ty.to_token_stream()));
         }
         let ret = tokens_text(self.ret.clone());
-        let err = match &self.func.output.as_ref().unwrap().err {
+        let err = match &self.output.err {
             Some(e) => tokens_text(e.to_token_stream()),
             None => "_".to_owned(),
         };
@@ -826,7 +772,7 @@ impl<'a> Chain<'a> {
         // counted as `resil_fallback_calls_total{name, layer, cause}`
         let p = &self.p;
         let name = Self::name(args);
-        let aspect = format_ident!("{}", aspect_variant(args.aspect));
+        let aspect = format_ident!("{}", args.aspect.variant());
         quote! {{
             #p::count_fallback(
                 #name,
@@ -849,7 +795,7 @@ impl<'a> Chain<'a> {
         let on_error = match &outer.fallback {
             Some(_) => self.fallback_call(outer, &self.receiver_ident(false)),
             None => {
-                let output = self.func.output.as_ref().unwrap();
+                let output = self.output;
                 let span = match &output.err {
                     Some(e) => e.span(),
                     None => output.ty.span(),
@@ -863,18 +809,6 @@ impl<'a> Chain<'a> {
                 ::core::result::Result::Err(__resil_error) => #on_error,
             }
         }
-    }
-}
-
-/// The variant of `Aspect` and the primitive's type name.
-fn aspect_variant(aspect: Aspect) -> &'static str {
-    match aspect {
-        Aspect::Retry => "Retry",
-        Aspect::CircuitBreaker => "CircuitBreaker",
-        Aspect::RateLimiter => "RateLimiter",
-        Aspect::TimeLimiter => "TimeLimiter",
-        Aspect::Bulkhead => "Bulkhead",
-        Aspect::ThreadPoolBulkhead => "ThreadPoolBulkhead",
     }
 }
 
@@ -960,26 +894,6 @@ mod tests {
     }
 
     #[test]
-    fn recognises_resil_attributes() {
-        let p = |s: &str| syn::parse_str::<Path>(s).unwrap();
-        assert_eq!(resil_attribute(&p("retry"), None), Some(Aspect::Retry));
-        assert_eq!(
-            resil_attribute(&p("resil::retry"), None),
-            Some(Aspect::Retry)
-        );
-        assert_eq!(
-            resil_attribute(&p("::resil::bulkhead"), None),
-            Some(Aspect::Bulkhead)
-        );
-        assert_eq!(resil_attribute(&p("other::retry"), None), None);
-        assert_eq!(
-            resil_attribute(&p("my::res::retry"), Some(&p("my::res"))),
-            Some(Aspect::Retry)
-        );
-        assert_eq!(resil_attribute(&p("tokio::test"), None), None);
-    }
-
-    #[test]
     fn renames_the_receiver_but_not_paths_or_nested_items() {
         let out = rename_self(quote!({
             self.x + self::f() + g(|| self.y);
@@ -997,28 +911,5 @@ mod tests {
             })
             .to_string()
         );
-    }
-}
-
-#[cfg(test)]
-mod order_tests {
-    use super::*;
-    use crate::parse::ORDER;
-
-    /// The attributes' order is the core's `Layer::ORDER` (the one place
-    /// that states it), with the thread-pool bulkhead innermost.
-    #[test]
-    fn the_attributes_order_is_the_cores() {
-        let core: Vec<String> = resil::decorators::Layer::ORDER
-            .iter()
-            .map(|l| format!("{l:?}"))
-            .collect();
-        let attributes: Vec<&str> = ORDER
-            .iter()
-            .filter(|a| **a != Aspect::ThreadPoolBulkhead)
-            .map(|a| aspect_variant(*a))
-            .collect();
-        assert_eq!(attributes, core);
-        assert_eq!(ORDER.last(), Some(&Aspect::ThreadPoolBulkhead));
     }
 }

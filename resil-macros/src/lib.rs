@@ -2,16 +2,20 @@
 //! the `resil` crate (`#[resil::circuit_breaker(...)]`), which re-exports them
 //! with the runtime they expand into.
 //!
-//! The logic lives in `parse.rs` (arguments and the function), `validate.rs`
-//! (rules between them) and `expand.rs` (the generated code), on
-//! `proc_macro2` so that it is unit-tested; this file holds the shims and the
+//! The logic is a pipeline, as in serde_derive's `internals/`, on
+//! `proc_macro2` so that it is unit-tested: `symbol.rs` and `ctxt.rs` (the
+//! keys, the error collector) at the bottom, `attr.rs` (the attributes'
+//! arguments as plain data) and `ast.rs` (the function or enum they are on)
+//! above them, `validate.rs` (rules between them), and on top `expand.rs`
+//! and `classify.rs` (the generated code). This file holds the shims and the
 //! documentation.
 #![doc(test(attr(deny(warnings))))]
 
+mod ast;
+mod attr;
 mod classify;
 mod ctxt;
 mod expand;
-mod parse;
 mod symbol;
 mod validate;
 
@@ -20,7 +24,7 @@ mod tests;
 
 use proc_macro::TokenStream;
 
-use crate::parse::Aspect;
+use crate::attr::Aspect;
 
 #[doc = include_str!("../docs/circuit_breaker.md")]
 #[proc_macro_attribute]

@@ -1,12 +1,22 @@
-//! The keys of the attribute arguments, compared as `Symbol`s (serde's `symbol.rs`).
+//! The attributes' names and the keys of their arguments, compared as
+//! `Symbol`s (serde's `symbol.rs`).
 
 use std::fmt;
 
 use syn::{Ident, Path};
 
-/// An attribute argument key.
+/// An attribute's name or an argument key.
 #[derive(Copy, Clone, PartialEq, Eq)]
 pub(crate) struct Symbol(pub(crate) &'static str);
+
+pub(crate) const RETRY: Symbol = Symbol("retry");
+pub(crate) const CIRCUIT_BREAKER: Symbol = Symbol("circuit_breaker");
+pub(crate) const RATE_LIMITER: Symbol = Symbol("rate_limiter");
+pub(crate) const TIME_LIMITER: Symbol = Symbol("time_limiter");
+pub(crate) const BULKHEAD: Symbol = Symbol("bulkhead");
+pub(crate) const THREAD_POOL_BULKHEAD: Symbol = Symbol("thread_pool_bulkhead");
+/// The crate a sibling attribute's path may start with (`resil::retry`).
+pub(crate) const RESIL: Symbol = Symbol("resil");
 
 pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const FALLBACK: Symbol = Symbol("fallback");

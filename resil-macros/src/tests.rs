@@ -5,8 +5,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::attr::Aspect;
 use crate::expand;
-use crate::parse::Aspect;
 
 fn pretty(tokens: TokenStream) -> String {
     match syn::parse2::<syn::File>(tokens.clone()) {
@@ -125,4 +125,45 @@ fn keyed_circuit_breaker_under_a_retry() {
     );
     expect_test::expect_file!["../tests/expand/keyed_circuit_breaker_under_a_retry.rs"]
         .assert_eq(&out);
+}
+
+#[test]
+fn classify_names_each_variant() {
+    let out = pretty(crate::classify::derive(quote! {
+        #[classify(crate = "::my_resil")]
+        enum DbError<T: Clone> {
+            #[classify(kind = "ConnectionRefused")]
+            Refused(T),
+            NotFound { sku: u64 },
+            Closed,
+        }
+    }));
+    expect_test::expect_file!["../tests/expand/classify.rs"].assert_eq(&out);
+}
+
+#[test]
+fn classify_mistakes_come_in_source_order_with_an_impl() {
+    let out = crate::classify::derive(quote! {
+        enum DbError {
+            Timeout,
+            #[classify(knd = "a")]
+            Refused,
+            #[classify(kind = "Refused")]
+            Closed,
+        }
+    });
+    let text = out.to_string();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
+    };
+    // each variant's mistakes, in source order
+    assert!(at("kind `Timeout` is the name of a resil rejection") < at("`knd`"));
+    assert!(at("`knd`") < at("kind `Refused` is given to two variants"));
+    assert_eq!(text.matches("compile_error").count(), 3, "{text}");
+    // and an impl naming no kinds, so that uses of the type add no errors
+    assert!(
+        text.contains("const KINDS : & 'static [& 'static str] = & [] ;"),
+        "{text}"
+    );
 }

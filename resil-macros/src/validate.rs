@@ -1,14 +1,17 @@
-//! Cross-checks between the attributes and the function they protect: one
-//! small function per rule, each reporting into the [`Ctxt`].
+//! Cross-checks between the attributes and the function they protect, and
+//! the kinds of a `derive(Classify)` enum: one small function per rule, each
+//! reporting into the [`Ctxt`].
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
 
+use crate::ast::{Func, Passing, Variant, tokens_text};
+use crate::attr::{Aspect, AspectArgs};
 use crate::ctxt::Ctxt;
-use crate::parse::{Aspect, AspectArgs, Func, Passing, tokens_text};
 
 /// Checks every rule; the errors end up in `cx`.
-pub(crate) fn chain(cx: &Ctxt, func: &Func, layers: &[AspectArgs]) {
+pub(crate) fn chain(cx: &Ctxt, func: &Func) {
+    let layers = &func.layers;
     for args in layers {
         name(cx, args);
     }
@@ -19,8 +22,8 @@ pub(crate) fn chain(cx: &Ctxt, func: &Func, layers: &[AspectArgs]) {
     if let Some(tl) = has(Aspect::TimeLimiter) {
         time_limiter_is_async(cx, func, tl);
     }
-    if let Some(pool) = has(Aspect::ThreadPoolBulkhead) {
-        pool_arguments_are_owned(cx, func, pool);
+    if has(Aspect::ThreadPoolBulkhead).is_some() {
+        pool_arguments_are_owned(cx, func);
         pool_body_does_not_await(cx, func);
     }
     if has(Aspect::Retry).is_some() {
@@ -85,7 +88,7 @@ fn not_const(cx: &Ctxt, func: &Func) {
 
 /// The function returns `Result<T, E>`: rejections and fallbacks need an error channel.
 fn returns_result(cx: &Ctxt, func: &Func) {
-    if let Some(err) = &func.output_error {
+    if let Err(err) = &func.output {
         cx.syn_error(err.clone());
     }
 }
@@ -108,7 +111,7 @@ fn time_limiter_is_async(cx: &Ctxt, func: &Func, tl: &AspectArgs) {
 /// The thread-pool bulkhead runs the body on one of its threads: borrowed
 /// arguments cannot go there (`Send` and `'static` of owned ones are checked
 /// by the compiler through `__private::PoolArg`).
-fn pool_arguments_are_owned(cx: &Ctxt, func: &Func, _pool: &AspectArgs) {
+fn pool_arguments_are_owned(cx: &Ctxt, func: &Func) {
     if let Some(r) = &func.receiver
         && r.passing != Passing::Owned
     {
@@ -201,10 +204,64 @@ fn async_retry_has_no_unique_borrows(cx: &Ctxt, func: &Func) {
     }
 }
 
+/// The kind names of the rejections, which an error kind must not reuse:
+/// resilience.toml could not tell them apart. A copy (a proc-macro crate does
+/// not depend on the core) that a test holds equal to
+/// `resil_core::error::REJECTION_KINDS`.
+const REJECTIONS: &[&str] = &[
+    "CallNotPermitted",
+    "BulkheadFull",
+    "RequestNotPermitted",
+    "Timeout",
+    "MaxRetriesExceeded",
+];
+
+/// The kind of a `derive(Classify)` variant names it alone: not the kind of
+/// an `earlier` variant, not a rejection's, and ASCII letters, digits, `_`
+/// and `-` only (what resilience.toml's `record-errors` can carry). One
+/// error per variant, for the first rule it breaks.
+pub(crate) fn variant_kind(cx: &Ctxt, earlier: &[Variant], variant: &Variant) {
+    let text = variant.kind.value();
+    if earlier.iter().any(|v| v.kind.value() == text) {
+        cx.error_spanned_by(
+            variant.ident,
+            format!(
+                "kind `{text}` is given to two variants; name this one with `#[classify(kind = \"...\")]`"
+            ),
+        );
+    } else if REJECTIONS.contains(&text.as_str()) {
+        cx.error_spanned_by(
+            variant.ident,
+            format!(
+                "kind `{text}` is the name of a resil rejection, and resilience.toml could not tell them apart; name this variant's kind with `#[classify(kind = \"Upstream{text}\")]`"
+            ),
+        );
+    } else if !valid_kind(&text) {
+        cx.error_spanned_by(
+            &variant.kind,
+            format!(
+                "kind `{text}` may contain only ASCII letters, digits, `_` and `-`, and must not be empty"
+            ),
+        );
+    }
+}
+
+fn valid_kind(kind: &str) -> bool {
+    !kind.is_empty()
+        && kind
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::find_await;
     use quote::quote;
+
+    #[test]
+    fn the_rejection_kinds_are_the_cores() {
+        assert_eq!(super::REJECTIONS, resil::error::REJECTION_KINDS);
+    }
 
     #[test]
     fn finds_awaits_outside_async_blocks() {
