@@ -109,7 +109,10 @@ fn the_global_registries_reload_from_the_file_init_read() {
     // registry's handles see it, with the same instances
     let edited = FILE
         .replace("max-concurrent-calls = 5", "max-concurrent-calls = 0")
-        .replace("max-concurrent-calls = 2", "max-concurrent-calls = 4")
+        .replace(
+            "max-concurrent-calls = 2",
+            "max-concurrent-calls = 4\nkey-label = true",
+        )
         .replace("max-attempts = 2", "max-attempts = 3");
     std::fs::write(&file, &edited).unwrap();
     let dry = resil::reload_dry_run().unwrap();
@@ -117,6 +120,7 @@ fn the_global_registries_reload_from_the_file_init_read() {
         "retry inventory-query: max-attempts 2 -> 3",
         "bulkhead inventory-query: max-concurrent-calls 5 -> 0",
         "bulkhead tenant-pool: max-concurrent-calls 2 -> 4",
+        "bulkhead tenant-pool: key-label false -> true",
     ];
     assert_eq!(dry.to_string().lines().collect::<Vec<_>>(), expected);
     assert_eq!(query(), Ok(7), "a dry run applies nothing");
@@ -138,11 +142,10 @@ fn the_global_registries_reload_from_the_file_init_read() {
         "the environment's override is read again"
     );
     assert_eq!(acme.config().max_concurrent_calls(), 4, "a live key");
-    assert_eq!(
-        tenant_pool("globex").config().max_concurrent_calls(),
-        4,
-        "a new key"
-    );
+    let globex = tenant_pool("globex");
+    assert_eq!(globex.config().max_concurrent_calls(), 4, "a new key");
+    assert_eq!(globex.tags().get("key").map(String::as_str), Some("globex"));
+    assert_eq!(acme.tags().get("key"), None, "a live key keeps its tags");
     let now = resil_config::global::current_report().unwrap();
     assert_eq!(
         now.instance(resil::Aspect::Bulkhead, "inventory-query")
@@ -201,6 +204,7 @@ fn the_global_registries_reload_from_the_file_init_read() {
             "retry inventory-query: max-attempts 3 -> 2",
             "bulkhead inventory-query: max-concurrent-calls 0 -> 5",
             "bulkhead tenant-pool: max-concurrent-calls 4 -> 2",
+            "bulkhead tenant-pool: key-label true -> false",
             "bulkhead unused: back to the defaults",
             "bulkhead unused: max-concurrent-calls 3 -> 25",
         ]

@@ -38,7 +38,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use resil_core::circuit_breaker::{CircuitBreaker, State};
@@ -149,7 +149,7 @@ pub struct Keyed<P: GlobalPrimitive> {
     tags: Tags,
     clock: SharedClock,
     max_keys: AtomicUsize,
-    key_label: bool,
+    key_label: AtomicBool,
     slots: Mutex<Slots<P>>,
     listeners: Arc<Listeners<P>>,
 }
@@ -201,7 +201,7 @@ impl<P: GlobalPrimitive> Keyed<P> {
             tags,
             clock,
             max_keys: AtomicUsize::new(settings.max_keys.max(1) as usize),
-            key_label: settings.key_label,
+            key_label: AtomicBool::new(settings.key_label),
             slots: Mutex::new(Slots {
                 map: HashMap::new(),
                 tick: 0,
@@ -262,7 +262,13 @@ impl<P: GlobalPrimitive> Keyed<P> {
 
     /// `key-label`.
     pub fn key_label(&self) -> bool {
-        self.key_label
+        self.key_label.load(Ordering::Relaxed)
+    }
+
+    /// A reloaded `key-label`: keys added from now on carry the `key` tag
+    /// or not (a live key keeps the tags its meters were made with).
+    pub(crate) fn set_key_label(&self, key_label: bool) {
+        self.key_label.store(key_label, Ordering::Relaxed);
     }
 
     /// The instance of `key` (its `Display`), created if the table does not
@@ -347,7 +353,7 @@ impl<P: GlobalPrimitive> Keyed<P> {
 
     fn create(&self, key: &str) -> P {
         let mut tags = self.tags.clone();
-        if self.key_label {
+        if self.key_label() {
             tags.insert(KEY_TAG.to_owned(), key.to_owned());
         }
         let config = lock(&self.config).clone();
@@ -404,7 +410,7 @@ impl<P: GlobalPrimitive> fmt::Debug for Keyed<P> {
         f.debug_struct("Keyed")
             .field("name", &self.name)
             .field("max_keys", &self.max_keys())
-            .field("key_label", &self.key_label)
+            .field("key_label", &self.key_label())
             .field("keys", &self.len())
             .finish_non_exhaustive()
     }

@@ -311,10 +311,13 @@ impl<'a> Plan<'a> {
                 settings_changed = true;
                 changes.push(Change::setting(aspect, name, key, was, now));
             }
-            let mut max_keys = None;
+            let (mut max_keys, mut key_label) = (None, None);
             for (key, was, now) in extras(before.extras, after.extras) {
                 if key == file::MAX_KEYS {
                     max_keys = now.parse::<u32>().ok();
+                }
+                if key == file::KEY_LABEL {
+                    key_label = now.parse::<bool>().ok();
                 }
                 changes.push(Change::setting(aspect, name, key, was, now));
             }
@@ -373,8 +376,13 @@ impl<'a> Plan<'a> {
                         table.change_config(&config);
                     }
                 }
-                if let (Some(table), Some(n)) = (&keyed, max_keys) {
-                    table.set_max_keys(n);
+                if let Some(table) = &keyed {
+                    if let Some(n) = max_keys {
+                        table.set_max_keys(n);
+                    }
+                    if let Some(label) = key_label {
+                        table.set_key_label(label);
+                    }
                 }
             }));
         }
@@ -832,7 +840,9 @@ fn finish(result: &Result<ReloadReport, InitError>, dry_run: bool) {
 /// defaults), and the report says so. A new instance in the file is
 /// created. The registries' named configurations and `default` are replaced
 /// by the new ones, and the keyed instances (`key = expr`) of a changed name
-/// get the change too.
+/// get the change too: a new `max-keys` bounds the keys from the next new
+/// one on, a new `key-label` tags the keys added afterwards (a live key
+/// keeps the tags its meters were made with).
 ///
 /// # Examples
 ///
