@@ -53,6 +53,8 @@
 //! | --- | --- |
 //! | the attributes ([`circuit_breaker`](macro@circuit_breaker), [`retry`](macro@retry), ...) | protect a function |
 //! | [`init`], [`Resilience`] | load `resilience.toml`, build the registries, check the declarations |
+//! | [`reload`], [`reload_dry_run`], [`ReloadReport`] | apply an edited `resilience.toml` to the running instances, all or nothing, keeping their state |
+//! | [`watch`], [`Watcher`] (feature `watch`) | reload when `resilience.toml` changes |
 //! | [`circuit_breaker`](mod@circuit_breaker), [`retry`](mod@retry), ... | the primitives, for code that composes them by hand |
 //! | [`Decorators`] | the same chain, by hand |
 //! | [`registries`] | the process-wide registries the attributes use |
@@ -71,6 +73,7 @@
 //! | `tower` | each primitive as a `tower::Layer`, and `resil::tower::named` ([`tower`](mod@tower)) |
 //! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
 //! | `redis` | `cluster-url` on rate limiters and circuit breakers: a limit, and a half-open probe budget, shared by every process through Redis (the [`redis`](https://docs.rs/redis) crate on tokio; [`cluster`](mod@cluster)) |
+//! | `watch` | [`watch`]: reload when `resilience.toml` changes (the [`notify`](https://docs.rs/notify) crate) |
 //! | `full` | all of them |
 //!
 //! With any of them, the global registries are observed from the moment
@@ -92,10 +95,12 @@ pub struct ReadmeDoctests;
 /// Keyed instances (`key = expr` on an attribute): the tables of each name's keys.
 pub use resil_config::keyed;
 pub use resil_config::{
-    Aspect, ConfigProblem, InitError, InstanceReport, NamedContextPropagator, Registries, Report,
-    Resilience, ResilienceBuilder, context_propagators, declarations, init, is_initialized,
-    registries,
+    Aspect, Change, ChangeKind, ConfigProblem, InitError, InstanceReport, NamedContextPropagator,
+    Registries, ReloadReport, Report, Resilience, ResilienceBuilder, context_propagators,
+    declarations, init, is_initialized, registries, reload, reload_dry_run,
 };
+#[cfg(feature = "watch")]
+pub use resil_config::{Watcher, watch};
 pub use resil_macros::{
     Classify, bulkhead, circuit_breaker, rate_limiter, retry, thread_pool_bulkhead, time_limiter,
 };

@@ -40,6 +40,8 @@
 //! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
+//! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
+//! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
 //!
 //! # When values move
 //!
@@ -182,6 +184,11 @@ pub const THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE: &str =
     "resil_thread_pool_bulkhead_queue_oldest_age_seconds";
 /// `resil_retry_nested_total`: retrying calls inside retrying calls (tags `outer`, `inner`).
 pub const RETRY_NESTED: &str = "resil_retry_nested_total";
+/// `resil_shadow_refusals_total`: calls an instance in shadow mode would have
+/// refused (tag `kind` = the aspect, as resilience.toml names it).
+pub const SHADOW_REFUSALS: &str = "resil_shadow_refusals_total";
+/// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
+pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 
 /// Binds `registries` to the metrics facade (and to the other enabled
 /// observers, as [`observe`](crate::observe) does); binding again does nothing.
@@ -386,6 +393,29 @@ pub(crate) fn describe() {
         RETRY_NESTED,
         "The number of retrying calls made inside another retrying call"
     );
+    describe_counter!(
+        SHADOW_REFUSALS,
+        "The number of calls an instance in shadow mode would have refused"
+    );
+    describe_counter!(
+        CONFIG_RELOADS,
+        "The number of configuration reloads, applied or rejected"
+    );
+}
+
+/// Counts a reload that applied or was refused (dry runs are not reported).
+fn reloaded(outcome: Result<&resil_config::ReloadReport, &resil_config::InitError>) {
+    describe();
+    let outcome = if outcome.is_ok() {
+        "applied"
+    } else {
+        "rejected"
+    };
+    ::metrics::counter!(CONFIG_RELOADS, "outcome" => outcome).increment(1);
+}
+
+inventory::submit! {
+    resil_config::ReloadHook(reloaded)
 }
 
 /// Counts a fallback that ran: the instance, the aspect whose fallback it
@@ -432,6 +462,55 @@ pub(crate) fn rejections(
         },
     };
     Cached::new(name, tags, make)
+}
+
+/// The shadow-refusal counter of one instance (`kind` = the aspect as
+/// resilience.toml names it), taken again when the recorder changes.
+pub(crate) fn shadow_refusals(
+    name: &str,
+    tags: &Tags,
+    kind: &'static str,
+) -> Cached<::metrics::Counter> {
+    // one `fn` per kind: the label is static, the closure cannot capture it
+    macro_rules! of {
+        ($kind:literal) => {
+            |name: &str, tags: &Tags| {
+                ::metrics::counter!(SHADOW_REFUSALS, labels(name, Some(("kind", $kind)), tags))
+            }
+        };
+    }
+    let make: fn(&str, &Tags) -> ::metrics::Counter = match kind {
+        "ratelimiter" => of!("ratelimiter"),
+        "bulkhead" => of!("bulkhead"),
+        "thread-pool-bulkhead" => of!("thread-pool-bulkhead"),
+        "timelimiter" => of!("timelimiter"),
+        "retry" => of!("retry"),
+        _ => of!("circuitbreaker"),
+    };
+    Cached::new(name, tags, make)
+}
+
+/// A rejection counter and a shadow-refusal counter of one instance.
+pub(crate) struct Refusals {
+    rejected: Cached<::metrics::Counter>,
+    shadow: Cached<::metrics::Counter>,
+}
+
+impl Refusals {
+    fn new(name: &str, tags: &Tags, rejection: &'static str, shadow: &'static str) -> Self {
+        Refusals {
+            rejected: rejections(name, tags, rejection),
+            shadow: shadow_refusals(name, tags, shadow),
+        }
+    }
+
+    fn rejected(&self) {
+        self.rejected.with(|c| c.increment(1));
+    }
+
+    fn shadow(&self) {
+        self.shadow.with(|c| c.increment(1));
+    }
 }
 
 /// The labels of one meter: `name`, the meter's own tag, then the
@@ -515,6 +594,8 @@ impl<H> Cached<H> {
 }
 
 pub(crate) mod circuit_breaker {
+    use std::sync::atomic::AtomicBool;
+
     use resil_core::Tags;
     use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, State};
     use resil_core::event::Event;
@@ -527,15 +608,20 @@ pub(crate) mod circuit_breaker {
         ignored: ::metrics::Histogram,
         not_permitted: ::metrics::Counter,
         rejected: ::metrics::Counter,
+        shadow: ::metrics::Counter,
     }
 
     pub(crate) struct Meters {
         handles: Cached<Handles>,
+        /// In METRICS_ONLY, the breaker's shadow mode: its rate crossings
+        /// are the calls it would have opened on.
+        metrics_only: AtomicBool,
     }
 
-    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
+    pub(crate) fn meters(cb: &CircuitBreaker) -> Meters {
         Meters {
-            handles: Cached::new(name, tags, |name, tags| {
+            metrics_only: AtomicBool::new(cb.state() == State::MetricsOnly),
+            handles: Cached::new(cb.name(), cb.tags(), |name, tags| {
                 let calls = |kind| {
                     ::metrics::histogram!(
                         CIRCUIT_BREAKER_CALLS,
@@ -553,6 +639,10 @@ pub(crate) mod circuit_breaker {
                     rejected: ::metrics::counter!(
                         REJECTIONS,
                         labels(name, Some(("kind", "circuit_breaker")), tags)
+                    ),
+                    shadow: ::metrics::counter!(
+                        SHADOW_REFUSALS,
+                        labels(name, Some(("kind", "circuitbreaker")), tags)
                     ),
                 }
             }),
@@ -583,7 +673,16 @@ pub(crate) mod circuit_breaker {
                 });
             }
             CircuitBreakerEvent::StateTransition { to, .. } => {
+                meters
+                    .metrics_only
+                    .store(to == State::MetricsOnly, Ordering::Relaxed);
                 states(&meters.handles.name, &meters.handles.tags, to);
+            }
+            CircuitBreakerEvent::FailureRateExceeded { .. }
+            | CircuitBreakerEvent::SlowCallRateExceeded { .. }
+                if meters.metrics_only.load(Ordering::Relaxed) =>
+            {
+                meters.handles.with(|h| h.shadow.increment(1));
             }
             _ => {}
         }
@@ -662,15 +761,22 @@ pub(crate) mod circuit_breaker {
 }
 
 pub(crate) mod retry {
-    use resil_core::Tags;
     use resil_core::event::Event;
     use resil_core::retry::{Retry, RetryEvent};
 
     use super::*;
 
-    pub(crate) fn meters(_: &str, _: &Tags) {}
+    pub(crate) type Meters = Cached<::metrics::Counter>;
 
-    pub(crate) fn record(_: &(), _: &Event<RetryEvent>) {}
+    pub(crate) fn meters(retry: &Retry) -> Meters {
+        shadow_refusals(retry.name(), retry.tags(), "retry")
+    }
+
+    pub(crate) fn record(meters: &Meters, event: &Event<RetryEvent>) {
+        if let RetryEvent::ShadowRefusal { .. } = event.kind() {
+            meters.with(|c| c.increment(1));
+        }
+    }
 
     pub(crate) fn refresh(retry: &Retry) {
         for (kind, value) in retry.metrics().calls_by_kind() {
@@ -693,21 +799,22 @@ pub(crate) mod retry {
 }
 
 pub(crate) mod bulkhead {
-    use resil_core::Tags;
     use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
     use resil_core::event::Event;
 
     use super::*;
 
-    pub(crate) type Meters = Cached<::metrics::Counter>;
+    pub(crate) type Meters = Refusals;
 
-    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
-        rejections(name, tags, "bulkhead")
+    pub(crate) fn meters(bulkhead: &Bulkhead) -> Meters {
+        Refusals::new(bulkhead.name(), bulkhead.tags(), "bulkhead", "bulkhead")
     }
 
     pub(crate) fn record(meters: &Meters, event: &Event<BulkheadEvent>) {
-        if let BulkheadEvent::CallRejected = event.kind() {
-            meters.with(|c| c.increment(1));
+        match event.kind() {
+            BulkheadEvent::CallRejected => meters.rejected(),
+            BulkheadEvent::ShadowRefusal => meters.shadow(),
+            _ => {}
         }
     }
 
@@ -732,21 +839,27 @@ pub(crate) mod bulkhead {
 }
 
 pub(crate) mod thread_pool_bulkhead {
-    use resil_core::Tags;
     use resil_core::event::Event;
     use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadEvent};
 
     use super::*;
 
-    pub(crate) type Meters = Cached<::metrics::Counter>;
+    pub(crate) type Meters = Refusals;
 
-    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
-        rejections(name, tags, "thread_pool_bulkhead")
+    pub(crate) fn meters(bulkhead: &ThreadPoolBulkhead) -> Meters {
+        Refusals::new(
+            bulkhead.name(),
+            bulkhead.tags(),
+            "thread_pool_bulkhead",
+            "thread-pool-bulkhead",
+        )
     }
 
     pub(crate) fn record(meters: &Meters, event: &Event<ThreadPoolBulkheadEvent>) {
-        if let ThreadPoolBulkheadEvent::CallRejected = event.kind() {
-            meters.with(|c| c.increment(1));
+        match event.kind() {
+            ThreadPoolBulkheadEvent::CallRejected => meters.rejected(),
+            ThreadPoolBulkheadEvent::ShadowRefusal => meters.shadow(),
+            _ => {}
         }
     }
 
@@ -788,21 +901,27 @@ pub(crate) mod thread_pool_bulkhead {
 }
 
 pub(crate) mod rate_limiter {
-    use resil_core::Tags;
     use resil_core::event::Event;
     use resil_core::rate_limiter::{RateLimiter, RateLimiterEvent};
 
     use super::*;
 
-    pub(crate) type Meters = Cached<::metrics::Counter>;
+    pub(crate) type Meters = Refusals;
 
-    pub(crate) fn meters(name: &str, tags: &Tags) -> Meters {
-        rejections(name, tags, "rate_limiter")
+    pub(crate) fn meters(limiter: &RateLimiter) -> Meters {
+        Refusals::new(
+            limiter.name(),
+            limiter.tags(),
+            "rate_limiter",
+            "ratelimiter",
+        )
     }
 
     pub(crate) fn record(meters: &Meters, event: &Event<RateLimiterEvent>) {
-        if let RateLimiterEvent::FailedAcquire { .. } = event.kind() {
-            meters.with(|c| c.increment(1));
+        match event.kind() {
+            RateLimiterEvent::FailedAcquire { .. } => meters.rejected(),
+            RateLimiterEvent::ShadowRefusal { .. } => meters.shadow(),
+            _ => {}
         }
     }
 
@@ -836,15 +955,22 @@ pub(crate) mod rate_limiter {
 }
 
 pub(crate) mod time_limiter {
-    use resil_core::Tags;
     use resil_core::event::Event;
     use resil_core::time_limiter::{TimeLimiter, TimeLimiterEvent};
 
     use super::*;
 
-    pub(crate) fn meters(_: &str, _: &Tags) {}
+    pub(crate) type Meters = Cached<::metrics::Counter>;
 
-    pub(crate) fn record(_: &(), _: &Event<TimeLimiterEvent>) {}
+    pub(crate) fn meters(limiter: &TimeLimiter) -> Meters {
+        shadow_refusals(limiter.name(), limiter.tags(), "timelimiter")
+    }
+
+    pub(crate) fn record(meters: &Meters, event: &Event<TimeLimiterEvent>) {
+        if let TimeLimiterEvent::ShadowRefusal = event.kind() {
+            meters.with(|c| c.increment(1));
+        }
+    }
 
     pub(crate) fn refresh(limiter: &TimeLimiter) {
         let m = limiter.metrics();

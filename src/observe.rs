@@ -411,7 +411,7 @@ macro_rules! observed {
             }
             #[cfg(feature = "metrics")]
             fn meters(&self) -> $meters {
-                crate::metrics::$m::meters(self.name(), self.tags())
+                crate::metrics::$m::meters(self)
             }
             #[cfg(feature = "metrics")]
             fn record(meters: &$meters, event: &Event<$kind>) {
@@ -441,7 +441,14 @@ observed!(
     circuit_breaker,
     circuit_breaker_event
 );
-observed!(Retry, RetryEvent, retries, (), retry, retry_event);
+observed!(
+    Retry,
+    RetryEvent,
+    retries,
+    crate::metrics::retry::Meters,
+    retry,
+    retry_event
+);
 observed!(
     Bulkhead,
     BulkheadEvent,
@@ -470,7 +477,7 @@ observed!(
     TimeLimiter,
     TimeLimiterEvent,
     time_limiters,
-    (),
+    crate::metrics::time_limiter::Meters,
     time_limiter,
     time_limiter_event
 );
@@ -524,6 +531,130 @@ mod tests {
             succeed(&new);
             assert_eq!(successes(&handle, "a"), 2);
         });
+    }
+
+    /// The value of one series of `resil_shadow_refusals_total`.
+    fn shadow_refusals(handle: &PrometheusHandle, kind: &str, name: &str) -> u64 {
+        let series = format!(r#"resil_shadow_refusals_total{{kind="{kind}",name="{name}"}} "#);
+        handle
+            .render()
+            .lines()
+            .find_map(|l| l.strip_prefix(&series))
+            .map_or(0, |v| v.parse().unwrap())
+    }
+
+    #[test]
+    fn shadow_refusals_are_counted_per_kind_and_instance() {
+        use resil_core::bulkhead::BulkheadConfig;
+        use resil_core::circuit_breaker::State;
+        use resil_core::rate_limiter::RateLimiterConfig;
+        use resil_core::retry::RetryConfig;
+        use std::time::Duration;
+
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            let registries = Registries::of_defaults();
+            observe(&registries);
+            let bulkhead = registries.bulkheads().bulkhead_with(
+                "b",
+                BulkheadConfig::builder()
+                    .max_concurrent_calls(1)
+                    .shadow(true)
+                    .build()
+                    .unwrap(),
+            );
+            let held = bulkhead.try_acquire_permission().unwrap();
+            bulkhead.call(|| Ok::<_, ()>(())).unwrap(); // would have been refused
+            drop(held);
+            bulkhead.call(|| Ok::<_, ()>(())).unwrap(); // a permit was free
+            assert_eq!(shadow_refusals(&handle, "bulkhead", "b"), 1);
+
+            let limiter = registries.rate_limiters().rate_limiter_with(
+                "r",
+                RateLimiterConfig::builder()
+                    .limit_for_period(1)
+                    .limit_refresh_period(Duration::from_secs(3600))
+                    .timeout_duration(Duration::ZERO)
+                    .shadow(true)
+                    .build()
+                    .unwrap(),
+            );
+            for _ in 0..3 {
+                limiter.call(|| Ok::<_, ()>(())).unwrap();
+            }
+            assert_eq!(shadow_refusals(&handle, "ratelimiter", "r"), 2);
+
+            let retry = registries.retries().retry_with(
+                "t",
+                RetryConfig::builder()
+                    .max_attempts(3)
+                    .wait_duration(Duration::from_millis(1))
+                    .shadow(true)
+                    .build()
+                    .unwrap(),
+            );
+            let mut attempts = 0;
+            let _ = retry.call(|| {
+                attempts += 1;
+                Err::<(), _>("down")
+            });
+            assert_eq!(attempts, 1, "shadow: not repeated");
+            assert_eq!(shadow_refusals(&handle, "retry", "t"), 1);
+
+            // a breaker in METRICS_ONLY: the crossing it would have opened on
+            let cb = registries.circuit_breakers().circuit_breaker_with(
+                "c",
+                CircuitBreakerConfig::builder()
+                    .sliding_window_size(2)
+                    .minimum_number_of_calls(2)
+                    .initial_state(State::MetricsOnly)
+                    .build()
+                    .unwrap(),
+            );
+            for _ in 0..2 {
+                let _ = cb.call(|| Err::<(), _>("down"));
+            }
+            assert_eq!(cb.state(), State::MetricsOnly);
+            assert_eq!(shadow_refusals(&handle, "circuitbreaker", "c"), 1);
+            // nothing counted for an instance that is not in shadow mode
+            assert_eq!(shadow_refusals(&handle, "bulkhead", "other"), 0);
+        });
+    }
+
+    #[test]
+    fn reloads_are_counted_by_outcome_and_dry_runs_are_not() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let count = |outcome: &str| {
+            let series = format!(r#"resil_config_reloads_total{{outcome="{outcome}"}} "#);
+            handle
+                .render()
+                .lines()
+                .find_map(|l| l.strip_prefix(&series))
+                .map_or(0, |v| v.parse::<u64>().unwrap())
+        };
+        ::metrics::with_local_recorder(&recorder, || {
+            let loaded = resil_config::Resilience::builder()
+                .file_contents("resilience.toml", "[bulkhead.instances.a]\n")
+                .env_vars(Vec::<(String, String)>::new())
+                .load()
+                .unwrap();
+            let good = "[bulkhead.instances.a]\nmax-concurrent-calls = 3\n";
+            let bad = "[bulkhead.instances.a]\nmax-concurrent-calls = -3\n";
+            loaded
+                .reload_from_contents("resilience.toml", good)
+                .unwrap();
+            loaded.reload().unwrap(); // no changes: applied all the same
+            loaded
+                .reload_from_contents("resilience.toml", bad)
+                .unwrap_err();
+            loaded
+                .reload_from_contents_dry_run("resilience.toml", bad)
+                .unwrap_err();
+            loaded.reload_dry_run().unwrap();
+        });
+        assert_eq!((count("applied"), count("rejected")), (2, 1));
     }
 
     #[test]

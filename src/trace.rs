@@ -10,6 +10,8 @@
 //! | `resil::bulkhead`, `resil::thread_pool_bulkhead` | `DEBUG` | a call rejected |
 //! | `resil::rate_limiter` | `DEBUG` | a request not permitted |
 //! | `resil::time_limiter` | `DEBUG` | a timeout |
+//! | each of the above but the breaker's | `DEBUG` | in shadow mode (`shadow = true`), a call it would have refused and let through |
+//! | `resil::reload` | `INFO`, `WARN` | a reload applied (its changes), or refused (its problems; the settings in force are kept); field `outcome` |
 //!
 //! Every event has the field `name` (the instance). Per-call events are at
 //! `DEBUG` so that an outage does not flood the logs; the transitions say
@@ -76,6 +78,10 @@ pub(crate) fn retry(name: &str, event: &Event<RetryEvent>) {
             let with = with_kind(error_kind);
             info!(target: T, name, attempts, error = error_kind, "retry `{name}`: the call failed after {attempts} attempts{with}");
         }
+        RetryEvent::ShadowRefusal { error_kind, .. } => {
+            let with = with_kind(error_kind);
+            debug!(target: T, name, shadow = true, error = error_kind, "retry `{name}` (shadow): would have retried a call that failed{with}");
+        }
         _ => {}
     }
 }
@@ -86,14 +92,26 @@ fn with_kind(kind: Option<&'static str>) -> String {
 }
 
 pub(crate) fn bulkhead(name: &str, event: &Event<BulkheadEvent>) {
-    if let BulkheadEvent::CallRejected = event.kind() {
-        debug!(target: "resil::bulkhead", name, "bulkhead `{name}` is full and rejected a call");
+    match event.kind() {
+        BulkheadEvent::CallRejected => {
+            debug!(target: "resil::bulkhead", name, "bulkhead `{name}` is full and rejected a call");
+        }
+        BulkheadEvent::ShadowRefusal => {
+            debug!(target: "resil::bulkhead", name, shadow = true, "bulkhead `{name}` (shadow): is full, would have rejected a call");
+        }
+        _ => {}
     }
 }
 
 pub(crate) fn thread_pool_bulkhead(name: &str, event: &Event<ThreadPoolBulkheadEvent>) {
-    if let ThreadPoolBulkheadEvent::CallRejected = event.kind() {
-        debug!(target: "resil::thread_pool_bulkhead", name, "thread-pool bulkhead `{name}` is full and rejected a call");
+    match event.kind() {
+        ThreadPoolBulkheadEvent::CallRejected => {
+            debug!(target: "resil::thread_pool_bulkhead", name, "thread-pool bulkhead `{name}` is full and rejected a call");
+        }
+        ThreadPoolBulkheadEvent::ShadowRefusal => {
+            debug!(target: "resil::thread_pool_bulkhead", name, shadow = true, "thread-pool bulkhead `{name}` (shadow): is full, would have rejected a call");
+        }
+        _ => {}
     }
 }
 
@@ -101,6 +119,9 @@ pub(crate) fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
     match *event.kind() {
         RateLimiterEvent::FailedAcquire { permits } => {
             debug!(target: "resil::rate_limiter", name, permits, "rate limiter `{name}` did not permit a request");
+        }
+        RateLimiterEvent::ShadowRefusal { permits } => {
+            debug!(target: "resil::rate_limiter", name, permits, shadow = true, "rate limiter `{name}` (shadow): would not have permitted a request");
         }
         RateLimiterEvent::ClusterBackendChanged { up: false } => {
             warn!(target: "resil::cluster", kind = "ratelimiter", name, up = false, "rate limiter `{name}`: the cluster backend is down; calls follow the failure mode");
@@ -113,8 +134,14 @@ pub(crate) fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
 }
 
 pub(crate) fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
-    if let TimeLimiterEvent::Timeout = event.kind() {
-        debug!(target: "resil::time_limiter", name, "time limiter `{name}`: the call timed out");
+    match event.kind() {
+        TimeLimiterEvent::Timeout => {
+            debug!(target: "resil::time_limiter", name, "time limiter `{name}`: the call timed out");
+        }
+        TimeLimiterEvent::ShadowRefusal => {
+            debug!(target: "resil::time_limiter", name, shadow = true, "time limiter `{name}` (shadow): a call ran past the timeout and was left to finish");
+        }
+        _ => {}
     }
 }
 

@@ -1079,6 +1079,7 @@ fn breaker_settings(window: &str) -> Value {
     json!({
         "automatic-transition-from-open-to-half-open-enabled": "false",
         "event-consumer-buffer-size": "100",
+        "initial-state": "CLOSED",
         "failure-rate-threshold": "50",
         "ignore-errors": "[]",
         "max-wait-duration-in-half-open-state": "0ms",
@@ -1114,6 +1115,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
     assert_eq!(status, StatusCode::OK);
     let retry_settings = json!({
         "event-consumer-buffer-size": "100",
+        "shadow": "false",
         "fail-after-max-attempts": "false",
         "ignore-errors": "[]",
         "max-attempts": "3",
@@ -1164,6 +1166,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                     "inventory-query",
                     json!({
                         "event-consumer-buffer-size": "100",
+                        "shadow": "false",
                         "fair-call-handling-enabled": "true",
                         "max-concurrent-calls": "2",
                         "max-wait-duration": "0ms",
@@ -1179,6 +1182,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                     json!({
                         "core-thread-pool-size": "1",
                         "event-consumer-buffer-size": "100",
+                        "shadow": "false",
                         "keep-alive-duration": "20ms",
                         "max-thread-pool-size": "2",
                         "queue-capacity": "5",
@@ -1198,6 +1202,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                     "inventory-query",
                     json!({
                         "event-consumer-buffer-size": "100",
+                        "shadow": "false",
                         "limit-for-period": "2",
                         "limit-refresh-period": "1s",
                         "timeout-duration": "0ms",
@@ -1213,6 +1218,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                     json!({
                         "cancel-running-future": "true",
                         "event-consumer-buffer-size": "100",
+                        "shadow": "false",
                         "timeout-duration": "800ms",
                     }),
                     json!({}),

@@ -190,3 +190,61 @@ fn transitions_rejections_retries_and_timeouts_are_traced() {
         ("1", "100", "ConnectionRefused")
     );
 }
+
+#[test]
+fn each_reload_is_traced_with_its_outcome() {
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", "[bulkhead.instances.a]\n")
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .load()
+        .unwrap();
+    let seen = Seen::default();
+    tracing::subscriber::with_default(Capture(seen.clone()), || {
+        let good = "[bulkhead.instances.a]\nmax-concurrent-calls = 3\n";
+        loaded
+            .reload_from_contents("resilience.toml", good)
+            .unwrap();
+        let bad = "[bulkhead.instances.a]\nmax-concurrent-calls = -3\n";
+        loaded
+            .reload_from_contents("resilience.toml", bad)
+            .unwrap_err();
+        loaded.reload_dry_run().unwrap();
+    });
+    let seen = seen.lock().unwrap();
+    let summary: Vec<(Level, &str, &str, &str)> = seen
+        .iter()
+        .filter(|(_, target, _)| target == "resil::reload")
+        .map(|(level, target, fields)| {
+            (
+                *level,
+                target.as_str(),
+                fields["outcome"].as_str(),
+                fields["message"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                Level::INFO,
+                "resil::reload",
+                "applied",
+                "resil: configuration reloaded: bulkhead a: max-concurrent-calls 25 -> 3"
+            ),
+            (
+                Level::WARN,
+                "resil::reload",
+                "rejected",
+                "resil: configuration reload rejected, the settings in force are kept: invalid resil configuration (1 problem):\n  resilience.toml: bulkhead.instances.a.max-concurrent-calls = -3: expected a whole number from 0 to 4294967295"
+            ),
+            (
+                Level::INFO,
+                "resil::reload",
+                "dry-run",
+                "resil: configuration checked, nothing applied (dry run): no changes"
+            ),
+        ]
+    );
+}

@@ -9,8 +9,10 @@
 //! on `127.0.0.1:8080` or on the port in `PORT`, and serves resil's actuator
 //! beside the inventory's routes; its state changes need
 //! `Authorization: Bearer $ACTUATOR_TOKEN` and are off without that variable.
-//! The README walks through the seed's checks with the answers this service
-//! gives.
+//! Edits of `resilience.toml` apply while it runs: on `POST /actuator/refresh`
+//! (a state change), or as soon as the file is saved with `WATCH_CONFIG=1`
+//! (`resil::watch()`). The README walks through the seed's checks with the
+//! answers this service gives.
 
 mod app;
 
@@ -42,6 +44,17 @@ async fn main() -> Result<(), Box<dyn Error>> {
     });
     let report = resil::init()?;
     println!("{report}");
+    // With WATCH_CONFIG=1, a saved edit of resilience.toml applies at once
+    // (all or nothing: a refused file is logged and the settings in force
+    // stay); kept until main returns, dropping it would stop the watch.
+    let _watcher = match std::env::var("WATCH_CONFIG").as_deref() {
+        Ok("1" | "true") => {
+            let watcher = resil::watch()?;
+            println!("reloading {} when it changes", watcher.file().display());
+            Some(watcher)
+        }
+        _ => None,
+    };
 
     let port = match std::env::var("PORT") {
         Ok(port) => port

@@ -513,6 +513,10 @@ impl Binder for CircuitBreaker {
         if let Some(v) = s.boolean(t, "automatic-transition-from-open-to-half-open-enabled") {
             s.map(|b| b.automatic_transition_from_open_to_half_open_enabled(v));
         }
+        if let Some(Val::InitialState(v)) = s.get(t, file::INITIAL_STATE) {
+            let v = *v;
+            s.map(|b| b.initial_state(v));
+        }
         if let Some(v) = s.kinds(t, "record-errors") {
             s.map(|b| b.record_errors(v));
         }
@@ -618,6 +622,7 @@ impl Binder for CircuitBreaker {
                 c.automatic_transition_from_open_to_half_open_enabled()
                     .to_string(),
             ),
+            (file::INITIAL_STATE, c.initial_state().as_str().to_owned()),
             ("record-errors", list(c.record_errors())),
             ("ignore-errors", list(c.ignore_errors())),
             (
@@ -764,6 +769,9 @@ impl Binder for ThreadPoolBulkhead {
         if let Some(v) = s.duration(t, "keep-alive-duration") {
             s.map(|b| b.keep_alive_duration(v));
         }
+        if let Some(v) = s.boolean(t, file::SHADOW) {
+            s.map(|b| b.shadow(v));
+        }
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
         }
@@ -831,6 +839,7 @@ impl Binder for ThreadPoolBulkhead {
                 "keep-alive-duration",
                 duration::format(c.keep_alive_duration()),
             ),
+            (file::SHADOW, c.shadow().to_string()),
             (
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),
@@ -871,6 +880,9 @@ impl Binder for Bulkhead {
         if let Some(v) = s.boolean(t, "fair-call-handling-enabled") {
             s.map(|b| b.fair_call_handling_enabled(v));
         }
+        if let Some(v) = s.boolean(t, file::SHADOW) {
+            s.map(|b| b.shadow(v));
+        }
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
         }
@@ -891,6 +903,7 @@ impl Binder for Bulkhead {
                 "fair-call-handling-enabled",
                 c.fair_call_handling_enabled().to_string(),
             ),
+            (file::SHADOW, c.shadow().to_string()),
             (
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),
@@ -919,6 +932,9 @@ impl Binder for Retry {
         }
         if let Some(v) = s.boolean(t, "fail-after-max-attempts") {
             s.map(|b| b.fail_after_max_attempts(v));
+        }
+        if let Some(v) = s.boolean(t, file::SHADOW) {
+            s.map(|b| b.shadow(v));
         }
         if let Some(v) = s.kinds(t, "retry-errors") {
             s.map(|b| b.retry_errors(v));
@@ -1002,6 +1018,7 @@ impl Binder for Retry {
             ),
             ("retry-errors", list(c.retry_errors())),
             ("ignore-errors", list(c.ignore_errors())),
+            (file::SHADOW, c.shadow().to_string()),
             (
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),
@@ -1033,6 +1050,9 @@ impl Binder for RateLimiter {
         }
         if let Some(v) = s.duration(t, "timeout-duration") {
             s.map(|b| b.timeout_duration(v));
+        }
+        if let Some(v) = s.boolean(t, file::SHADOW) {
+            s.map(|b| b.shadow(v));
         }
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
@@ -1087,6 +1107,7 @@ impl Binder for RateLimiter {
                 duration::format(c.limit_refresh_period()),
             ),
             ("timeout-duration", duration::format(c.timeout_duration())),
+            (file::SHADOW, c.shadow().to_string()),
             (
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),
@@ -1132,6 +1153,9 @@ impl Binder for TimeLimiter {
         if let Some(v) = s.boolean(t, "cancel-running-future") {
             s.map(|b| b.cancel_running_future(v));
         }
+        if let Some(v) = s.boolean(t, file::SHADOW) {
+            s.map(|b| b.shadow(v));
+        }
         if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
             s.map(|b| b.event_consumer_buffer_size(v));
         }
@@ -1151,6 +1175,7 @@ impl Binder for TimeLimiter {
                 "cancel-running-future",
                 c.cancel_running_future().to_string(),
             ),
+            (file::SHADOW, c.shadow().to_string()),
             (
                 file::EVENT_CONSUMER_BUFFER_SIZE,
                 c.event_consumer_buffer_size().to_string(),

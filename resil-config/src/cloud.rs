@@ -39,7 +39,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::file::{Ctx, Kind, Node, Origin, boolean, count, did_you_mean, list, relaxed, segment};
+use crate::file::{
+    Ctx, Kind, Node, Origin, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,
+};
 
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "cloud";
@@ -334,14 +336,28 @@ impl CloudPrefix {
     }
 }
 
-/// Reads the `[cloud]` table, reporting every mistake in `d`.
+/// Reads the `[cloud]` table, reporting every mistake in `d`, and each key
+/// as written in `written` (`disable-time-limiter-map.<id>` for the map's
+/// entries).
 pub(crate) fn read(
     node: &Node,
     prefix: CloudPrefix,
     ctx: &Ctx,
     d: &mut Diagnostics,
+    written: &mut BTreeMap<String, Setting>,
 ) -> CloudSettings {
     let mut out = CloudSettings::default();
+    let mut write = |node: &Node, key: String, rest: &[&str]| {
+        written.insert(
+            key,
+            Setting {
+                val: Val::Nothing,
+                source: ctx.source(&node.origin),
+                path: prefix.path(&node.origin, rest),
+                raw: node.render(),
+            },
+        );
+    };
     let problem = |node: &Node, rest: &[&str], message: String| {
         ConfigProblem::new(
             ctx.source(&node.origin),
@@ -383,6 +399,9 @@ pub(crate) fn read(
             ));
             continue;
         }
+        if ty != CloudTy::BoolMap {
+            write(value, name.to_owned(), &[key]);
+        }
         match ty {
             CloudTy::BoolMap => {
                 let Kind::Table(entries) = &value.kind else {
@@ -394,6 +413,7 @@ pub(crate) fn read(
                     continue;
                 };
                 for (id, v) in entries {
+                    write(v, format!("{name}.{id}"), &[key, id]);
                     match boolean(v) {
                         Ok(b) => {
                             out.disable_time_limiter_map.insert(id.clone(), b);

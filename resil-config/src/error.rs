@@ -124,6 +124,16 @@ pub enum InitError {
         /// The instance whose call created the default registries, e.g. ``circuitbreaker `inventory-query` ``.
         first: String,
     },
+    /// [`reload`](crate::reload()) or `watch` on the global registries, which
+    /// [`init`](crate::init) did not build: there is no configuration to read again.
+    #[error(
+        "resil::reload() reads again what resil::init() read, and init() did not build the global registries (call it at the start of main)"
+    )]
+    NotInitialized,
+    /// The configuration file cannot be watched: there is none, it does not
+    /// exist, or the operating system refused to watch it.
+    #[error("cannot watch the configuration: {0}")]
+    Watch(String),
 }
 
 impl InitError {

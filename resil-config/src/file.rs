@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use config::{Value, ValueKind};
-use resil_core::circuit_breaker::SlidingWindowType;
+use resil_core::circuit_breaker::{SlidingWindowType, State};
 use resil_core::cluster::ClusterFailureMode;
 
 use crate::cloud::{self, CloudPrefix, CloudSettings};
@@ -230,6 +230,9 @@ pub(crate) enum Ty {
     Text,
     /// `local`, `allow` or `deny`.
     FailureMode,
+    /// A circuit breaker's `initial-state`: `CLOSED`, `DISABLED`,
+    /// `METRICS_ONLY` or `FORCED_OPEN`.
+    InitialState,
 }
 
 /// A key of a config or instance table.
@@ -262,6 +265,10 @@ pub(crate) const EVENT_CONSUMER_BUFFER_SIZE: &str = "event-consumer-buffer-size"
 pub(crate) const MAX_KEYS: &str = "max-keys";
 /// Keyed instances: whether their meters carry a `key` tag.
 pub(crate) const KEY_LABEL: &str = "key-label";
+/// Shadow mode (rate limiter, bulkheads, time limiter, retry): decide, never refuse.
+pub(crate) const SHADOW: &str = "shadow";
+/// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
+pub(crate) const INITIAL_STATE: &str = "initial-state";
 
 const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
     key("failure-rate-threshold", Ty::Percent),
@@ -277,6 +284,7 @@ const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
         "automatic-transition-from-open-to-half-open-enabled",
         Ty::Bool,
     ),
+    key(INITIAL_STATE, Ty::InitialState),
     key("writable-stack-trace-enabled", Ty::NoEffect),
     aliased("record-errors", "record-exceptions", Ty::Kinds),
     aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
@@ -336,6 +344,7 @@ const RETRY_KEYS: &[KeyDef] = &[
     key("exponential-max-wait-duration", Ty::Duration),
     key("enable-randomized-wait", Ty::Bool),
     key("randomized-wait-factor", Ty::Float),
+    key(SHADOW, Ty::Bool),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
     key(MAX_KEYS, Ty::Count),
     key(KEY_LABEL, Ty::Bool),
@@ -346,6 +355,7 @@ const BULKHEAD_KEYS: &[KeyDef] = &[
     key("max-concurrent-calls", Ty::Count),
     key("max-wait-duration", Ty::Duration),
     key("fair-call-handling-enabled", Ty::Bool),
+    key(SHADOW, Ty::Bool),
     key("writable-stack-trace-enabled", Ty::NoEffect),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
     key(MAX_KEYS, Ty::Count),
@@ -361,6 +371,7 @@ const THREAD_POOL_BULKHEAD_KEYS: &[KeyDef] = &[
     key("core-thread-pool-size", Ty::Count),
     key("queue-capacity", Ty::Count),
     key("keep-alive-duration", Ty::Duration),
+    key(SHADOW, Ty::Bool),
     key("writable-stack-trace-enabled", Ty::NoEffect),
     key(CONTEXT_PROPAGATORS, Ty::Propagators),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
@@ -380,6 +391,7 @@ const RATE_LIMITER_KEYS: &[KeyDef] = &[
     key("limit-for-period", Ty::Count),
     key("limit-refresh-period", Ty::Duration),
     key("timeout-duration", Ty::Duration),
+    key(SHADOW, Ty::Bool),
     key(CLUSTER_URL, Ty::ClusterUrl),
     key(CLUSTER_KEY, Ty::Text),
     key(CLUSTER_LEASE, Ty::Count),
@@ -398,6 +410,7 @@ const RATE_LIMITER_KEYS: &[KeyDef] = &[
 const TIME_LIMITER_KEYS: &[KeyDef] = &[
     key("timeout-duration", Ty::Duration),
     key("cancel-running-future", Ty::Bool),
+    key(SHADOW, Ty::Bool),
     key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
     key(MAX_KEYS, Ty::Count),
     key(KEY_LABEL, Ty::Bool),
@@ -504,6 +517,8 @@ pub(crate) enum Val {
     Text(String),
     /// `cluster-failure-mode`.
     FailureMode(ClusterFailureMode),
+    /// `initial-state`.
+    InitialState(State),
 }
 
 /// One key of one table, typed, with where it was written.
@@ -573,6 +588,8 @@ pub(crate) struct Module {
     pub(crate) configs: BTreeMap<String, Table>,
     pub(crate) instances: BTreeMap<String, Table>,
     pub(crate) tags: BTreeMap<String, String>,
+    /// The tags as written, for messages (a reload cannot change them).
+    pub(crate) tag_settings: BTreeMap<String, Setting>,
 }
 
 /// The whole file, typed.
@@ -581,6 +598,8 @@ pub(crate) struct Document {
     pub(crate) modules: [Module; 6],
     /// `[cloud]` (Spring Cloud CircuitBreaker's properties), when given.
     pub(crate) cloud: Option<CloudSettings>,
+    /// Its keys as written, for messages (a reload cannot change them).
+    pub(crate) cloud_written: BTreeMap<String, Setting>,
 }
 
 impl Document {
@@ -660,7 +679,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 ));
                 continue;
             }
-            doc.cloud = Some(cloud::read(node, ctx.cloud, ctx, d));
+            doc.cloud = Some(cloud::read(node, ctx.cloud, ctx, d, &mut doc.cloud_written));
             continue;
         }
         if let Some(why) = spring_only(key) {
@@ -765,6 +784,15 @@ fn read_module(
                             continue;
                         }
                     };
+                    out.tag_settings.insert(
+                        tag.clone(),
+                        Setting {
+                            val: Val::Text(value.clone()),
+                            source: ctx.source(&v.origin),
+                            path: ctx.path(&v.origin, &[module_key, key, tag]),
+                            raw: v.render(),
+                        },
+                    );
                     out.tags.insert(tag.clone(), value);
                 }
             }
@@ -920,6 +948,29 @@ fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
                 .map_err(|_| "expected \"local\", \"allow\" or \"deny\"".to_owned()),
             _ => Err("expected \"local\", \"allow\" or \"deny\"".to_owned()),
         },
+        Ty::InitialState => initial_state(node).map(Val::InitialState),
+    }
+}
+
+/// The states a circuit breaker may start in, as resilience.toml spells them.
+const INITIAL_STATES: &str = "\"CLOSED\", \"DISABLED\", \"METRICS_ONLY\" or \"FORCED_OPEN\"";
+
+/// `initial-state`: Resilience4j 2.3's `initialState`, whose accepted
+/// values are the states a breaker can be put in by hand and stay in.
+fn initial_state(node: &Node) -> Result<State, String> {
+    let Kind::Str(s) = &node.kind else {
+        return Err(format!("expected {INITIAL_STATES}"));
+    };
+    match relaxed(s).as_str() {
+        "closed" => Ok(State::Closed),
+        "disabled" => Ok(State::Disabled),
+        "metricsonly" => Ok(State::MetricsOnly),
+        "forcedopen" => Ok(State::ForcedOpen),
+        "open" | "halfopen" => Err(format!(
+            "a circuit breaker cannot start in {}: OPEN and HALF_OPEN are reached from the calls it records; expected {INITIAL_STATES}",
+            s.trim().to_ascii_uppercase()
+        )),
+        _ => Err(format!("expected {INITIAL_STATES}")),
     }
 }
 

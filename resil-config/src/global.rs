@@ -36,6 +36,7 @@ use crate::declared::Aspect;
 use crate::error::InitError;
 use crate::init::{InstanceReport, Report};
 use crate::keyed::{Keyed, KeyedRegistry, KeyedSettings};
+use crate::reload::Reloader;
 
 /// The six registries, one per aspect.
 ///
@@ -338,8 +339,11 @@ global_primitive!(RateLimiter, RateLimiter, rate_limiters);
 global_primitive!(TimeLimiter, TimeLimiter, time_limiters);
 
 enum Origin {
-    Init(Box<Report>),
-    Defaults { first: String },
+    /// Built by `init`: its report, and what reloads read again.
+    Init(Box<Report>, Box<Reloader>),
+    Defaults {
+        first: String,
+    },
 }
 
 struct Global {
@@ -406,7 +410,7 @@ pub fn is_initialized() -> bool {
     matches!(
         GLOBAL.get(),
         Some(Global {
-            origin: Origin::Init(_),
+            origin: Origin::Init(..),
             ..
         })
     )
@@ -425,7 +429,9 @@ pub fn built() -> Option<&'static Registries> {
     GLOBAL.get().map(|g| &g.registries)
 }
 
-/// The [`Report`] of [`init`](crate::init), if `init` built the global registries.
+/// The [`Report`] of [`init`](crate::init), if `init` built the global
+/// registries; after a [`reload`](crate::reload()), [`current_report`]
+/// describes the settings in force.
 ///
 /// # Examples
 ///
@@ -435,9 +441,33 @@ pub fn built() -> Option<&'static Registries> {
 pub fn report() -> Option<&'static Report> {
     match GLOBAL.get() {
         Some(Global {
-            origin: Origin::Init(report),
+            origin: Origin::Init(report, _),
             ..
         }) => Some(report),
+        _ => None,
+    }
+}
+
+/// The report of the settings in force in the global registries: that of
+/// [`init`](crate::init), or of the last [`reload`](crate::reload()) that
+/// applied; `None` when `init` did not build them.
+///
+/// # Examples
+///
+/// ```
+/// assert!(resil_config::global::current_report().is_none());
+/// ```
+pub fn current_report() -> Option<Arc<Report>> {
+    reloader().map(|(_, r)| r.current())
+}
+
+/// The global registries and what reloads them, when `init` built them.
+pub(crate) fn reloader() -> Option<(&'static Registries, &'static Reloader)> {
+    match GLOBAL.get() {
+        Some(Global {
+            registries,
+            origin: Origin::Init(_, reloader),
+        }) => Some((registries, reloader)),
         _ => None,
     }
 }
@@ -474,14 +504,15 @@ fn global(first: impl FnOnce() -> String) -> &'static Registries {
 pub(crate) fn install(
     registries: Registries,
     report: Report,
+    reloader: Reloader,
 ) -> Result<&'static Registries, InitError> {
-    let mut fresh = Some((registries, report));
+    let mut fresh = Some((registries, report, reloader));
     let global = GLOBAL.get_or_init(|| {
-        let (registries, report) = fresh.take().unwrap_or_else(|| unreachable!());
+        let (registries, report, reloader) = fresh.take().unwrap_or_else(|| unreachable!());
         registries.watch();
         Global {
             registries,
-            origin: Origin::Init(Box::new(report)),
+            origin: Origin::Init(Box::new(report), Box::new(reloader)),
         }
     });
     match (&global.origin, fresh) {
@@ -490,7 +521,7 @@ pub(crate) fn install(
             run_hooks(&global.registries);
             Ok(&global.registries)
         }
-        (Origin::Init(_), Some(_)) => Err(InitError::AlreadyInitialized),
+        (Origin::Init(..), Some(_)) => Err(InitError::AlreadyInitialized),
         (Origin::Defaults { first }, Some(_)) => Err(InitError::AfterFirstCall {
             first: first.clone(),
         }),
@@ -514,9 +545,8 @@ pub(crate) fn pin<P: GlobalPrimitive>(name: &'static str) -> &'static P {
 pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keyed<P> {
     let named = pin::<P>(name);
     let registries = global(|| format!("{} `{name}`", P::ASPECT));
-    let extras = report()
-        .and_then(|r| r.instance(P::ASPECT, name))
-        .map(InstanceReport::extras)
+    let extras = current_report()
+        .and_then(|r| r.instance(P::ASPECT, name).map(InstanceReport::extras))
         .unwrap_or_default();
     let settings = KeyedSettings {
         max_keys: extras.max_keys.unwrap_or(crate::keyed::DEFAULT_MAX_KEYS),

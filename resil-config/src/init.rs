@@ -1,8 +1,10 @@
 //! Start-up: load, override, validate, build the registries, check the declarations.
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use config::{FileFormat, Format as _, Map, Source, Value, ValueKind};
 use resil_core::Tags;
@@ -14,9 +16,10 @@ use crate::cloud::{self, CloudPrefix, CloudSettings};
 use crate::declared::{self, Aspect, Declaration};
 use crate::env::{self, EnvSource};
 use crate::error::{ConfigProblem, Diagnostics, InitError};
-use crate::file::{self, Ctx, Document, Node, did_you_mean};
+use crate::file::{self, Ctx, Document, Node, Setting, did_you_mean};
 use crate::global::{self, Registries};
 use crate::inherit;
+use crate::reload::{Inputs, Reloader};
 
 /// The file [`init`](crate::init) reads when neither the builder nor
 /// `RESIL_CONFIG` names one.
@@ -92,6 +95,8 @@ pub fn init() -> Result<Report, InitError> {
 pub struct Resilience {
     registries: Registries,
     report: Report,
+    /// What [`Resilience::reload`] re-reads, and the report now in force.
+    pub(crate) reloader: Reloader,
 }
 
 impl Resilience {
@@ -114,14 +119,40 @@ impl Resilience {
         &self.registries
     }
 
-    /// What was loaded and found.
+    /// What [`ResilienceBuilder::load`] loaded and found; after a
+    /// [`reload`](Resilience::reload), [`current_report`](Resilience::current_report)
+    /// describes the settings in force.
     pub fn report(&self) -> &Report {
         &self.report
     }
 
-    /// The registries and the report.
+    /// The report of the settings in force: the one of
+    /// [`load`](ResilienceBuilder::load), or of the last reload that applied.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_config::{Aspect, Resilience};
+    ///
+    /// let loaded = Resilience::builder()
+    ///     .file_contents("resilience.toml", "[bulkhead.instances.a]\nmax-concurrent-calls = 5\n")
+    ///     .env_vars(Vec::<(String, String)>::new())
+    ///     .load()?;
+    /// loaded.reload_from_contents("resilience.toml", "[bulkhead.instances.a]\nmax-concurrent-calls = 6\n")?;
+    /// let now = loaded.current_report();
+    /// assert_eq!(now.instance(Aspect::Bulkhead, "a").unwrap().setting("max-concurrent-calls"), Some("6"));
+    /// assert_eq!(loaded.report().instance(Aspect::Bulkhead, "a").unwrap().setting("max-concurrent-calls"), Some("5"));
+    /// # Ok::<(), resil_config::InitError>(())
+    /// ```
+    pub fn current_report(&self) -> Arc<Report> {
+        self.reloader.current()
+    }
+
+    /// The registries and the report of the settings in force (after a
+    /// reload, the reload's); nothing reloads them afterwards.
     pub fn into_parts(self) -> (Registries, Report) {
-        (self.registries, self.report)
+        let current = Arc::unwrap_or_clone(self.reloader.current());
+        (self.registries, current)
     }
 }
 
@@ -217,8 +248,9 @@ impl ResilienceBuilder {
     ///
     /// As [`init`](crate::init).
     pub fn init(self) -> Result<Report, InitError> {
-        let (registries, report) = self.load()?.into_parts();
-        global::install(registries, report.clone())?;
+        let loaded = self.load()?;
+        let report = loaded.report.clone();
+        global::install(loaded.registries, report.clone(), loaded.reloader)?;
         tracing::info!(target: "resil", "{}", report.summary());
         for w in &report.warnings {
             tracing::warn!(target: "resil", "{w}");
@@ -233,6 +265,18 @@ impl ResilienceBuilder {
     /// [`InitError::Invalid`] with every problem found.
     pub fn load(self) -> Result<Resilience, InitError> {
         let declarations = self.declarations.unwrap_or_else(declared::declarations);
+        // what a reload re-reads: the same variables (or the process's
+        // environment again), the file read now, the same checks
+        let mut inputs = Inputs {
+            file: self.file.clone(),
+            contents: self.contents.clone(),
+            env_prefix: self.env_prefix.clone(),
+            env: self.env.clone(),
+            strict: self.strict,
+            clock: self.clock.clone().unwrap_or_default(),
+            declarations: declarations.clone(),
+            offline: self.offline,
+        };
         let mut d = Diagnostics::default();
         let vars = match self.env {
             Some(vars) => vars,
@@ -267,10 +311,20 @@ impl ResilienceBuilder {
         let input = match (self.contents, self.file) {
             (Some((name, text)), _) => Some((name, text)),
             (None, Some(path)) => read(&path, true, &mut d),
-            (None, None) => match vars.iter().find(|(k, _)| *k == config_var) {
-                Some((_, path)) => read(Path::new(path), true, &mut d),
-                None => read(Path::new(DEFAULT_FILE), false, &mut d),
-            },
+            (None, None) => {
+                let (path, required) = match vars.iter().find(|(k, _)| *k == config_var) {
+                    Some((_, path)) => (PathBuf::from(path), true),
+                    None => (PathBuf::from(DEFAULT_FILE), false),
+                };
+                let input = read(&path, required, &mut d);
+                // a file that was read is the one reloads read, and must
+                // stay: deleting it is a rejected reload, not a return to
+                // the defaults
+                if input.is_some() {
+                    inputs.file = Some(path);
+                }
+                input
+            }
         };
         let file_name = input
             .as_ref()
@@ -289,7 +343,7 @@ impl ResilienceBuilder {
             cloud,
         };
         let doc = file::read(&root, &ctx, &mut d);
-        let clock = self.clock.unwrap_or_default();
+        let clock = inputs.clock.clone();
         let mut parts = Parts {
             doc: &doc,
             declarations: &declarations,
@@ -297,6 +351,7 @@ impl ResilienceBuilder {
             clock,
             d,
             instances: Vec::new(),
+            defaults: BTreeMap::new(),
         };
         let circuit_breakers = parts.aspect::<resil_core::circuit_breaker::CircuitBreaker>();
         let retries = parts.aspect::<resil_core::retry::Retry>();
@@ -339,6 +394,7 @@ impl ResilienceBuilder {
             time_limiters,
             doc.cloud.clone().unwrap_or_default(),
         );
+        let defaults = parts.defaults;
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
         let report = Report {
@@ -348,8 +404,19 @@ impl ResilienceBuilder {
             instances,
             warnings: d.warnings,
             cloud: doc.cloud.clone(),
+            defaults,
+            tags: Aspect::ALL
+                .into_iter()
+                .map(|a| (a, doc.module(a).tag_settings.clone()))
+                .collect(),
+            cloud_written: doc.cloud_written.clone(),
         };
-        Ok(Resilience { registries, report })
+        let reloader = Reloader::new(inputs, report.clone());
+        Ok(Resilience {
+            registries,
+            report,
+            reloader,
+        })
     }
 }
 
@@ -767,6 +834,8 @@ struct Parts<'a> {
     clock: SharedClock,
     d: Diagnostics,
     instances: Vec<InstanceReport>,
+    /// What an instance of each aspect that no table configures gets.
+    defaults: BTreeMap<Aspect, Effective>,
 }
 
 impl Parts<'_> {
@@ -860,35 +929,33 @@ impl Parts<'_> {
         if !self.d.errors.is_empty() {
             return registry;
         }
+        let effective = match default {
+            Some(b) => Effective::of::<P>(b),
+            None => Effective::library::<P>(),
+        };
+        self.defaults.insert(aspect, effective);
         let names: BTreeSet<&str> = instances.keys().chain(declared.keys()).copied().collect();
         for name in names {
-            let (config, chain, settings, sources, extras) = match (instances.get(name), default) {
-                (Some(b), _) | (None, Some(b)) => (
-                    b.config.clone(),
-                    b.chain.clone(),
-                    P::describe(&b.config, &b.notes),
-                    b.provenance
-                        .iter()
-                        .map(|(k, s)| (*k, source_of(s)))
-                        .collect(),
-                    b.extras,
-                ),
-                (None, None) => {
-                    let c = P::library_default();
-                    let settings = P::describe(&c, &BTreeMap::new());
-                    (c, Vec::new(), settings, BTreeMap::new(), Extras::default())
-                }
+            let effective = match (instances.get(name), default) {
+                (Some(b), _) | (None, Some(b)) => Effective::of::<P>(b),
+                (None, None) => Effective::library::<P>(),
             };
+            let config = effective
+                .config::<P>()
+                .cloned()
+                .unwrap_or_else(P::library_default);
             registry.get_or_create(name, || config);
             self.instances.push(InstanceReport {
                 aspect,
                 name: name.to_owned(),
                 configured: instances.contains_key(name),
-                chain,
-                settings,
-                sources,
+                sources: effective
+                    .provenance
+                    .iter()
+                    .map(|(k, s)| (*k, source_of(s)))
+                    .collect(),
                 declared_at: declared.get(name).cloned().unwrap_or_default(),
-                extras,
+                effective,
             });
         }
         registry
@@ -985,12 +1052,51 @@ pub struct InstanceReport {
     aspect: Aspect,
     name: String,
     configured: bool,
-    chain: Vec<String>,
-    settings: Vec<(&'static str, String)>,
     /// Where each setting that is not the library default was written.
     sources: BTreeMap<&'static str, String>,
     declared_at: Vec<&'static Declaration>,
-    extras: Extras,
+    pub(crate) effective: Effective,
+}
+
+/// An effective configuration as the report keeps it: the configuration
+/// itself (for a reload to apply), its settings as printed, where each was
+/// written, and the keys resil-core does not hold.
+#[derive(Debug, Clone)]
+pub(crate) struct Effective {
+    /// The aspect's configuration type, behind `Any` so that one report holds all six.
+    pub(crate) config: Arc<dyn Any + Send + Sync>,
+    pub(crate) chain: Vec<String>,
+    pub(crate) settings: Vec<(&'static str, String)>,
+    pub(crate) provenance: BTreeMap<&'static str, Setting>,
+    pub(crate) extras: Extras,
+}
+
+impl Effective {
+    fn of<P: Binder>(b: &Bound<P::Config>) -> Self {
+        Effective {
+            config: Arc::new(b.config.clone()),
+            chain: b.chain.clone(),
+            settings: P::describe(&b.config, &b.notes),
+            provenance: b.provenance.clone(),
+            extras: b.extras,
+        }
+    }
+
+    fn library<P: Binder>() -> Self {
+        let c = P::library_default();
+        Effective {
+            settings: P::describe(&c, &BTreeMap::new()),
+            config: Arc::new(c),
+            chain: Vec::new(),
+            provenance: BTreeMap::new(),
+            extras: Extras::default(),
+        }
+    }
+
+    /// The configuration, when it is `P`'s.
+    pub(crate) fn config<P: Binder>(&self) -> Option<&P::Config> {
+        self.config.downcast_ref::<P::Config>()
+    }
 }
 
 impl InstanceReport {
@@ -1009,15 +1115,16 @@ impl InstanceReport {
     /// Where its configuration came from, nearest first: `instances.inventory-query`,
     /// `configs.inventory-base`, ...; empty for the library defaults.
     pub fn chain(&self) -> &[String] {
-        &self.chain
+        &self.effective.chain
     }
     /// The effective settings, by key, as resilience.toml writes them.
     pub fn settings(&self) -> &[(&'static str, String)] {
-        &self.settings
+        &self.effective.settings
     }
     /// The effective value of one key.
     pub fn setting(&self, key: &str) -> Option<&str> {
-        self.settings
+        self.effective
+            .settings
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.as_str())
@@ -1033,7 +1140,7 @@ impl InstanceReport {
     }
     /// The keys kept for health indicators and event subscription.
     pub fn extras(&self) -> Extras {
-        self.extras
+        self.effective.extras
     }
 }
 
@@ -1052,6 +1159,12 @@ pub struct Report {
     instances: Vec<InstanceReport>,
     warnings: Vec<ConfigProblem>,
     cloud: Option<CloudSettings>,
+    /// Per aspect, what an instance that no table configures gets.
+    pub(crate) defaults: BTreeMap<Aspect, Effective>,
+    /// Per aspect, the registry tags as written.
+    pub(crate) tags: BTreeMap<Aspect, BTreeMap<String, Setting>>,
+    /// The `[cloud]` keys as written, by key (`disable-time-limiter-map.<id>` for the map's entries).
+    pub(crate) cloud_written: BTreeMap<String, Setting>,
 }
 
 impl Report {
@@ -1122,7 +1235,7 @@ impl fmt::Display for Report {
             )?;
         }
         for i in &self.instances {
-            let from = match (i.chain.as_slice(), i.configured) {
+            let from = match (i.chain(), i.configured) {
                 ([], _) => "library defaults".to_owned(),
                 (chain, true) => chain.join(" <- "),
                 (chain, false) => format!("not configured, runs on {}", chain.join(" <- ")),
@@ -1130,8 +1243,9 @@ impl fmt::Display for Report {
             writeln!(f, "{} `{}` ({from})", i.aspect, i.name)?;
             // settings wrapped at about 100 columns
             let mut line = String::from("   ");
-            for (n, (k, v)) in i.settings.iter().enumerate() {
-                let comma = if n + 1 < i.settings.len() { "," } else { "" };
+            let settings = i.settings();
+            for (n, (k, v)) in settings.iter().enumerate() {
+                let comma = if n + 1 < settings.len() { "," } else { "" };
                 let item = format!(" {k} = {v}{comma}");
                 if line.len() + item.len() > 100 && line.len() > 3 {
                     writeln!(f, "{line}")?;

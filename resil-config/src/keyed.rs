@@ -38,6 +38,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use resil_core::circuit_breaker::{CircuitBreaker, State};
@@ -142,11 +143,13 @@ impl<P: GlobalPrimitive> fmt::Debug for KeyedRegistry<P> {
 /// [module documentation](self) for the bound and when it is exceeded).
 pub struct Keyed<P: GlobalPrimitive> {
     name: Name,
-    config: P::Config,
+    /// What a new key gets; a reload replaces it (under the slots' lock, so
+    /// that no key is created from the old one after the reload's pass).
+    config: Mutex<P::Config>,
     tags: Tags,
     clock: SharedClock,
-    max_keys: usize,
-    key_label: bool,
+    max_keys: AtomicUsize,
+    key_label: AtomicBool,
     slots: Mutex<Slots<P>>,
     listeners: Arc<Listeners<P>>,
 }
@@ -194,11 +197,11 @@ impl<P: GlobalPrimitive> Keyed<P> {
     ) -> Self {
         Keyed {
             name: Name::from(name),
-            config,
+            config: Mutex::new(config),
             tags,
             clock,
-            max_keys: settings.max_keys.max(1) as usize,
-            key_label: settings.key_label,
+            max_keys: AtomicUsize::new(settings.max_keys.max(1) as usize),
+            key_label: AtomicBool::new(settings.key_label),
             slots: Mutex::new(Slots {
                 map: HashMap::new(),
                 tick: 0,
@@ -215,12 +218,57 @@ impl<P: GlobalPrimitive> Keyed<P> {
 
     /// `max-keys`.
     pub fn max_keys(&self) -> usize {
+        self.max_keys.load(Ordering::Relaxed)
+    }
+
+    /// Applies a reloaded configuration of the name: every live key's
+    /// instance changes in place (its state kept, as
+    /// [`Primitive::change_config`](resil_core::registry::Primitive::change_config)
+    /// says), and keys added afterwards start from it.
+    pub(crate) fn change_config(&self, config: &P::Config) {
+        let slots = lock(&self.slots);
+        *lock(&self.config) = config.clone();
+        for (key, slot) in &slots.map {
+            // checked with `can_change_config` just before; a key that
+            // refuses now (another change came between) keeps its settings
+            if let Err(e) = slot.instance.change_config(config.clone()) {
+                tracing::warn!(
+                    target: "resil::reload",
+                    "resil: {} `{}` key `{key}` kept its settings: {e}",
+                    P::ASPECT,
+                    self.name
+                );
+            }
+        }
+    }
+
+    /// Whether every live key accepts `config` (the first refusal, if not).
+    pub(crate) fn can_change_config(
+        &self,
+        config: &P::Config,
+    ) -> Result<(), resil_core::live::ChangeRefused> {
+        let slots = lock(&self.slots);
+        slots
+            .map
+            .values()
+            .try_for_each(|slot| slot.instance.can_change_config(config))
+    }
+
+    /// A reloaded `max-keys`: a smaller bound evicts down to it as new keys come.
+    pub(crate) fn set_max_keys(&self, max_keys: u32) {
         self.max_keys
+            .store(max_keys.max(1) as usize, Ordering::Relaxed);
     }
 
     /// `key-label`.
     pub fn key_label(&self) -> bool {
-        self.key_label
+        self.key_label.load(Ordering::Relaxed)
+    }
+
+    /// A reloaded `key-label`: keys added from now on carry the `key` tag
+    /// or not (a live key keeps the tags its meters were made with).
+    pub(crate) fn set_key_label(&self, key_label: bool) {
+        self.key_label.store(key_label, Ordering::Relaxed);
     }
 
     /// The instance of `key` (its `Display`), created if the table does not
@@ -305,21 +353,18 @@ impl<P: GlobalPrimitive> Keyed<P> {
 
     fn create(&self, key: &str) -> P {
         let mut tags = self.tags.clone();
-        if self.key_label {
+        if self.key_label() {
             tags.insert(KEY_TAG.to_owned(), key.to_owned());
         }
-        P::create(
-            self.name.clone(),
-            self.config.clone(),
-            self.clock.clone(),
-            tags,
-        )
+        let config = lock(&self.config).clone();
+        P::create(self.name.clone(), config, self.clock.clone(), tags)
     }
 
     /// Evicts until a new key fits, or until no key may go.
     fn make_room(&self, slots: &mut Slots<P>) -> Vec<(Box<str>, Arc<P>)> {
         let mut evicted = Vec::new();
-        while slots.map.len() >= self.max_keys {
+        let max_keys = self.max_keys();
+        while slots.map.len() >= max_keys {
             let unprotected = slots.map.values().any(|s| !protected(&*s.instance));
             let victim = slots
                 .map
@@ -364,8 +409,8 @@ impl<P: GlobalPrimitive> fmt::Debug for Keyed<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keyed")
             .field("name", &self.name)
-            .field("max_keys", &self.max_keys)
-            .field("key_label", &self.key_label)
+            .field("max_keys", &self.max_keys())
+            .field("key_label", &self.key_label())
             .field("keys", &self.len())
             .finish_non_exhaustive()
     }

@@ -64,12 +64,12 @@
 //!
 //! | table | keys |
 //! | --- | --- |
-//! | `circuitbreaker` | `failure-rate-threshold`, `slow-call-rate-threshold`, `slow-call-duration-threshold`, `sliding-window-type`, `sliding-window-size`, `minimum-number-of-calls`, `permitted-number-of-calls-in-half-open-state`, `wait-duration-in-open-state`, `max-wait-duration-in-half-open-state`, `automatic-transition-from-open-to-half-open-enabled`, `record-errors`, `ignore-errors`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration-in-open-state`, `enable-randomized-wait`, `randomized-wait-factor`, `register-health-indicator`, `allow-health-indicator-to-fail` |
-//! | `retry` | `max-attempts`, `wait-duration`, `retry-errors`, `ignore-errors`, `fail-after-max-attempts`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration`, `enable-randomized-wait`, `randomized-wait-factor` |
-//! | `bulkhead` | `max-concurrent-calls`, `max-wait-duration`, `fair-call-handling-enabled` (resil's addition: Resilience4j's builder has it, its properties do not) |
-//! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration`, `context-propagators` (names registered with `resil::context_propagator!`; unlisted: the defaults, `tracing`'s span with that feature; `[]`: none) |
-//! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
-//! | `timelimiter` | `timeout-duration`, `cancel-running-future` |
+//! | `circuitbreaker` | `failure-rate-threshold`, `slow-call-rate-threshold`, `slow-call-duration-threshold`, `sliding-window-type`, `sliding-window-size`, `minimum-number-of-calls`, `permitted-number-of-calls-in-half-open-state`, `wait-duration-in-open-state`, `max-wait-duration-in-half-open-state`, `automatic-transition-from-open-to-half-open-enabled`, `initial-state`, `record-errors`, `ignore-errors`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration-in-open-state`, `enable-randomized-wait`, `randomized-wait-factor`, `register-health-indicator`, `allow-health-indicator-to-fail` |
+//! | `retry` | `max-attempts`, `wait-duration`, `retry-errors`, `ignore-errors`, `fail-after-max-attempts`, `shadow`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration`, `enable-randomized-wait`, `randomized-wait-factor` |
+//! | `bulkhead` | `max-concurrent-calls`, `max-wait-duration`, `fair-call-handling-enabled`, `shadow` (`fair-call-handling-enabled` is resil's addition: Resilience4j's builder has it, its properties do not) |
+//! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration`, `shadow`, `context-propagators` (names registered with `resil::context_propagator!`; unlisted: the defaults, `tracing`'s span with that feature; `[]`: none) |
+//! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `shadow`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
+//! | `timelimiter` | `timeout-duration`, `cancel-running-future`, `shadow` |
 //! | every table | `base-config`, `event-consumer-buffer-size` |
 //!
 //! `writable-stack-trace-enabled` is accepted and has no effect (Rust errors
@@ -142,6 +142,17 @@
 //! library defaults and says so once through `tracing`; `init` after that
 //! fails, as does a second `init` ([`global`] explains why).
 //!
+//! # Reload
+//!
+//! [`reload`] reads the same source again, checks it as `init` does, and
+//! applies the difference to the running instances in place, all or
+//! nothing, keeping their identity and state; [`reload_dry_run`] only
+//! reports it ([`ReloadReport`], one line per changed setting).
+//! [`Resilience::reload`] does the same for registries of the builder, and,
+//! with the feature `watch`, [`watch`](crate::watch()) reloads when the
+//! file changes. Some settings only a restart applies (the `cluster-*` keys,
+//! registry `tags`, `[cloud]`): see [`reload`].
+//!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
@@ -158,6 +169,9 @@ mod inherit;
 mod init;
 pub mod keyed;
 pub mod propagators;
+mod reload;
+#[cfg(feature = "watch")]
+mod watch;
 
 pub use crate::bind::Extras;
 pub use crate::cloud::CloudSettings;
@@ -170,6 +184,9 @@ pub use crate::init::{
 };
 pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
+pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
+#[cfg(feature = "watch")]
+pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

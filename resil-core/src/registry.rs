@@ -304,6 +304,58 @@ impl<P: Primitive> Registry<P> {
         Ok(write(&self.configs).remove(name))
     }
 
+    /// Replaces the `default` configuration (the one instances get when they
+    /// are created without one); instances that exist keep theirs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::registry::BulkheadRegistry;
+    /// use resil_core::bulkhead::BulkheadConfig;
+    ///
+    /// let registry = BulkheadRegistry::of_defaults();
+    /// let before = registry.bulkhead("a");
+    /// registry.set_default_config(BulkheadConfig::builder().max_concurrent_calls(3).build()?);
+    /// assert_eq!(registry.bulkhead("b").config().max_concurrent_calls(), 3);
+    /// assert_eq!(before.config().max_concurrent_calls(), 25);
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn set_default_config(&self, config: P::Config) {
+        write(&self.configs).insert(DEFAULT_CONFIG.to_owned(), config);
+    }
+
+    /// Replaces every configuration at once, `default` included (the
+    /// library defaults when `configs` has none): a name missing from
+    /// `configs` is removed. Instances that exist keep theirs. A reload
+    /// swaps the configurations of a new file in with it, so that no
+    /// lookup sees half of the old set and half of the new.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::registry::RetryRegistry;
+    /// use resil_core::retry::RetryConfig;
+    ///
+    /// let registry = RetryRegistry::of_defaults();
+    /// registry.add_configuration("old", RetryConfig::default()).unwrap();
+    /// registry.set_configurations([("new".to_owned(), RetryConfig::builder().max_attempts(5).build()?)]);
+    /// assert_eq!(registry.configuration_names(), ["default", "new"]);
+    /// assert_eq!(registry.default_config().max_attempts(), 3);
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn set_configurations(&self, configs: impl IntoIterator<Item = (String, P::Config)>) {
+        let mut configs: HashMap<String, P::Config> = configs.into_iter().collect();
+        configs.entry(DEFAULT_CONFIG.to_owned()).or_default();
+        *write(&self.configs) = configs;
+    }
+
+    /// The names of the configurations, `default` included, sorted.
+    pub fn configuration_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = read(&self.configs).keys().cloned().collect();
+        names.sort();
+        names
+    }
+
     /// A named configuration.
     pub fn configuration(&self, name: &str) -> Option<P::Config> {
         read(&self.configs).get(name).cloned()

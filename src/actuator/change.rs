@@ -1,5 +1,5 @@
 //! The state changes: who may make them (the bearer token, a bounded body)
-//! and what they do to a breaker or a rate limiter.
+//! and what they do to a breaker, a rate limiter or the configuration.
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
@@ -10,6 +10,8 @@ use super::*;
 pub(super) struct Problem {
     pub(super) status: StatusCode,
     pub(super) message: String,
+    /// A refused configuration's problems, as the document's `problems`.
+    pub(super) problems: Vec<Value>,
 }
 
 impl Problem {
@@ -17,6 +19,7 @@ impl Problem {
         Problem {
             status,
             message: message.into(),
+            problems: Vec::new(),
         }
     }
 
@@ -25,7 +28,20 @@ impl Problem {
     }
 
     pub(super) fn into_response(self, uri: &Uri) -> Response {
-        let mut r = error(self.status, &self.message, uri);
+        let mut r = if self.problems.is_empty() {
+            error(self.status, &self.message, uri)
+        } else {
+            json_response(
+                self.status,
+                &json!({
+                    "status": self.status.as_u16(),
+                    "error": self.status.canonical_reason().unwrap_or(""),
+                    "message": self.message,
+                    "path": uri.path(),
+                    "problems": self.problems,
+                }),
+            )
+        };
         if self.status == StatusCode::UNAUTHORIZED {
             r.headers_mut().insert(
                 WWW_AUTHENTICATE,
@@ -285,6 +301,72 @@ pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Resul
     }))
 }
 
+/// `POST /actuator/refresh[?dryRun=true]`: reloads the configuration.
+pub(super) async fn refresh(State(s): St, uri: Uri, request: axum::extract::Request) -> Response {
+    // the query is judged after the token, like a body
+    let dry_run = dry_run(&uri);
+    audited(&s, "", &uri, request, move |s, _, _| reload(s, dry_run?)).await
+}
+
+/// `?dryRun=true` (or `false`); anything else is a 400.
+fn dry_run(uri: &Uri) -> Result<bool, Problem> {
+    let mut dry_run = false;
+    for pair in uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key != "dryRun" {
+            continue;
+        }
+        dry_run = match value.to_ascii_lowercase().as_str() {
+            "true" | "" => true,
+            "false" => false,
+            other => {
+                return Err(Problem::bad_request(format!(
+                    "`dryRun` is true or false; got `{other}`"
+                )));
+            }
+        };
+    }
+    Ok(dry_run)
+}
+
+/// Reloads and answers the changed keys, or the problems.
+fn reload(s: &Shared, dry_run: bool) -> Result<Value, Problem> {
+    let Some(result) = s.reload(dry_run) else {
+        return Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            "these registries have no configuration to reload: build the actuator with `ActuatorBuilder::resilience` or `ActuatorBuilder::reload_with`",
+        ));
+    };
+    match result {
+        Ok(report) => Ok(json!({ "changed": report.changed_keys() })),
+        Err(InitError::Invalid(problems)) => {
+            let n = problems.len();
+            let mut p = Problem::bad_request(format!(
+                "the configuration was refused ({n} problem{}); nothing changed",
+                if n == 1 { "" } else { "s" }
+            ));
+            p.problems = problems
+                .iter()
+                .map(|c| {
+                    json!({
+                        "source": c.source(),
+                        "key": c.key(),
+                        "value": c.value(),
+                        "message": c.message(),
+                    })
+                })
+                .collect();
+            Err(p)
+        }
+        Err(e) => Err(Problem::new(StatusCode::CONFLICT, e.to_string())),
+    }
+}
+
 /// The client's address, when the server was started with
 /// `into_make_service_with_connect_info::<SocketAddr>()`.
 fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
@@ -300,7 +382,7 @@ async fn audited(
     name: &str,
     uri: &Uri,
     request: axum::extract::Request,
-    change: fn(&Shared, &str, &Bytes) -> Result<Value, Problem>,
+    change: impl FnOnce(&Shared, &str, &Bytes) -> Result<Value, Problem>,
 ) -> Response {
     let (parts, body) = request.into_parts();
     let authorized = authorize(s, &parts.headers);

@@ -175,9 +175,16 @@ pub(crate) fn thread_pool_bulkhead_event(
 pub(crate) fn rate_limiter_event(event: &Event<RateLimiterEvent>) -> (&'static str, Value) {
     let ty = event.kind().event_type().as_str();
     let mut m = base("rateLimiterName", event, ty);
-    if let RateLimiterEvent::ClusterBackendChanged { up } = *event.kind() {
-        // resil's own event: whether the fleet's backend is up now
-        m.insert("up".to_owned(), json!(up));
+    match *event.kind() {
+        RateLimiterEvent::ClusterBackendChanged { up } => {
+            // resil's own event: whether the fleet's backend is up now
+            m.insert("up".to_owned(), json!(up));
+        }
+        RateLimiterEvent::ShadowRefusal { permits } => {
+            // resil's own event: the permits granted in shadow mode
+            m.insert("numberOfPermits".to_owned(), json!(permits));
+        }
+        _ => {}
     }
     (ty, Value::Object(m))
 }
@@ -266,7 +273,13 @@ impl Shown for CircuitBreaker {
 impl Shown for Retry {
     const LIST_KEY: &'static str = "retries";
     const EVENTS_KEY: &'static str = "retryEvents";
-    const EVENT_TYPES: &'static [&'static str] = &["RETRY", "ERROR", "SUCCESS", "IGNORED_ERROR"];
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "RETRY",
+        "ERROR",
+        "SUCCESS",
+        "IGNORED_ERROR",
+        "SHADOW_REFUSAL",
+    ];
 
     /// Resilience4j's `Retry.Metrics`.
     fn state(&self) -> Value {
@@ -287,7 +300,12 @@ impl Shown for Retry {
     }
 }
 
-const BULKHEAD_EVENT_TYPES: &[&str] = &["CALL_PERMITTED", "CALL_REJECTED", "CALL_FINISHED"];
+const BULKHEAD_EVENT_TYPES: &[&str] = &[
+    "CALL_PERMITTED",
+    "CALL_REJECTED",
+    "CALL_FINISHED",
+    "SHADOW_REFUSAL",
+];
 
 impl Shown for Bulkhead {
     const LIST_KEY: &'static str = "bulkheads";
@@ -345,6 +363,7 @@ impl Shown for RateLimiter {
         "FAILED_ACQUIRE",
         "DRAINED",
         "CLUSTER_BACKEND_CHANGED",
+        "SHADOW_REFUSAL",
     ];
 
     /// Resilience4j's `RateLimiter.Metrics`.
@@ -366,7 +385,7 @@ impl Shown for RateLimiter {
 impl Shown for TimeLimiter {
     const LIST_KEY: &'static str = "timeLimiters";
     const EVENTS_KEY: &'static str = "timeLimiterEvents";
-    const EVENT_TYPES: &'static [&'static str] = &["SUCCESS", "ERROR", "TIMEOUT"];
+    const EVENT_TYPES: &'static [&'static str] = &["SUCCESS", "ERROR", "TIMEOUT", "SHADOW_REFUSAL"];
 
     /// The time limiter's counts (Resilience4j's time limiter has no metrics object).
     fn state(&self) -> Value {

@@ -47,6 +47,7 @@
 //! | `GET /actuator/metrics`, `GET /actuator/metrics/{name}?tag=key:value` | Spring Boot's metrics endpoint (`names`; `name`, `description`, `baseUnit`, `measurements`, `availableTags`) over the Prometheus registry, only with [`ActuatorBuilder::prometheus`]: `resilience4j.circuitbreaker.calls` is the family `resilience4j_circuitbreaker_calls_seconds` |
 //! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
+//! | `POST /actuator/refresh[?dryRun=true]` | reloads the configuration (see [Refresh](#refresh)): 200 `{"changed":["circuitbreaker.instances.inventory-query.failure-rate-threshold",..]}`, 400 with the problems; `dryRun=true` applies nothing; only with [`ActuatorBuilder::state_changes`] |
 //!
 //! `GET /actuator/circuitbreakers`:
 //!
@@ -151,6 +152,27 @@
 //! public one: the read routes are not authenticated, as Spring Boot's
 //! actuator is not unless Spring Security is added.
 //!
+//! # Refresh
+//!
+//! `POST /actuator/refresh` (Spring Cloud's name for it) is a state change:
+//! the bearer token, the audit log and the body limit are those of the other
+//! `POST` routes. It reloads the configuration of the registries shown, all
+//! or nothing, as [`reload`](crate::reload) does: for the global registries
+//! [`reload`](crate::reload) itself, for a [`Resilience`] given with
+//! [`ActuatorBuilder::resilience`] its [`Resilience::reload`], or what
+//! [`ActuatorBuilder::reload_with`] gives. The answer lists the key paths
+//! that changed, `{"changed":[]}` for none (an instance created or back to
+//! the defaults is its table's path, `bulkhead.instances.inventory-query`).
+//! A refused configuration is a 400: Spring Boot's error document with
+//! `problems`, each `{"source":"resilience.toml","key":"..","value":"..","message":".."}`,
+//! and nothing changes. `?dryRun=true` answers the same without applying
+//! anything. Registries given without a way to reload them answer 404, and
+//! global registries that [`init`](crate::init) did not build 409.
+//!
+//! ```json
+//! {"changed":["circuitbreaker.instances.inventory-query.failure-rate-threshold"]}
+//! ```
+//!
 //! # Event streams
 //!
 //! Every stream of one set of registries reads one broadcast channel. A
@@ -164,10 +186,12 @@
 //! # Registries
 //!
 //! By default the router shows the global registries ([`registries`](crate::registries))
-//! and the [`Report`] of [`init`](crate::init); it never builds them (call
-//! `init` first). [`ActuatorBuilder::registries`] and
-//! [`ActuatorBuilder::report`] show others, for instance those of
-//! [`Resilience::builder()`](crate::Resilience::builder)`.load()`.
+//! and the report of the settings in force (that of [`init`](crate::init),
+//! or of the last [`reload`](crate::reload)); it never builds them (call
+//! `init` first). [`ActuatorBuilder::resilience`] shows those of
+//! [`Resilience::builder()`](crate::Resilience::builder)`.load()`, with
+//! their report and their reload; [`ActuatorBuilder::registries`] and
+//! [`ActuatorBuilder::report`] show any others.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -181,7 +205,7 @@ use axum::response::sse::Sse;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::PrometheusHandle;
-use resil_config::{Aspect, Registries, Report};
+use resil_config::{Aspect, InitError, Registries, ReloadReport, Report, Resilience};
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::clock::Nanos;
@@ -253,6 +277,7 @@ pub struct Actuator {
 pub struct ActuatorBuilder {
     source: Source,
     report: Option<Report>,
+    reload: Option<ReloadFn>,
     prometheus: Option<PrometheusHandle>,
     token: Option<String>,
     max_stream_clients: usize,
@@ -267,6 +292,7 @@ impl std::fmt::Debug for ActuatorBuilder {
         f.debug_struct("ActuatorBuilder")
             .field("source", &self.source)
             .field("report", &self.report.is_some())
+            .field("reload", &self.reload.is_some())
             .field("prometheus", &self.prometheus.is_some())
             .field("token", &self.token.as_ref().map(|_| REDACTED))
             .field("max_stream_clients", &self.max_stream_clients)
@@ -297,7 +323,12 @@ enum Source {
     Global,
     Static(&'static Registries),
     Owned(Arc<Registries>),
+    /// Registries of `Resilience::builder()`, with their report and reload.
+    Resilience(Arc<Resilience>),
 }
+
+/// What `POST /actuator/refresh` calls: `true` for a dry run.
+type ReloadFn = Arc<dyn Fn(bool) -> Result<ReloadReport, InitError> + Send + Sync>;
 
 impl From<&'static Registries> for SharedRegistries {
     fn from(r: &'static Registries) -> Self {
@@ -317,12 +348,21 @@ impl From<Registries> for SharedRegistries {
     }
 }
 
+/// The registries of a [`Resilience`], with its report in force and its reload
+/// (what [`ActuatorBuilder::resilience`] shows).
+impl From<Arc<Resilience>> for SharedRegistries {
+    fn from(r: Arc<Resilience>) -> Self {
+        SharedRegistries(Source::Resilience(r))
+    }
+}
+
 impl Actuator {
     /// A builder: the global registries, no Prometheus route, no state changes.
     pub fn builder() -> ActuatorBuilder {
         ActuatorBuilder {
             source: Source::Global,
             report: None,
+            reload: None,
             prometheus: None,
             token: None,
             max_stream_clients: DEFAULT_MAX_STREAM_CLIENTS,
@@ -373,6 +413,7 @@ impl Actuator {
                     post(update_circuit_breaker),
                 )
                 .route("/actuator/ratelimiters/{name}", post(update_rate_limiter))
+                .route("/actuator/refresh", post(refresh))
                 .route("/actuator/resilienceaudit", get(audit_log));
         }
         r.with_state(s.clone())
@@ -390,9 +431,62 @@ impl ActuatorBuilder {
 
     /// The report of the registries (from [`Resilience::into_parts`](crate::Resilience::into_parts)):
     /// inheritance chains, health-indicator settings, declarations. The
-    /// global registries use the report of [`init`](crate::init) without it.
+    /// global registries use the report in force (of [`init`](crate::init)
+    /// or of the last [`reload`](crate::reload)) without it, and a
+    /// [`Resilience`] its own.
     pub fn report(mut self, report: Report) -> Self {
         self.report = Some(report);
+        self
+    }
+
+    /// Shows the registries of `resilience` with its report in force, and
+    /// makes `POST /actuator/refresh` call its [`Resilience::reload`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use resil::Resilience;
+    /// use resil::actuator::Actuator;
+    ///
+    /// let loaded = Arc::new(
+    ///     Resilience::builder()
+    ///         .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
+    ///         .env_vars(Vec::<(String, String)>::new())
+    ///         .load()?,
+    /// );
+    /// let router: axum::Router = Actuator::builder()
+    ///     .resilience(loaded.clone())
+    ///     .state_changes("s3cr3t-token")
+    ///     .build()
+    ///     .router();
+    /// # drop(router);
+    /// # Ok::<(), resil::InitError>(())
+    /// ```
+    pub fn resilience(mut self, resilience: Arc<Resilience>) -> Self {
+        self.source = Source::Resilience(resilience);
+        self
+    }
+
+    /// What `POST /actuator/refresh` calls (`true` for `?dryRun=true`),
+    /// instead of the reload of the registries shown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil::actuator::Actuator;
+    ///
+    /// let actuator = Actuator::builder()
+    ///     .state_changes("s3cr3t-token")
+    ///     .reload_with(|dry_run| if dry_run { resil::reload_dry_run() } else { resil::reload() })
+    ///     .build();
+    /// # drop(actuator);
+    /// ```
+    pub fn reload_with<F>(mut self, reload: F) -> Self
+    where
+        F: Fn(bool) -> Result<ReloadReport, InitError> + Send + Sync + 'static,
+    {
+        self.reload = Some(Arc::new(reload));
         self
     }
 
@@ -433,7 +527,8 @@ impl ActuatorBuilder {
     pub fn build(self) -> Actuator {
         let shared = Shared {
             source: self.source,
-            report: self.report,
+            report: self.report.map(Arc::new),
+            reload: self.reload,
             prometheus: self.prometheus,
             token: self.token,
             streams: stream::Slots::new(self.max_stream_clients),
@@ -451,7 +546,8 @@ impl ActuatorBuilder {
 
 struct Shared {
     source: Source,
-    report: Option<Report>,
+    report: Option<Arc<Report>>,
+    reload: Option<ReloadFn>,
     prometheus: Option<PrometheusHandle>,
     token: Option<String>,
     streams: stream::Slots,
@@ -472,6 +568,7 @@ impl std::fmt::Debug for Shared {
         f.debug_struct("Shared")
             .field("source", &self.source)
             .field("report", &self.report.is_some())
+            .field("reload", &self.reload.is_some())
             .field("prometheus", &self.prometheus.is_some())
             .field("state_changes", &self.token.is_some())
             .field("streams", &self.streams)
@@ -494,6 +591,7 @@ impl Shared {
             Source::Global => resil_config::global::built(),
             Source::Static(r) => Some(r),
             Source::Owned(r) => Some(r),
+            Source::Resilience(r) => Some(r.registries()),
         }
     }
 
@@ -508,11 +606,28 @@ impl Shared {
         Binding::of(self.registries())
     }
 
-    fn report(&self) -> Option<&Report> {
+    /// The report shown: the one given, else the one in force.
+    fn report(&self) -> Option<Arc<Report>> {
         match (&self.report, &self.source) {
-            (Some(r), _) => Some(r),
-            (None, Source::Global) => resil_config::global::report(),
+            (Some(r), _) => Some(r.clone()),
+            (None, Source::Global) => resil_config::global::current_report(),
+            (None, Source::Resilience(r)) => Some(r.current_report()),
             (None, _) => None,
+        }
+    }
+
+    /// Reloads the configuration of the registries shown (a dry run
+    /// applies nothing); `None` when nothing says how.
+    fn reload(&self, dry_run: bool) -> Option<Result<ReloadReport, InitError>> {
+        if let Some(reload) = &self.reload {
+            return Some(reload(dry_run));
+        }
+        match (&self.source, dry_run) {
+            (Source::Global, false) => Some(resil_config::reload()),
+            (Source::Global, true) => Some(resil_config::reload_dry_run()),
+            (Source::Resilience(r), false) => Some(r.reload()),
+            (Source::Resilience(r), true) => Some(r.reload_dry_run()),
+            _ => None,
         }
     }
 }
@@ -582,6 +697,7 @@ async fn health_one(State(s): St, Path(component): Path<String>, uri: Uri) -> Re
 fn components(s: &Shared) -> Map<String, Value> {
     let registries = s.registries();
     let report = s.report();
+    let report = report.as_deref();
     let mut c = Map::new();
     c.insert(
         "circuitBreakers".to_owned(),
@@ -655,7 +771,7 @@ async fn prometheus(State(s): St) -> Response {
 async fn resilience_document(State(s): St) -> Response {
     ok(&resilience::document(
         s.registries(),
-        s.report(),
+        s.report().as_deref(),
         s.expose_sources,
     ))
 }

@@ -1,0 +1,308 @@
+//! Reloading when the file changes (feature `watch`; see [`watch`](crate::watch())).
+
+use std::fmt;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+
+use crate::error::InitError;
+use crate::init::Resilience;
+use crate::reload::ReloadReport;
+
+/// How long the file must be quiet before a reload runs.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// A quiet period is extended at most this many times by new events (in
+/// the directory), so that a file written without pause is still reloaded.
+const MAX_EXTENSIONS: u32 = 50;
+
+type ReloadFn = Box<dyn Fn() -> Result<ReloadReport, InitError> + Send>;
+
+enum Message {
+    Event(notify::Result<notify::Event>),
+    Stop,
+}
+
+/// Watches the file [`init`](crate::init) read and reloads the global
+/// registries when it changes (feature `watch`).
+///
+/// The directory is watched, not the file, so that what editors and
+/// deployment tools do works: writing in place, writing a temporary file and
+/// renaming it over the old one, deleting and creating it again, swapping a
+/// symbolic link the file goes through (Kubernetes' ConfigMap volumes).
+/// Events are debounced: once the directory has been quiet for
+/// [`DEFAULT_DEBOUNCE`] (see [`Watcher::set_debounce`]), the file is read,
+/// and a reload runs only if its contents differ from the last ones seen
+/// (or it is gone), so that a save in several writes is one reload and a
+/// change to another file of the directory is none. Each reload is the same as
+/// [`reload`](crate::reload()): all or nothing, a refused file leaves the
+/// settings in force, a deleted file is a refused reload; each outcome is a
+/// `tracing` event of target `resil::reload` and, with resil's `metrics`
+/// feature, counts in `resil_config_reloads_total{outcome}`.
+///
+/// Dropping the [`Watcher`] stops it: the watch ends and its thread is joined.
+///
+/// # Errors
+///
+/// [`InitError::NotInitialized`] when `init` did not build the global
+/// registries; [`InitError::Watch`] when `init` read no file (the defaults,
+/// or contents given to the builder), when the file does not exist, or when
+/// the operating system refuses to watch its directory.
+///
+/// # Examples
+///
+/// ```no_run
+/// resil_config::init()?;
+/// let watcher = resil_config::watch()?; // keep it for as long as edits should apply
+/// # drop(watcher);
+/// # Ok::<(), resil_config::InitError>(())
+/// ```
+///
+/// Without `init` there is nothing to watch:
+///
+/// ```
+/// assert!(matches!(resil_config::watch(), Err(resil_config::InitError::NotInitialized)));
+/// ```
+pub fn watch() -> Result<Watcher, InitError> {
+    let (_, reloader) = crate::global::reloader().ok_or(InitError::NotInitialized)?;
+    Watcher::start(reloader.file(), Box::new(crate::reload::reload))
+}
+
+impl Resilience {
+    /// Watches the file these registries were loaded from and reloads them
+    /// when it changes, as [`watch`](crate::watch()) does for the global ones.
+    ///
+    /// # Errors
+    ///
+    /// [`InitError::Watch`] when the builder read no file, when it does not
+    /// exist, or when it cannot be watched.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use resil_config::Resilience;
+    ///
+    /// let loaded = Arc::new(
+    ///     Resilience::builder()
+    ///         .file_contents("resilience.toml", "")
+    ///         .env_vars(Vec::<(String, String)>::new())
+    ///         .load()?,
+    /// );
+    /// assert!(loaded.watch().is_err()); // contents, not a file
+    /// # Ok::<(), resil_config::InitError>(())
+    /// ```
+    pub fn watch(self: &Arc<Self>) -> Result<Watcher, InitError> {
+        let this = Arc::clone(self);
+        Watcher::start(self.reloader.file(), Box::new(move || this.reload()))
+    }
+}
+
+/// A running watch; dropping it stops it.
+pub struct Watcher {
+    file: PathBuf,
+    notify: Option<notify::RecommendedWatcher>,
+    stop: Sender<Message>,
+    thread: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    debounce_ms: AtomicU64,
+    applied: AtomicU64,
+    rejected: AtomicU64,
+    last: Mutex<Option<Result<ReloadReport, InitError>>>,
+}
+
+impl Watcher {
+    fn start(file: Option<PathBuf>, reload: ReloadFn) -> Result<Watcher, InitError> {
+        let file = file.ok_or_else(|| {
+            InitError::Watch(
+                "no file was read (the library defaults, or contents given to the builder): name one with `RESIL_CONFIG` or `ResilienceBuilder::file`".to_owned(),
+            )
+        })?;
+        let absolute = std::path::absolute(&file)
+            .map_err(|e| InitError::Watch(format!("{}: {e}", file.display())))?;
+        if !absolute.is_file() {
+            return Err(InitError::Watch(format!(
+                "{}: the file does not exist (or is not a regular file)",
+                file.display()
+            )));
+        }
+        let Some(dir) = absolute.parent() else {
+            return Err(InitError::Watch(format!(
+                "{}: not a file in a directory",
+                file.display()
+            )));
+        };
+        let (tx, rx) = mpsc::channel();
+        let events = tx.clone();
+        let mut notify = notify::recommended_watcher(move |e| {
+            let _ = events.send(Message::Event(e));
+        })
+        .map_err(|e| InitError::Watch(format!("{}: {e}", file.display())))?;
+        notify
+            .watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|e| InitError::Watch(format!("{}: {e}", dir.display())))?;
+        let shared = Arc::new(Shared {
+            debounce_ms: AtomicU64::new(millis(DEFAULT_DEBOUNCE)),
+            ..Shared::default()
+        });
+        let s = shared.clone();
+        // what the registries were loaded from, near enough: the first
+        // reload runs when the contents differ from it
+        let seen = contents(&absolute);
+        let thread = std::thread::Builder::new()
+            .name("resil-watch".to_owned())
+            .spawn(move || run(&rx, &absolute, seen, &reload, &s))
+            .map_err(|e| InitError::Watch(format!("the watcher thread could not start: {e}")))?;
+        tracing::info!(target: "resil::reload", file = %file.display(), "resil: watching {} for changes", file.display());
+        Ok(Watcher {
+            file,
+            notify: Some(notify),
+            stop: tx,
+            thread: Some(thread),
+            shared,
+        })
+    }
+
+    /// The file watched, as `init` or the builder named it.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// How long the file must be quiet before a reload runs.
+    pub fn debounce(&self) -> Duration {
+        Duration::from_millis(self.shared.debounce_ms.load(Ordering::Relaxed))
+    }
+
+    /// Sets how long the file must be quiet before a reload runs (from the
+    /// next change on; at least 1 ms).
+    pub fn set_debounce(&self, debounce: Duration) {
+        self.shared
+            .debounce_ms
+            .store(millis(debounce).max(1), Ordering::Relaxed);
+    }
+
+    /// The reloads this watcher ran that applied.
+    pub fn applied(&self) -> u64 {
+        self.shared.applied.load(Ordering::Acquire)
+    }
+
+    /// The reloads this watcher ran that were refused (the settings in force kept).
+    pub fn rejected(&self) -> u64 {
+        self.shared.rejected.load(Ordering::Acquire)
+    }
+
+    /// The outcome of the last reload this watcher ran, if any.
+    pub fn last(&self) -> Option<Result<ReloadReport, InitError>> {
+        self.shared
+            .last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        // no new events, then the thread ends at the stop (a reload under
+        // way finishes first)
+        drop(self.notify.take());
+        let _ = self.stop.send(Message::Stop);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watcher")
+            .field("file", &self.file)
+            .field("debounce", &self.debounce())
+            .field("applied", &self.applied())
+            .field("rejected", &self.rejected())
+            .finish_non_exhaustive()
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Whether an event may have changed what the file reads: any change in
+/// the directory (the file itself, or a link it goes through).
+fn touches(event: &notify::Result<notify::Event>) -> bool {
+    match event {
+        Ok(e) => !matches!(e.kind, EventKind::Access(_)),
+        Err(e) => {
+            tracing::warn!(target: "resil::reload", "resil: the file watcher reported an error: {e}");
+            false
+        }
+    }
+}
+
+/// The most of the file compared (a reload refuses a larger one anyway).
+const MAX_COMPARED: u64 = (1 << 20) + 1;
+
+/// The file's contents now, `None` when it cannot be read.
+fn contents(path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_COMPARED).read_to_end(&mut bytes))
+        .ok()?;
+    Some(bytes)
+}
+
+/// The watcher's thread: waits for a change in the directory, lets it go
+/// quiet, reloads if the file reads differently; until told to stop.
+fn run(
+    rx: &Receiver<Message>,
+    path: &Path,
+    mut seen: Option<Vec<u8>>,
+    reload: &ReloadFn,
+    shared: &Shared,
+) {
+    loop {
+        match rx.recv() {
+            Ok(Message::Event(e)) if touches(&e) => {}
+            Ok(Message::Event(_)) => continue,
+            Ok(Message::Stop) | Err(_) => return,
+        }
+        let mut extensions = 0;
+        loop {
+            let quiet = Duration::from_millis(shared.debounce_ms.load(Ordering::Relaxed));
+            match rx.recv_timeout(quiet) {
+                Ok(Message::Event(_)) => {
+                    extensions += 1;
+                    if extensions >= MAX_EXTENSIONS {
+                        break;
+                    }
+                }
+                Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+        }
+        let now = contents(path);
+        // the same contents (or still none): nothing to say again
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        let outcome = reload();
+        let counter = match &outcome {
+            Ok(_) => &shared.applied,
+            Err(_) => &shared.rejected,
+        };
+        *shared.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+        counter.fetch_add(1, Ordering::AcqRel);
+    }
+}
