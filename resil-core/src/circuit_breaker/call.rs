@@ -125,10 +125,19 @@ impl<R: Deref<Target = Inner>> Guard<R> {
 }
 
 impl<R: Deref<Target = Inner>> Drop for Guard<R> {
+    #[inline]
     fn drop(&mut self) {
-        if self.done {
-            return;
+        if !self.done {
+            self.abandoned();
         }
+    }
+}
+
+impl<R: Deref<Target = Inner>> Guard<R> {
+    /// Dropped before a result: a panic in the call, or a call not made.
+    #[cold]
+    #[inline(never)]
+    fn abandoned(&mut self) {
         if self.in_call && std::thread::panicking() {
             let end = self.inner.clock.now();
             self.inner.finish(

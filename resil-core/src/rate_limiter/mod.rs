@@ -835,13 +835,14 @@ impl Inner {
 
     #[inline]
     fn decide(&self, permits: u32, timeout: u64) -> Decision {
-        let decision = match &self.cluster {
-            None => self.core.acquire(|| self.now(), permits, timeout),
-            Some(c) => c.acquire(self, permits, timeout),
-        };
-        match decision {
-            Decision::Refused => self.refused(permits),
-            granted => granted,
+        match &self.cluster {
+            None => self
+                .core
+                .acquire_or(|| self.now(), permits, timeout, || self.refused(permits)),
+            Some(c) => match c.acquire(self, permits, timeout) {
+                Decision::Refused => self.refused(permits),
+                granted => granted,
+            },
         }
     }
 

@@ -229,6 +229,19 @@ impl Core {
     /// same answers.
     #[inline(always)]
     pub(crate) fn acquire(&self, now: impl Fn() -> u64, permits: u32, timeout: u64) -> Decision {
+        self.acquire_or(now, permits, timeout, || Decision::Refused)
+    }
+
+    /// [`Core::acquire`], with `refused` deciding a refusal (shadow mode
+    /// grants it instead); only the general loop calls it.
+    #[inline(always)]
+    pub(crate) fn acquire_or(
+        &self,
+        now: impl Fn() -> u64,
+        permits: u32,
+        timeout: u64,
+        refused: impl FnOnce() -> Decision,
+    ) -> Decision {
         let epoch = self.epoch();
         let hint = self.cycle_hint.load(Ordering::Relaxed);
         // Below `last_cycle`, `B(hint) <= (hint + 1) * period` fits in `u64`
@@ -262,7 +275,7 @@ impl Core {
         {
             return Decision::Granted { wait: 0 };
         }
-        self.acquire_slow(now, now_abs, permits, timeout)
+        self.acquire_slow(now, now_abs, permits, timeout, refused)
     }
 
     /// The general loop of [`Core::acquire`], starting with the clock reading
@@ -275,6 +288,7 @@ impl Core {
         mut now_abs: u64,
         permits: u32,
         timeout: u64,
+        refused: impl FnOnce() -> Decision,
     ) -> Decision {
         loop {
             let t = self.elapsed(now_abs);
@@ -286,10 +300,10 @@ impl Core {
             if wait > timeout {
                 // Nothing to write: a refusal reserves nothing and the
                 // refresh alone never changes an answer.
-                return Decision::Refused;
+                return refused();
             }
             let Some(next) = reserve(&r, permits) else {
-                return Decision::Refused;
+                return refused();
             };
             match self
                 .consumed
