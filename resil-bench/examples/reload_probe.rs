@@ -74,5 +74,6 @@ fn repeat(mut f: impl FnMut() -> Option<u64>) {
 }
 
 fn change(cb: &CircuitBreaker, config: CircuitBreakerConfig) {
-    cb.change_config(config).expect("a first change is accepted");
+    cb.change_config(config)
+        .expect("a first change is accepted");
 }
