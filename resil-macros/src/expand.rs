@@ -875,25 +875,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prints_types_as_written() {
-        assert_eq!(
-            tokens_text(quote!(Result<Item, DbError>)),
-            "Result<Item, DbError>"
-        );
-        assert_eq!(tokens_text(quote!(&Self)), "&Self");
-        assert_eq!(tokens_text(quote!(&'a mut Self)), "&'a mut Self");
-        assert_eq!(tokens_text(quote!(Self::degraded)), "Self::degraded");
-        assert_eq!(
-            tokens_text(quote!(Box<dyn Fn(u32) -> u32 + Send>)),
-            "Box<dyn Fn(u32) -> u32 + Send>"
-        );
-        assert_eq!(
-            tokens_text(quote!(std::io::Result<u32>)),
-            "std::io::Result<u32>"
-        );
-    }
-
-    #[test]
     fn renames_the_receiver_but_not_paths_or_nested_items() {
         let out = rename_self(quote!({
             self.x + self::f() + g(|| self.y);
