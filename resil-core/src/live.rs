@@ -189,7 +189,7 @@ impl<T> Live<T> {
     }
 
     /// How many versions are kept.
-    #[cfg(test)]
+    #[cfg(all(test, not(resil_loom)))]
     pub(crate) fn kept(&self) -> usize {
         self.versions().count()
     }
