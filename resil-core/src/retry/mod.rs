@@ -108,6 +108,7 @@ mod config;
 mod counter;
 mod error;
 mod event;
+mod future;
 mod interval;
 mod metrics;
 
@@ -124,6 +125,7 @@ use std::time::Duration;
 pub use self::config::{RetryConfig, RetryConfigBuilder};
 pub use self::error::MaxRetriesExceeded;
 pub use self::event::{RetryEvent, RetryEventType};
+pub use self::future::RetryFuture;
 pub use self::interval::{IntervalBiFunction, RetryOutcome};
 pub use self::metrics::RetryMetrics;
 pub use crate::interval::IntervalFunction;
@@ -486,12 +488,7 @@ impl Retry {
         Fut: Future<Output = Result<T, Error<E>>>,
     {
         let future = f();
-        RetryFuture {
-            call: self.start_async_call(),
-            classifier,
-            f,
-            stage: RetryStage::Attempt { future },
-        }
+        RetryFuture::new(self.start_async_call(), classifier, f, future)
     }
 
     /// The state of one async call, for loops that make their own attempts
@@ -1232,87 +1229,5 @@ impl<F: Future> Future for Attempt<'_, F> {
         this.in_attempt
             .store(false, std::sync::atomic::Ordering::Relaxed);
         poll
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The future of an async retried call ([`Retry::call_async`],
-    /// [`Retry::call_async_with`]): the attempts and the waits between them,
-    /// one state machine that holds the call's progress, the current
-    /// attempt or wait, and the closure that makes the next attempt.
-    ///
-    /// Dropping it cancels the attempt or the wait in progress and counts
-    /// nothing. It is `Send` whenever the closure and its futures are.
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct RetryFuture<'a, T, E, F, Fut> {
-        call: CallState<&'a Inner>,
-        classifier: &'a RetryClassifier<T, E>,
-        f: F,
-        #[pin]
-        stage: RetryStage<Fut>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    #[project = RetryStageProj]
-    enum RetryStage<Fut> {
-        /// An attempt; the last one stays here once the call is done (the
-        /// call's state says so), dropped with the future.
-        Attempt {
-            #[pin]
-            future: Fut,
-        },
-        Waiting {
-            sleep: Sleep,
-        },
-    }
-}
-
-impl<T, E, F, Fut> Future for RetryFuture<'_, T, E, F, Fut>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, Error<E>>>,
-{
-    type Output = Result<T, Error<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        assert!(!this.call.done, "`RetryFuture` polled after completion");
-        loop {
-            match this.stage.as_mut().project() {
-                RetryStageProj::Attempt { future } => {
-                    let result = std::task::ready!(this.call.poll_attempt(future, cx));
-                    if this.call.first_success(this.classifier, &result) {
-                        return Poll::Ready(result);
-                    }
-                    match this.call.settle(this.classifier, result) {
-                        Ok(result) => return Poll::Ready(result),
-                        Err(wait) if wait.is_zero() => {
-                            let future = (this.f)();
-                            this.stage.set(RetryStage::Attempt { future });
-                        }
-                        Err(wait) => {
-                            let sleep = this.call.inner.clock.sleep_async(wait);
-                            this.stage.set(RetryStage::Waiting { sleep });
-                        }
-                    }
-                }
-                RetryStageProj::Waiting { sleep } => {
-                    std::task::ready!(Pin::new(sleep).poll(cx));
-                    let future = (this.f)();
-                    this.stage.set(RetryStage::Attempt { future });
-                }
-            }
-        }
-    }
-}
-
-impl<T, E, F, Fut> fmt::Debug for RetryFuture<'_, T, E, F, Fut> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RetryFuture")
-            .field("retry", &self.call.inner.name)
-            .field("attempts", &self.call.attempts)
-            .finish_non_exhaustive()
     }
 }
