@@ -168,12 +168,6 @@ pub mod cloud;
 pub mod metrics;
 #[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
 mod observe;
-#[cfg(any(
-    feature = "metrics",
-    feature = "tracing",
-    feature = "actuator",
-    feature = "cloud"
-))]
 mod sync;
 #[cfg(feature = "tower")]
 pub mod tower;

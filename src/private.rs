@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 pub use inventory;
 pub use resil_config::declared::{KindsOf, NoKinds};
@@ -275,9 +275,7 @@ fn nested_retry(outer: &'static str, inner: &'static str) {
 
 /// Whether `key` is new to `seen` (and now in it): what is said once per key.
 fn first_time<K: Ord>(seen: &Mutex<BTreeSet<K>>, key: K) -> bool {
-    seen.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key)
+    crate::sync::lock(seen).insert(key)
 }
 
 /// Runs the retry `name`'s call `f` in its scope (the attributes' sync retry).

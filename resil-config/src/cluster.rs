@@ -25,7 +25,7 @@ pub(crate) fn backend(url: &str) -> Result<Arc<dyn ClusterBackend>, String> {
     use std::collections::BTreeMap;
     use std::sync::Mutex;
     static BACKENDS: Mutex<BTreeMap<String, Arc<dyn ClusterBackend>>> = Mutex::new(BTreeMap::new());
-    let mut backends = BACKENDS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut backends = crate::sync::lock(&BACKENDS);
     if let Some(b) = backends.get(url) {
         return Ok(Arc::clone(b));
     }

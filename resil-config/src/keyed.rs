@@ -39,7 +39,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+
+use crate::sync::lock;
 
 use resil_core::circuit_breaker::{CircuitBreaker, State};
 use resil_core::clock::SharedClock;
@@ -535,10 +537,6 @@ impl fmt::Write for KeyBuf {
         self.len = end;
         Ok(())
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

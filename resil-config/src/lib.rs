@@ -170,6 +170,7 @@ mod init;
 pub mod keyed;
 pub mod propagators;
 mod reload;
+mod sync;
 #[cfg(feature = "watch")]
 mod watch;
 

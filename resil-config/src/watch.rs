@@ -5,7 +5,9 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use crate::sync::lock;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -203,11 +205,7 @@ impl Watcher {
 
     /// The outcome of the last reload this watcher ran, if any.
     pub fn last(&self) -> Option<Result<ReloadReport, InitError>> {
-        self.shared
-            .last
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.shared.last).clone()
     }
 }
 
@@ -302,7 +300,7 @@ fn run(
             Ok(_) => &shared.applied,
             Err(_) => &shared.rejected,
         };
-        *shared.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+        *lock(&shared.last) = Some(outcome);
         counter.fetch_add(1, Ordering::AcqRel);
     }
 }

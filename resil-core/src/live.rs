@@ -195,6 +195,13 @@ impl<T> Live<T> {
     }
 }
 
+/// Whether two configurations are one version: they print the same. The
+/// interval functions, predicates and propagators in them have no other
+/// equality, and a configuration read from a file prints the same each time.
+pub(crate) fn same_printed<T: fmt::Debug>(a: &T, b: &T) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}
+
 impl<T: fmt::Debug> fmt::Debug for Live<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.load().fmt(f)

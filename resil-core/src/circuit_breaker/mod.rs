@@ -110,7 +110,7 @@ use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturati
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
-use crate::live::{ChangeRefused, Live};
+use crate::live::{ChangeRefused, Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
@@ -226,10 +226,9 @@ fn half_open_permits(config: &CircuitBreakerConfig) -> u32 {
         .clamp(1, state::MAX_PERMITS)
 }
 
-/// Two configurations are one version when they print the same (the
-/// interval functions have no other equality).
+/// Two settings are one version when their configurations are.
 fn same_config(a: &Settings, b: &Settings) -> bool {
-    format!("{:?}", a.config) == format!("{:?}", b.config)
+    same_printed(&a.config, &b.config)
 }
 
 /// How a finished call counts.
@@ -482,7 +481,7 @@ impl CircuitBreaker {
     pub fn can_change_config(&self, config: &CircuitBreakerConfig) -> Result<(), ChangeRefused> {
         let settings = self.inner.settings.load();
         let current = &settings.config;
-        if format!("{:?}", current.cluster) != format!("{:?}", config.cluster) {
+        if !same_printed(&current.cluster, &config.cluster) {
             return Err(ChangeRefused::fixed("cluster"));
         }
         if current.cluster.is_some() && half_open_permits(current) != half_open_permits(config) {
@@ -490,10 +489,9 @@ impl CircuitBreaker {
                 "permitted_number_of_calls_in_half_open_state",
             ));
         }
-        let printed = format!("{config:?}");
         self.inner
             .settings
-            .fits(|v| format!("{:?}", v.config) == printed)
+            .fits(|v| same_printed(&v.config, config))
     }
 
     /// The breaker's tags (registry tags overlaid by instance tags).

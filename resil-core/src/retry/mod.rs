@@ -136,7 +136,7 @@ use crate::clock::{Clock, SharedClock, Sleep, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::InnerErrors;
-use crate::live::{ChangeRefused, Live};
+use crate::live::{ChangeRefused, Live, same_printed};
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Name, Tags};
 
@@ -254,12 +254,12 @@ impl Retry {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn change_config(&self, config: RetryConfig) -> Result<(), ChangeRefused> {
-        self.inner.config.store(config, same_config).map(|_| ())
+        self.inner.config.store(config, same_printed).map(|_| ())
     }
 
     /// Whether [`Retry::change_config`] would accept `config`.
     pub fn can_change_config(&self, config: &RetryConfig) -> Result<(), ChangeRefused> {
-        self.inner.config.fits(|v| same_config(v, config))
+        self.inner.config.fits(|v| same_printed(v, config))
     }
 
     /// The retry's tags (registry tags overlaid by instance tags).
@@ -823,12 +823,6 @@ impl Inner {
     fn exhausted<E>(&self, max_attempts: u32) -> Error<E> {
         Error::MaxRetriesExceeded(MaxRetriesExceeded::new(self.name.clone(), max_attempts))
     }
-}
-
-/// Two configurations are one version when they print the same (the
-/// interval functions have no other equality).
-fn same_config(a: &RetryConfig, b: &RetryConfig) -> bool {
-    format!("{a:?}") == format!("{b:?}")
 }
 
 /// [`CallState::version`] before the call's first failure.

@@ -320,7 +320,7 @@ impl ThreadPoolBulkhead {
         );
         let spawn = {
             let mut pool = lock(&s.pool);
-            s.config.store(config, same_config)?;
+            s.config.store(config, same_printed)?;
             pool.resize(sizes.0, sizes.1, sizes.2)
         };
         s.work.notify_all();
@@ -346,7 +346,7 @@ impl ThreadPoolBulkhead {
         &self,
         config: &ThreadPoolBulkheadConfig,
     ) -> Result<(), ChangeRefused> {
-        self.shared().config.fits(|v| same_config(v, config))
+        self.shared().config.fits(|v| same_printed(v, config))
     }
 
     /// The bulkhead's tags (registry tags overlaid by instance tags).
@@ -663,12 +663,6 @@ impl fmt::Debug for ThreadPoolBulkhead {
     }
 }
 
-/// Two configurations are one version when they print the same (the
-/// context propagators have no other equality).
-fn same_config(a: &ThreadPoolBulkheadConfig, b: &ThreadPoolBulkheadConfig) -> bool {
-    format!("{a:?}") == format!("{b:?}")
-}
-
 impl Shared {
     fn full(&self) -> BulkheadFull {
         BulkheadFull::new(self.name.clone(), self.config.load().capacity())
@@ -812,7 +806,7 @@ impl Drop for Worker<'_> {
     }
 }
 
-use crate::live::{ChangeRefused, Live};
+use crate::live::{ChangeRefused, Live, same_printed};
 use crate::sync::std_lock::lock;
 
 fn to_u32(n: usize) -> u32 {
