@@ -112,13 +112,17 @@
 //! ```
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use ::metrics::{Label, Recorder};
 use resil_config::Registries;
 use resil_core::Tags;
 use resil_core::clock::{Clock, SystemClock};
+use resil_core::event::Event;
+
+use crate::observe::Observed;
+use crate::observe::sink::{Follower, Sink};
 
 /// `resilience4j_circuitbreaker_state`: 1 for the current state (tag `state`), 0 for the others.
 pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j_circuitbreaker_state";
@@ -261,8 +265,13 @@ pub fn set_refresh_interval(every: Option<Duration>) {
 /// The refresher's thread, once it runs.
 static REFRESHER: OnceLock<std::thread::Thread> = OnceLock::new();
 
+inventory::submit! {
+    // the global registries are built: from now on their gauges move alone
+    resil_config::GlobalHook(|_| start_refresher())
+}
+
 /// Starts the background refresher, once per process.
-pub(crate) fn start_refresher() {
+fn start_refresher() {
     static START: std::sync::Once = std::sync::Once::new();
     START.call_once(|| {
         let spawned = std::thread::Builder::new()
@@ -548,6 +557,65 @@ fn absolute(
     value: u64,
 ) {
     ::metrics::counter!(meter, labels(name, tag, tags)).absolute(value);
+}
+
+/// The meters' sink: the event-driven meters of each instance followed,
+/// and the gauges set from the snapshots on [`refresh`].
+#[derive(Debug)]
+pub(crate) struct MetricsSink;
+
+/// A primitive with meters: its event-driven handles and its gauges.
+pub(crate) trait Metered: Observed {
+    /// The handles of its event-driven meters.
+    type Meters: Send + Sync + 'static;
+
+    /// Its event-driven meters.
+    fn meters(&self) -> Self::Meters;
+    /// Records one event in the event-driven meters.
+    fn record(meters: &Self::Meters, event: &Event<Self::Kind>);
+    /// Sets its gauges (and snapshot counters) from a snapshot.
+    fn refresh(&self);
+}
+
+impl<P: Metered> Sink<P> for MetricsSink {
+    fn follow(&self, p: &P) -> Follower<P::Kind> {
+        let meters = p.meters();
+        Box::new(move |event| P::record(&meters, event))
+    }
+
+    fn refresh(&self, instances: &[Arc<P>]) {
+        describe();
+        for p in instances {
+            p.refresh();
+        }
+    }
+}
+
+macro_rules! metered {
+    ($($ty:ty => $m:ident;)*) => {$(
+        impl Metered for $ty {
+            type Meters = $m::Meters;
+
+            fn meters(&self) -> $m::Meters {
+                $m::meters(self)
+            }
+            fn record(meters: &$m::Meters, event: &Event<Self::Kind>) {
+                $m::record(meters, event)
+            }
+            fn refresh(&self) {
+                $m::refresh(self)
+            }
+        }
+    )*};
+}
+
+metered! {
+    resil_core::circuit_breaker::CircuitBreaker => circuit_breaker;
+    resil_core::retry::Retry => retry;
+    resil_core::bulkhead::Bulkhead => bulkhead;
+    resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead;
+    resil_core::rate_limiter::RateLimiter => rate_limiter;
+    resil_core::time_limiter::TimeLimiter => time_limiter;
 }
 
 /// Handles taken from one recorder, taken again when the recorder changes.

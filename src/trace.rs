@@ -26,7 +26,46 @@ use resil_core::thread_pool_bulkhead::ThreadPoolBulkheadEvent;
 use resil_core::time_limiter::TimeLimiterEvent;
 use tracing::{debug, info, warn};
 
-pub(crate) fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
+use crate::observe::Observed;
+use crate::observe::sink::{Follower, Sink};
+
+/// The `tracing` sink: the events of the table above, for each instance followed.
+#[derive(Debug)]
+pub(crate) struct TracingSink;
+
+/// A primitive with `tracing` events.
+pub(crate) trait Traced: Observed {
+    /// Writes the `tracing` event of an event, if it has one.
+    fn trace(name: &str, event: &Event<Self::Kind>);
+}
+
+impl<P: Traced> Sink<P> for TracingSink {
+    fn follow(&self, p: &P) -> Follower<P::Kind> {
+        let name = resil_core::Name::from(p.instance_name());
+        Box::new(move |event| P::trace(&name, event))
+    }
+}
+
+macro_rules! traced {
+    ($($ty:ty => $f:ident;)*) => {$(
+        impl Traced for $ty {
+            fn trace(name: &str, event: &Event<Self::Kind>) {
+                $f(name, event)
+            }
+        }
+    )*};
+}
+
+traced! {
+    resil_core::circuit_breaker::CircuitBreaker => circuit_breaker;
+    resil_core::retry::Retry => retry;
+    resil_core::bulkhead::Bulkhead => bulkhead;
+    resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead;
+    resil_core::rate_limiter::RateLimiter => rate_limiter;
+    resil_core::time_limiter::TimeLimiter => time_limiter;
+}
+
+fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
     const T: &str = "resil::circuit_breaker";
     match *event.kind() {
         CircuitBreakerEvent::StateTransition { from, to } => {
@@ -59,7 +98,7 @@ pub(crate) fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
     }
 }
 
-pub(crate) fn retry(name: &str, event: &Event<RetryEvent>) {
+fn retry(name: &str, event: &Event<RetryEvent>) {
     const T: &str = "resil::retry";
     match *event.kind() {
         RetryEvent::Retry {
@@ -91,7 +130,7 @@ fn with_kind(kind: Option<&'static str>) -> String {
     kind.map(|k| format!(" with {k}")).unwrap_or_default()
 }
 
-pub(crate) fn bulkhead(name: &str, event: &Event<BulkheadEvent>) {
+fn bulkhead(name: &str, event: &Event<BulkheadEvent>) {
     match event.kind() {
         BulkheadEvent::CallRejected => {
             debug!(target: "resil::bulkhead", name, "bulkhead `{name}` is full and rejected a call");
@@ -103,7 +142,7 @@ pub(crate) fn bulkhead(name: &str, event: &Event<BulkheadEvent>) {
     }
 }
 
-pub(crate) fn thread_pool_bulkhead(name: &str, event: &Event<ThreadPoolBulkheadEvent>) {
+fn thread_pool_bulkhead(name: &str, event: &Event<ThreadPoolBulkheadEvent>) {
     match event.kind() {
         ThreadPoolBulkheadEvent::CallRejected => {
             debug!(target: "resil::thread_pool_bulkhead", name, "thread-pool bulkhead `{name}` is full and rejected a call");
@@ -115,7 +154,7 @@ pub(crate) fn thread_pool_bulkhead(name: &str, event: &Event<ThreadPoolBulkheadE
     }
 }
 
-pub(crate) fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
+fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
     match *event.kind() {
         RateLimiterEvent::FailedAcquire { permits } => {
             debug!(target: "resil::rate_limiter", name, permits, "rate limiter `{name}` did not permit a request");
@@ -133,7 +172,7 @@ pub(crate) fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
     }
 }
 
-pub(crate) fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
+fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
     match event.kind() {
         TimeLimiterEvent::Timeout => {
             debug!(target: "resil::time_limiter", name, "time limiter `{name}`: the call timed out");

@@ -405,3 +405,20 @@ async fn audited(
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_every_length() {
+        assert!(constant_time_eq(b"s3cr3t", b"s3cr3t"));
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"s3cr3t", b"s3cr3x"));
+        assert!(!constant_time_eq(b"s3cr", b"s3cr3t"), "a prefix");
+        assert!(!constant_time_eq(b"s3cr3t-and-more", b"s3cr3t"), "longer");
+        assert!(!constant_time_eq(b"", b"s3cr3t"));
+        // a longer guess padded with the zeros a missing byte reads as
+        assert!(!constant_time_eq(b"ab\0", b"ab"));
+    }
+}

@@ -98,7 +98,11 @@ pub(super) fn stream_response(
             uri,
         );
     };
-    let listener = s.binding().hub.listen(aspects, name, ty, slot);
+    let hub = s
+        .binding()
+        .sink::<stream::Hub>()
+        .expect("the actuator feature registers the streams' sink");
+    let listener = hub.listen(aspects, name, ty, slot);
     Sse::new(listener).into_response()
 }
 

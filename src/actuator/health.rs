@@ -1,12 +1,17 @@
 //! `/actuator/health`: Spring Boot's health document with Resilience4j's
 //! two health indicators (the rules are in the [module documentation](super#health)).
 
+use axum::extract::Path;
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
 use resil_config::{Aspect, Extras, Report};
 use resil_core::circuit_breaker::{CircuitBreaker, State};
 use resil_core::rate_limiter::RateLimiter;
 use serde_json::{Map, Value, json};
 
 use super::json::circuit_breaker_details;
+use super::response::{St, error, json_response};
+use super::shared::Shared;
 
 /// Spring Boot's default status order.
 const ORDER: [&str; 4] = ["DOWN", "OUT_OF_SERVICE", "UP", "UNKNOWN"];
@@ -115,6 +120,66 @@ pub(crate) fn document(components: Map<String, Value>) -> Value {
             .filter_map(|h| h.get("status").and_then(Value::as_str)),
     );
     json!({ "status": status, "components": components })
+}
+
+// ---------------------------------------------------------------- handlers
+
+/// `/actuator/health`: every component, 503 when the aggregate is a failure.
+pub(super) async fn health_all(axum::extract::State(s): St) -> Response {
+    let doc = document(components(&s));
+    let status = doc
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("UNKNOWN");
+    let code = if is_failure(status) {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    json_response(code, &doc)
+}
+
+/// `/actuator/health/{component}`: one component, 404 for an unknown one.
+pub(super) async fn health_one(
+    axum::extract::State(s): St,
+    Path(component): Path<String>,
+    uri: Uri,
+) -> Response {
+    let Some(doc) = components(&s).remove(&component) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("no health component `{component}`"),
+            &uri,
+        );
+    };
+    let status = doc
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("UNKNOWN");
+    let code = if is_failure(status) {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    json_response(code, &doc)
+}
+
+/// The components of the health document of `s`'s registries.
+fn components(s: &Shared) -> Map<String, Value> {
+    let registries = s.registries();
+    let report = s.report();
+    let report = report.as_deref();
+    let mut c = Map::new();
+    c.insert(
+        "circuitBreakers".to_owned(),
+        circuit_breakers(&registries.circuit_breakers().all(), report),
+    );
+    c.insert(
+        "rateLimiters".to_owned(),
+        rate_limiters(&registries.rate_limiters().all(), report),
+    );
+    c.insert("ping".to_owned(), json!({ "status": "UP" }));
+    c
 }
 
 #[cfg(test)]

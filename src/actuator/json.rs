@@ -195,8 +195,34 @@ pub(crate) fn time_limiter_event(event: &Event<TimeLimiterEvent>) -> (&'static s
     (ty, Value::Object(base("timeLimiterName", event, ty)))
 }
 
+/// A primitive whose events have Resilience4j's JSON (the event-stream
+/// sink's and the buffered events' shape).
+pub(crate) trait EventJson: Observed {
+    /// The event's type name (`STATE_TRANSITION`) and its actuator JSON.
+    fn event_json(event: &Event<Self::Kind>) -> (&'static str, Value);
+}
+
+macro_rules! event_json {
+    ($($ty:ty => $f:ident;)*) => {$(
+        impl EventJson for $ty {
+            fn event_json(event: &Event<Self::Kind>) -> (&'static str, Value) {
+                $f(event)
+            }
+        }
+    )*};
+}
+
+event_json! {
+    CircuitBreaker => circuit_breaker_event;
+    Retry => retry_event;
+    Bulkhead => bulkhead_event;
+    ThreadPoolBulkhead => thread_pool_bulkhead_event;
+    RateLimiter => rate_limiter_event;
+    TimeLimiter => time_limiter_event;
+}
+
 /// What the actuator shows of one kind of primitive.
-pub(crate) trait Shown: Observed {
+pub(crate) trait Shown: EventJson {
     /// The key of its list and of its events in the endpoints' JSON
     /// (`circuitBreakers`, `circuitBreakerEvents`).
     const LIST_KEY: &'static str;
@@ -219,7 +245,7 @@ macro_rules! events {
             .event_publisher()
             .recent_events()
             .iter()
-            .map(|e| (e.created_at(), <Self as Observed>::event_json(e).1))
+            .map(|e| (e.created_at(), <Self as EventJson>::event_json(e).1))
             .collect()
     };
 }

@@ -193,7 +193,7 @@
 //! their report and their reload; [`ActuatorBuilder::registries`] and
 //! [`ActuatorBuilder::report`] show any others.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -221,9 +221,14 @@ mod audit;
 mod change;
 mod events;
 mod health;
+mod instances;
 pub(crate) mod json;
 mod metrics_json;
+mod prometheus;
 mod resilience;
+mod response;
+mod router;
+mod shared;
 pub(crate) mod stream;
 
 /// `metrics-exporter-prometheus`, whose [`PrometheusHandle`] [`ActuatorBuilder::prometheus`]
@@ -234,6 +239,8 @@ use self::audit::audit_log;
 use self::change::*;
 use self::events::*;
 use self::json::Shown;
+use self::response::*;
+use self::shared::*;
 
 /// The actuator: what it shows and what it allows; [`Actuator::router`] serves it.
 ///
@@ -318,18 +325,6 @@ impl std::fmt::Debug for ActuatorBuilder {
 #[derive(Debug)]
 pub struct SharedRegistries(Source);
 
-#[derive(Debug, Clone)]
-enum Source {
-    Global,
-    Static(&'static Registries),
-    Owned(Arc<Registries>),
-    /// Registries of `Resilience::builder()`, with their report and reload.
-    Resilience(Arc<Resilience>),
-}
-
-/// What `POST /actuator/refresh` calls: `true` for a dry run.
-type ReloadFn = Arc<dyn Fn(bool) -> Result<ReloadReport, InitError> + Send + Sync>;
-
 impl From<&'static Registries> for SharedRegistries {
     fn from(r: &'static Registries) -> Self {
         SharedRegistries(Source::Static(r))
@@ -372,51 +367,7 @@ impl Actuator {
 
     /// The routes, as a stateless router to [`merge`](Router::merge) into the application's.
     pub fn router(&self) -> Router {
-        let s = &self.shared;
-        let mut r = Router::new()
-            .route("/actuator/health", get(health_all))
-            .route("/actuator/health/{component}", get(health_one))
-            .route("/actuator/circuitbreakers", get(circuit_breakers))
-            .route("/actuator/retries", get(names::<Retry>))
-            .route("/actuator/bulkheads", get(bulkheads))
-            .route(
-                "/actuator/threadpoolbulkheads",
-                get(names::<ThreadPoolBulkhead>),
-            )
-            .route("/actuator/ratelimiters", get(names::<RateLimiter>))
-            .route("/actuator/timelimiters", get(names::<TimeLimiter>))
-            .route("/actuator/resilience", get(resilience_document));
-        r = events_routes::<CircuitBreaker>(r, "circuitbreaker", &[Aspect::CircuitBreaker]);
-        r = events_routes::<Retry>(r, "retry", &[Aspect::Retry]);
-        r = events_routes::<Bulkhead>(
-            r,
-            "bulkhead",
-            &[Aspect::Bulkhead, Aspect::ThreadPoolBulkhead],
-        );
-        r = events_routes::<ThreadPoolBulkhead>(
-            r,
-            "threadpoolbulkhead",
-            &[Aspect::ThreadPoolBulkhead],
-        );
-        r = events_routes::<RateLimiter>(r, "ratelimiter", &[Aspect::RateLimiter]);
-        r = events_routes::<TimeLimiter>(r, "timelimiter", &[Aspect::TimeLimiter]);
-        if s.prometheus.is_some() {
-            r = r
-                .route("/actuator/prometheus", get(prometheus))
-                .route("/actuator/metrics", get(metrics_json::metric_names))
-                .route("/actuator/metrics/{name}", get(metrics_json::metric));
-        }
-        if s.token.is_some() {
-            r = r
-                .route(
-                    "/actuator/circuitbreakers/{name}",
-                    post(update_circuit_breaker),
-                )
-                .route("/actuator/ratelimiters/{name}", post(update_rate_limiter))
-                .route("/actuator/refresh", post(refresh))
-                .route("/actuator/resilienceaudit", get(audit_log));
-        }
-        r.with_state(s.clone())
+        router::routes(&self.shared)
     }
 }
 
@@ -544,253 +495,9 @@ impl ActuatorBuilder {
     }
 }
 
-struct Shared {
-    source: Source,
-    report: Option<Arc<Report>>,
-    reload: Option<ReloadFn>,
-    prometheus: Option<PrometheusHandle>,
-    token: Option<String>,
-    streams: stream::Slots,
-    expose_sources: bool,
-    /// The state changes asked for, and their answers.
-    audit: audit::Audit,
-}
-
-/// [`ActuatorBuilder::max_stream_clients`]'s default.
-const DEFAULT_MAX_STREAM_CLIENTS: usize = 16;
-
-/// The most a state change's body may hold, whatever limit the application's
-/// router sets (or lifts with `DefaultBodyLimit::disable()`).
-const MAX_BODY: usize = 64 * 1024;
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("source", &self.source)
-            .field("report", &self.report.is_some())
-            .field("reload", &self.reload.is_some())
-            .field("prometheus", &self.prometheus.is_some())
-            .field("state_changes", &self.token.is_some())
-            .field("streams", &self.streams)
-            .field("expose_sources", &self.expose_sources)
-            .finish()
-    }
-}
-
-impl Shared {
-    /// The Prometheus text, its gauges refreshed first; `None` without a
-    /// handle (what `/actuator/prometheus` and `/actuator/metrics` read).
-    fn render_prometheus(&self) -> Option<String> {
-        let handle = self.prometheus.as_ref()?;
-        self.binding().refresh();
-        Some(handle.render())
-    }
-
-    fn registries_if_any(&self) -> Option<&Registries> {
-        match &self.source {
-            Source::Global => resil_config::global::built(),
-            Source::Static(r) => Some(r),
-            Source::Owned(r) => Some(r),
-            Source::Resilience(r) => Some(r.registries()),
-        }
-    }
-
-    /// The registries, or empty ones while the global registries are not built.
-    fn registries(&self) -> &Registries {
-        static EMPTY: OnceLock<Registries> = OnceLock::new();
-        self.registries_if_any()
-            .unwrap_or_else(|| EMPTY.get_or_init(Registries::of_defaults))
-    }
-
-    fn binding(&self) -> Arc<Binding> {
-        Binding::of(self.registries())
-    }
-
-    /// The report shown: the one given, else the one in force.
-    fn report(&self) -> Option<Arc<Report>> {
-        match (&self.report, &self.source) {
-            (Some(r), _) => Some(r.clone()),
-            (None, Source::Global) => resil_config::global::current_report(),
-            (None, Source::Resilience(r)) => Some(r.current_report()),
-            (None, _) => None,
-        }
-    }
-
-    /// Reloads the configuration of the registries shown (a dry run
-    /// applies nothing); `None` when nothing says how.
-    fn reload(&self, dry_run: bool) -> Option<Result<ReloadReport, InitError>> {
-        if let Some(reload) = &self.reload {
-            return Some(reload(dry_run));
-        }
-        match (&self.source, dry_run) {
-            (Source::Global, false) => Some(resil_config::reload()),
-            (Source::Global, true) => Some(resil_config::reload_dry_run()),
-            (Source::Resilience(r), false) => Some(r.reload()),
-            (Source::Resilience(r), true) => Some(r.reload_dry_run()),
-            _ => None,
-        }
-    }
-}
-
-type St = State<Arc<Shared>>;
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
-fn ok(body: &Value) -> Response {
-    json_response(StatusCode::OK, body)
-}
-
-/// Spring Boot's error document.
-fn error(status: StatusCode, message: &str, uri: &Uri) -> Response {
-    json_response(
-        status,
-        &json!({
-            "status": status.as_u16(),
-            "error": status.canonical_reason().unwrap_or(""),
-            "message": message,
-            "path": uri.path(),
-        }),
-    )
-}
-
-async fn health_all(State(s): St) -> Response {
-    let doc = health::document(components(&s));
-    let status = doc
-        .get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("UNKNOWN");
-    let code = if health::is_failure(status) {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        StatusCode::OK
-    };
-    json_response(code, &doc)
-}
-
-async fn health_one(State(s): St, Path(component): Path<String>, uri: Uri) -> Response {
-    let Some(doc) = components(&s).remove(&component) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            &format!("no health component `{component}`"),
-            &uri,
-        );
-    };
-    let status = doc
-        .get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("UNKNOWN");
-    let code = if health::is_failure(status) {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        StatusCode::OK
-    };
-    json_response(code, &doc)
-}
-
-fn components(s: &Shared) -> Map<String, Value> {
-    let registries = s.registries();
-    let report = s.report();
-    let report = report.as_deref();
-    let mut c = Map::new();
-    c.insert(
-        "circuitBreakers".to_owned(),
-        health::circuit_breakers(&registries.circuit_breakers().all(), report),
-    );
-    c.insert(
-        "rateLimiters".to_owned(),
-        health::rate_limiters(&registries.rate_limiters().all(), report),
-    );
-    c.insert("ping".to_owned(), json!({ "status": "UP" }));
-    c
-}
-
-async fn circuit_breakers(State(s): St) -> Response {
-    let registries = s.registries();
-    let keyed = registries.keyed::<CircuitBreaker>();
-    let all: Map<String, Value> = registries
-        .circuit_breakers()
-        .all()
-        .iter()
-        .map(|cb| {
-            let mut details = json::circuit_breaker_details(cb);
-            // `key = expr`: each live key's own breaker, under the name's
-            if let (Some(table), Value::Object(m)) = (keyed.table(cb.name()), &mut details) {
-                let keys: Map<String, Value> = table
-                    .entries()
-                    .iter()
-                    .map(|(key, p)| (key.clone(), json::circuit_breaker_details(p)))
-                    .collect();
-                m.insert("keys".to_owned(), Value::Object(keys));
-            }
-            (cb.name().to_owned(), details)
-        })
-        .collect();
-    ok(&json!({ "circuitBreakers": all }))
-}
-
-fn names_of<P: Shown>(registries: &Registries) -> Vec<String> {
-    P::registry(registries)
-        .all()
-        .iter()
-        .map(|p| p.instance_name().to_owned())
-        .collect()
-}
-
-async fn names<P: Shown>(State(s): St) -> Response {
-    ok(&json!({ P::LIST_KEY: names_of::<P>(s.registries()) }))
-}
-
-/// Resilience4j lists both kinds of bulkhead under `bulkheads`.
-async fn bulkheads(State(s): St) -> Response {
-    let registries = s.registries();
-    let mut all = names_of::<Bulkhead>(registries);
-    all.extend(names_of::<ThreadPoolBulkhead>(registries));
-    all.sort();
-    ok(&json!({ "bulkheads": all }))
-}
-
-async fn prometheus(State(s): St) -> Response {
-    let Some(text) = s.render_prometheus() else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    (
-        StatusCode::OK,
-        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        text,
-    )
-        .into_response()
-}
-
-async fn resilience_document(State(s): St) -> Response {
-    ok(&resilience::document(
-        s.registries(),
-        s.report().as_deref(),
-        s.expose_sources,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn constant_time_eq_compares_every_length() {
-        assert!(constant_time_eq(b"s3cr3t", b"s3cr3t"));
-        assert!(constant_time_eq(b"", b""));
-        assert!(!constant_time_eq(b"s3cr3t", b"s3cr3x"));
-        assert!(!constant_time_eq(b"s3cr", b"s3cr3t"), "a prefix");
-        assert!(!constant_time_eq(b"s3cr3t-and-more", b"s3cr3t"), "longer");
-        assert!(!constant_time_eq(b"", b"s3cr3t"));
-        // a longer guess padded with the zeros a missing byte reads as
-        assert!(!constant_time_eq(b"ab\0", b"ab"));
-    }
 
     #[test]
     fn the_builder_does_not_print_the_token() {

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use axum::extract::State;
+use axum::response::Response;
 use resil_config::{Aspect, Declaration, InstanceReport, Registries, Report};
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
@@ -14,6 +16,7 @@ use resil_core::time_limiter::TimeLimiter;
 use serde_json::{Map, Value, json};
 
 use super::json::Shown;
+use super::response::{St, ok};
 
 /// Where an aspect sits in Resilience4j's chain, outermost first:
 /// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))`.
@@ -253,4 +256,13 @@ pub(crate) fn document(
             "timelimiter": instances::<TimeLimiter>(registries, report, &declarations),
         },
     })
+}
+
+/// `/actuator/resilience`.
+pub(super) async fn resilience_document(State(s): St) -> Response {
+    ok(&document(
+        s.registries(),
+        s.report().as_deref(),
+        s.expose_sources,
+    ))
 }

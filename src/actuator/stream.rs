@@ -1,5 +1,5 @@
 //! Live events as server-sent events, from a broadcast channel fed by the
-//! instances' consumers.
+//! instances' consumers: the event-stream sink.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -15,7 +15,8 @@ use tokio::sync::broadcast;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::BroadcastStream;
 
-use crate::observe::Observed;
+use super::json::EventJson;
+use crate::observe::sink::{Follower, Sink};
 
 /// How many events a slow client may fall behind before it misses some
 /// (Resilience4j's stream drops on back-pressure too).
@@ -34,24 +35,26 @@ pub(crate) struct Item {
     data: String,
 }
 
-/// The broadcast channel of one [`Registries`](resil_config::Registries).
-#[derive(Debug)]
+/// The broadcast channel of one [`Registries`](resil_config::Registries):
+/// the sink of its streams, one per binding.
+/// Its clones, one in each instance's follower, share the channel.
+#[derive(Debug, Clone)]
 pub(crate) struct Hub {
     tx: broadcast::Sender<Arc<Item>>,
     /// Open streams; with none, an event costs one load and no JSON.
-    listeners: AtomicUsize,
+    listeners: Arc<AtomicUsize>,
 }
 
 impl Hub {
     pub(crate) fn new() -> Self {
         Hub {
             tx: broadcast::channel(CAPACITY).0,
-            listeners: AtomicUsize::new(0),
+            listeners: Arc::new(AtomicUsize::new(0)),
         }
     }
 
     /// Sends `event` to the open streams, if there are any.
-    pub(crate) fn publish<P: Observed>(&self, event: &Event<P::Kind>) {
+    pub(crate) fn publish<P: EventJson>(&self, event: &Event<P::Kind>) {
         if self.listeners.load(Ordering::Acquire) == 0 {
             return;
         }
@@ -86,6 +89,13 @@ impl Hub {
             ping,
             _slot: slot,
         }
+    }
+}
+
+impl<P: EventJson> Sink<P> for Hub {
+    fn follow(&self, _: &P) -> Follower<P::Kind> {
+        let hub = self.clone();
+        Box::new(move |event| hub.publish::<P>(event))
     }
 }
 

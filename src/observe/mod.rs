@@ -1,17 +1,15 @@
-//! One event consumer per instance, feeding metrics, `tracing` and the
-//! actuator's event streams.
+//! One event consumer per instance, feeding the sinks: metrics, `tracing`
+//! and the actuator's event streams.
 //!
 //! A [`Binding`] belongs to one [`Registries`] (kept with
 //! [`Registries::extension`], so binding twice is binding once). It
 //! subscribes to each registry's added, removed and replaced events and to
 //! every instance already there, and gives each instance one consumer that
-//! does what the enabled features need: record the event-driven meters,
-//! write a `tracing` event, push the event to the actuator's streams.
-//! Gauges have no events: [`Binding::refresh`] reads every instance's
-//! snapshot and sets them.
+//! hands its events to the binding's sinks ([`sink`]: the enabled features
+//! choose them, in one place). Gauges have no events: [`Binding::refresh`]
+//! gives every sink the live instances to read their snapshots.
 
 use std::collections::{BTreeMap, HashMap};
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, Weak};
 
 use resil_config::keyed::{KeyedEvent, KeyedRegistry};
@@ -24,6 +22,10 @@ use resil_core::registry::{Registry, RegistryEvent};
 use resil_core::retry::{Retry, RetryEvent};
 use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadEvent};
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterEvent};
+
+use self::sink::{DynSink, Follower, Sink};
+
+pub(crate) mod sink;
 
 /// Observes `registries`: from now on every instance they hold or will hold
 /// feeds the enabled features (metrics, `tracing`, the actuator's event
@@ -49,15 +51,9 @@ pub fn observe(registries: &Registries) {
     let _ = Binding::of(registries);
 }
 
-/// Observes the global registries as soon as they are built.
-fn observe_global(registries: &'static Registries) {
-    observe(registries);
-    #[cfg(feature = "metrics")]
-    crate::metrics::start_refresher();
-}
-
 inventory::submit! {
-    GlobalHook(observe_global)
+    // observes the global registries as soon as they are built
+    GlobalHook(observe)
 }
 
 /// Every binding, by the address of its registries, for [`refresh_all`]
@@ -90,8 +86,8 @@ pub(crate) struct Binding {
     thread_pool_bulkheads: Attached<ThreadPoolBulkhead>,
     rate_limiters: Attached<RateLimiter>,
     time_limiters: Attached<TimeLimiter>,
-    #[cfg(feature = "actuator")]
-    pub(crate) hub: Arc<crate::actuator::stream::Hub>,
+    /// Where the instances' events go ([`sink::registered`]).
+    sinks: Box<[Arc<dyn DynSink>]>,
 }
 
 impl Binding {
@@ -206,9 +202,15 @@ impl Binding {
             thread_pool_bulkheads: Attached::default(),
             rate_limiters: Attached::default(),
             time_limiters: Attached::default(),
-            #[cfg(feature = "actuator")]
-            hub: Arc::new(crate::actuator::stream::Hub::new()),
+            sinks: sink::registered(),
         }
+    }
+
+    /// This binding's sink of type `S` (the actuator's streams find their
+    /// channel so), if its feature registered one.
+    #[cfg_attr(not(feature = "actuator"), allow(dead_code))] // only the actuator looks one up
+    pub(crate) fn sink<S: DynSink>(&self) -> Option<Arc<S>> {
+        sink::find(&self.sinks)
     }
 
     /// Follows `registry`: its instances now, and those added, removed or replaced later.
@@ -289,15 +291,16 @@ impl Binding {
         all
     }
 
-    /// Sets every gauge (and snapshot counter) from the instances' snapshots.
+    /// Gives every sink the live instances to read their snapshots: sets
+    /// every gauge (and snapshot counter).
     #[cfg(feature = "metrics")]
     pub(crate) fn refresh(&self) {
         fn each<P: Observed>(b: &Binding) {
-            for p in b.instances::<P>() {
-                p.refresh();
+            let instances = b.instances::<P>();
+            for s in &b.sinks {
+                P::sink(&**s).refresh(&instances);
             }
         }
-        crate::metrics::describe();
         each::<CircuitBreaker>(self);
         each::<Retry>(self);
         each::<Bulkhead>(self);
@@ -327,81 +330,47 @@ impl<P> Default for Attached<P> {
     }
 }
 
-/// What one instance's consumer holds.
+/// What one instance's consumer holds: one follower per sink.
 struct Observer<P: Observed> {
-    kind: PhantomData<fn(&P)>,
-    #[cfg(feature = "metrics")]
-    meters: P::Meters,
-    #[cfg(feature = "tracing")]
-    name: resil_core::Name,
-    #[cfg(feature = "actuator")]
-    hub: Arc<crate::actuator::stream::Hub>,
+    followers: Box<[Follower<P::Kind>]>,
 }
 
 impl<P: Observed> Observer<P> {
-    #[allow(unused_variables)] // which parts exist depends on the features
     fn new(p: &P, binding: &Binding) -> Self {
         Observer {
-            kind: PhantomData,
-            #[cfg(feature = "metrics")]
-            meters: P::meters(p),
-            #[cfg(feature = "tracing")]
-            name: resil_core::Name::from(p.instance_name()),
-            #[cfg(feature = "actuator")]
-            hub: binding.hub.clone(),
+            followers: binding
+                .sinks
+                .iter()
+                .map(|s| P::sink(&**s).follow(p))
+                .collect(),
         }
     }
 
-    #[allow(unused_variables)]
     fn on_event(&self, event: &Event<P::Kind>) {
-        #[cfg(feature = "metrics")]
-        P::record(&self.meters, event);
-        #[cfg(feature = "tracing")]
-        P::trace(&self.name, event);
-        #[cfg(feature = "actuator")]
-        self.hub.publish::<P>(event);
+        for follower in &self.followers {
+            follower(event);
+        }
     }
 }
 
-/// A primitive that resil's observers know: its events, its meters, its
-/// `tracing` events and its JSON.
+/// A primitive that resil's observer knows: its events, its publisher, its
+/// place in a binding. What each sink does with it is the sink's own trait.
 pub(crate) trait Observed: GlobalPrimitive {
     /// Its event enum.
     type Kind: EventKind;
-    /// The handles of its event-driven meters.
-    #[cfg(feature = "metrics")]
-    type Meters: Send + Sync + 'static;
 
     /// Its event publisher.
     fn publisher(&self) -> &EventPublisher<Self::Kind>;
     /// Its aspect's subscriptions in `binding`.
     fn attached(binding: &Binding) -> &Attached<Self>;
-
-    /// Its event-driven meters.
-    #[cfg(feature = "metrics")]
-    fn meters(&self) -> Self::Meters;
-    /// Records one event in the event-driven meters.
-    #[cfg(feature = "metrics")]
-    fn record(meters: &Self::Meters, event: &Event<Self::Kind>);
-    /// Sets its gauges (and snapshot counters) from a snapshot.
-    #[cfg(feature = "metrics")]
-    fn refresh(&self);
-
-    /// Writes the `tracing` event of an event, if it has one.
-    #[cfg(feature = "tracing")]
-    fn trace(name: &str, event: &Event<Self::Kind>);
-
-    /// The event's type name (`STATE_TRANSITION`) and its actuator JSON.
-    #[cfg(feature = "actuator")]
-    fn event_json(event: &Event<Self::Kind>) -> (&'static str, serde_json::Value);
+    /// What `sink` does with its events.
+    fn sink(sink: &dyn DynSink) -> &dyn Sink<Self>;
 }
 
 macro_rules! observed {
-    ($ty:ty, $kind:ty, $field:ident, $meters:ty, $m:ident, $json:ident) => {
+    ($($ty:ty, $kind:ty, $field:ident;)*) => {$(
         impl Observed for $ty {
             type Kind = $kind;
-            #[cfg(feature = "metrics")]
-            type Meters = $meters;
 
             fn publisher(&self) -> &EventPublisher<$kind> {
                 self.event_publisher()
@@ -409,78 +378,21 @@ macro_rules! observed {
             fn attached(binding: &Binding) -> &Attached<Self> {
                 &binding.$field
             }
-            #[cfg(feature = "metrics")]
-            fn meters(&self) -> $meters {
-                crate::metrics::$m::meters(self)
-            }
-            #[cfg(feature = "metrics")]
-            fn record(meters: &$meters, event: &Event<$kind>) {
-                crate::metrics::$m::record(meters, event)
-            }
-            #[cfg(feature = "metrics")]
-            fn refresh(&self) {
-                crate::metrics::$m::refresh(self)
-            }
-            #[cfg(feature = "tracing")]
-            fn trace(name: &str, event: &Event<$kind>) {
-                crate::trace::$m(name, event)
-            }
-            #[cfg(feature = "actuator")]
-            fn event_json(event: &Event<$kind>) -> (&'static str, serde_json::Value) {
-                crate::actuator::json::$json(event)
+            fn sink(sink: &dyn DynSink) -> &dyn Sink<Self> {
+                sink
             }
         }
-    };
+    )*};
 }
 
-observed!(
-    CircuitBreaker,
-    CircuitBreakerEvent,
-    circuit_breakers,
-    crate::metrics::circuit_breaker::Meters,
-    circuit_breaker,
-    circuit_breaker_event
-);
-observed!(
-    Retry,
-    RetryEvent,
-    retries,
-    crate::metrics::retry::Meters,
-    retry,
-    retry_event
-);
-observed!(
-    Bulkhead,
-    BulkheadEvent,
-    bulkheads,
-    crate::metrics::bulkhead::Meters,
-    bulkhead,
-    bulkhead_event
-);
-observed!(
-    ThreadPoolBulkhead,
-    ThreadPoolBulkheadEvent,
-    thread_pool_bulkheads,
-    crate::metrics::thread_pool_bulkhead::Meters,
-    thread_pool_bulkhead,
-    thread_pool_bulkhead_event
-);
-observed!(
-    RateLimiter,
-    RateLimiterEvent,
-    rate_limiters,
-    crate::metrics::rate_limiter::Meters,
-    rate_limiter,
-    rate_limiter_event
-);
-observed!(
-    TimeLimiter,
-    TimeLimiterEvent,
-    time_limiters,
-    crate::metrics::time_limiter::Meters,
-    time_limiter,
-    time_limiter_event
-);
+observed! {
+    CircuitBreaker, CircuitBreakerEvent, circuit_breakers;
+    Retry, RetryEvent, retries;
+    Bulkhead, BulkheadEvent, bulkheads;
+    ThreadPoolBulkhead, ThreadPoolBulkheadEvent, thread_pool_bulkheads;
+    RateLimiter, RateLimiterEvent, rate_limiters;
+    TimeLimiter, TimeLimiterEvent, time_limiters;
+}
 
 pub(crate) use crate::sync::lock;
 
