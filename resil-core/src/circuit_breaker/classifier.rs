@@ -4,7 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::{CircuitBreakerConfig, Verdict};
+use super::CircuitBreakerConfig;
+use super::core::Verdict;
 use crate::classify::{self, Classify};
 use crate::clock::Nanos;
 use crate::error::Error;

@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use super::{Classifier, Inner, Permit, Verdict};
+use super::Classifier;
+use super::core::{Inner, Permit, Verdict};
 use crate::circuit_breaker::CallNotPermitted;
 use crate::clock::{Clock, Nanos};
 use crate::error::Error;
