@@ -127,16 +127,7 @@ pub(crate) fn document(components: Map<String, Value>) -> Value {
 /// `/actuator/health`: every component, 503 when the aggregate is a failure.
 pub(super) async fn health_all(axum::extract::State(s): St) -> Response {
     let doc = document(components(&s));
-    let status = doc
-        .get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("UNKNOWN");
-    let code = if is_failure(status) {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        StatusCode::OK
-    };
-    json_response(code, &doc)
+    by_status(&doc)
 }
 
 /// `/actuator/health/{component}`: one component, 404 for an unknown one.
@@ -152,6 +143,11 @@ pub(super) async fn health_one(
             &uri,
         );
     };
+    by_status(&doc)
+}
+
+/// `doc` with 503 when its status is a failure, 200 otherwise.
+fn by_status(doc: &Value) -> Response {
     let status = doc
         .get("status")
         .and_then(Value::as_str)
@@ -161,7 +157,7 @@ pub(super) async fn health_one(
     } else {
         StatusCode::OK
     };
-    json_response(code, &doc)
+    json_response(code, doc)
 }
 
 /// The components of the health document of `s`'s registries.
