@@ -1,0 +1,143 @@
+//! Instruction counts of the five-layer chain on a ready async call, for
+//! callgrind (deterministic where wall-clock benchmarks on a shared machine
+//! are not), and the sizes of the futures involved:
+//!
+//! ```text
+//! cargo build --release -p resil-bench --features bench --example chain_probe
+//! target/release/examples/chain_probe sizes
+//! for m in bare empty five five-buffered tower; do
+//!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
+//! done
+//! ```
+//!
+//! Each mode makes 200 000 calls on one current-thread runtime: `bare`
+//! awaits the query, `empty` runs it through `Decorators` without a layer,
+//! `five` through Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead))))
+//! (limits that never refuse, a `ManualClock`, no event buffers),
+//! `five-buffered` the same with a 100-event buffer on every instance (the
+//! registries' default), `tower` through tower's
+//! `ConcurrencyLimit + RateLimit + Timeout`. The difference of two totals
+//! divided by 200 000 is what one call adds.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use resil_core::Decorators;
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
+use resil_core::clock::ManualClock;
+use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
+use resil_core::retry::{Retry, RetryConfig};
+use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
+use tower::{Service, ServiceBuilder, ServiceExt};
+
+#[inline(never)]
+fn query(x: u64) -> Result<u64, std::io::Error> {
+    Ok(black_box(x).wrapping_mul(3))
+}
+
+async fn ready(x: u64) -> Result<u64, std::io::Error> {
+    query(x)
+}
+
+const CALLS: usize = 200_000;
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime");
+    let clock = ManualClock::new();
+    let retry = Retry::with_clock("probe", RetryConfig::default(), clock.clone());
+    let breaker =
+        CircuitBreaker::with_clock("probe", CircuitBreakerConfig::default(), clock.clone());
+    let limiter = RateLimiter::with_clock(
+        "probe",
+        RateLimiterConfig::builder()
+            .limit_for_period(1_000_000_000)
+            .limit_refresh_period(Duration::from_secs(1))
+            .build()
+            .expect("valid config"),
+        clock.clone(),
+    );
+    let timeout = TimeLimiter::with_clock(
+        "probe",
+        TimeLimiterConfig::builder()
+            .timeout_duration(Duration::from_secs(1))
+            .build()
+            .expect("valid config"),
+        clock.clone(),
+    );
+    let bulkhead = Bulkhead::with_clock(
+        "probe",
+        BulkheadConfig::builder()
+            .max_concurrent_calls(1000)
+            .build()
+            .expect("valid config"),
+        clock.clone(),
+    );
+    if mode == "five-buffered" {
+        retry.event_publisher().enable_buffer(100);
+        breaker.event_publisher().enable_buffer(100);
+        limiter.event_publisher().enable_buffer(100);
+        timeout.event_publisher().enable_buffer(100);
+        bulkhead.event_publisher().enable_buffer(100);
+    }
+    let five = Decorators::new()
+        .with_retry(&retry)
+        .with_circuit_breaker(&breaker)
+        .with_rate_limiter(&limiter)
+        .with_time_limiter(&timeout)
+        .with_bulkhead(&bulkhead);
+    let empty = Decorators::new();
+    if mode == "sizes" {
+        let f = five.call_async(|| ready(1));
+        println!(
+            "five-layer chain future: {} bytes",
+            std::mem::size_of_val(&f)
+        );
+        let f = empty.call_async(|| ready(1));
+        println!("empty chain future: {} bytes", std::mem::size_of_val(&f));
+        println!(
+            "the query's future: {} bytes",
+            std::mem::size_of_val(&ready(1))
+        );
+        println!(
+            "CircuitBreaker (handle) {} bytes",
+            std::mem::size_of::<CircuitBreaker>()
+        );
+        return;
+    }
+    rt.block_on(async {
+        match mode.as_str() {
+            "bare" => {
+                for _ in 0..CALLS {
+                    black_box(ready(black_box(1)).await.ok());
+                }
+            }
+            "empty" => {
+                for _ in 0..CALLS {
+                    black_box(empty.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "five" | "five-buffered" => {
+                for _ in 0..CALLS {
+                    black_box(five.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "tower" => {
+                let mut svc = ServiceBuilder::new()
+                    .concurrency_limit(1000)
+                    .rate_limit(1_000_000_000, Duration::from_secs(1))
+                    .timeout(Duration::from_secs(1))
+                    .service(tower::service_fn(ready));
+                for _ in 0..CALLS {
+                    let r = svc.ready().await.expect("ready").call(black_box(1)).await;
+                    black_box(r.ok());
+                }
+            }
+            other => panic!("unknown mode {other:?}"),
+        }
+    });
+}
