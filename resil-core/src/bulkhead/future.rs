@@ -9,7 +9,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use super::semaphore::{self, Semaphore};
-use super::{BulkheadFull, Held, Inner, permitted};
+use super::{Bulkhead, BulkheadFull, BulkheadPermit, Held, Inner, permitted};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 use crate::future::{self, AsyncCall};
@@ -27,7 +27,7 @@ impl<R: Deref<Target = Inner>> Deref for SemOf<R> {
 }
 
 /// A caller waiting in the queue for a permit, up to the maximum wait.
-pub(super) struct Queued<R: Deref<Target = Inner> + Clone> {
+pub(crate) struct Queued<R: Deref<Target = Inner> + Clone> {
     inner: R,
     acquire: semaphore::Acquire<SemOf<R>>,
     /// Started only once queued, so a wait that ends at once costs no timer.
@@ -63,6 +63,52 @@ impl<R: Deref<Target = Inner> + Clone> Queued<R> {
         } else {
             Err(self.inner.reject())
         })
+    }
+}
+
+/// No permit free: a place in the queue, or the refusal when the bulkhead
+/// does not wait (`max_wait_duration` zero, not in shadow mode).
+#[cold]
+fn queue_or_refuse<R: Deref<Target = Inner> + Clone>(inner: R) -> Result<Queued<R>, BulkheadFull> {
+    let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
+    if wait_millis == 0 && !inner.shadow.load(Ordering::Relaxed) {
+        Err(inner.reject())
+    } else {
+        Ok(Queued::new(inner, wait_millis))
+    }
+}
+
+/// A call's admission, for a future that holds the permit itself (the
+/// decorator chain's): the permit now, a refusal, or a place in the queue.
+pub(crate) enum Admission<'a> {
+    Now(BulkheadPermit<'a>),
+    Refused(BulkheadFull),
+    Later(Queued<&'a Inner>),
+}
+
+impl Bulkhead {
+    /// Asks for a permit as [`Bulkhead::decorate_async`] does when it is created.
+    #[inline]
+    pub(crate) fn admit(&self) -> Admission<'_> {
+        let inner = &*self.inner;
+        if inner.sem.try_acquire() {
+            Admission::Now(inner.permitted())
+        } else {
+            match queue_or_refuse(inner) {
+                Ok(queued) => Admission::Later(queued),
+                Err(full) => Admission::Refused(full),
+            }
+        }
+    }
+}
+
+impl<'a> Queued<&'a Inner> {
+    /// Waits in the queue: the permit, or the refusal once the wait is over.
+    pub(crate) fn poll_permit(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        self.poll(cx).map(|granted| granted.map(BulkheadPermit))
     }
 }
 
@@ -180,16 +226,9 @@ where
 
     #[cold]
     fn full(inner: R, f: impl FnOnce() -> F) -> Self {
-        let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
-        if wait_millis == 0 && !inner.shadow.load(Ordering::Relaxed) {
-            Stage::Refused {
-                error: Some(inner.reject()),
-            }
-        } else {
-            Stage::Queued {
-                f: f(),
-                queued: Queued::new(inner, wait_millis),
-            }
+        match queue_or_refuse(inner) {
+            Ok(queued) => Stage::Queued { f: f(), queued },
+            Err(full) => Stage::Refused { error: Some(full) },
         }
     }
 

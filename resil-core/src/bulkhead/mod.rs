@@ -73,7 +73,8 @@ pub use self::event::{BulkheadEvent, BulkheadEventType};
 pub use self::future::{BulkheadFuture, OwnedBulkheadFuture};
 pub use self::metrics::BulkheadMetrics;
 
-use self::future::{Queued, Stage};
+use self::future::Stage;
+pub(crate) use self::future::{Admission, Queued};
 use self::semaphore::Semaphore;
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
@@ -91,7 +92,7 @@ pub struct Bulkhead {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     name: Name,
     tags: Tags,
     clock: SharedClock,

@@ -52,6 +52,14 @@ impl<'a> CallGuard<'a> {
     pub fn started_at(&self) -> Nanos {
         self.0.start
     }
+
+    /// Marks an unwind that drops this guard as the call's own (recorded as
+    /// a failure) or not (the permit goes back), for a future that polls
+    /// the call itself (the decorator chain's): set while it is polled.
+    #[inline(always)]
+    pub(crate) fn set_in_call(&mut self, in_call: bool) {
+        self.0.in_call = in_call;
+    }
 }
 
 impl fmt::Debug for CallGuard<'_> {

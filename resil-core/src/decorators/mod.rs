@@ -7,8 +7,8 @@
 //! Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) )
 //! ```
 //!
-//! the order Spring Boot's aspects give Resilience4j by default (reference
-//! 5.1), and the order the attribute macros expand into. So every attempt of
+//! the order Spring Boot's aspects give Resilience4j by default, and the
+//! order the attribute macros expand into. So every attempt of
 //! the retry passes through the breaker (the breaker counts attempts, not
 //! logical calls), a refusal of the breaker is retried like any other error
 //! unless `ignore_errors` says otherwise, and the time limiter's timeout is a
@@ -46,6 +46,8 @@
 //! assert_eq!(breaker.metrics().number_of_failed_calls(), 3);
 //! ```
 
+mod future;
+
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -54,10 +56,11 @@ use std::pin::Pin;
 use crate::Error;
 use crate::bulkhead::Bulkhead;
 use crate::circuit_breaker::{CircuitBreaker, Classifier};
-use crate::future::InnerErrors;
 use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
 use crate::time_limiter::TimeLimiter;
+
+use self::future::ChainFuture;
 
 /// A layer of the chain, to attach a fallback to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -298,28 +301,26 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     /// `f`'s futures, `T` and `E` are; dropping it releases every permit held.
     ///
     /// Nothing happens until the returned future is first polled. Then each
-    /// attempt goes through the layers from the outside in: each layer's
-    /// future is created (and asks for its permission, see
-    /// [`crate::future`]) when the layer outside it is first polled, inside
-    /// that layer's pinned future, and `f` is called by the innermost one.
-    /// The chain's future holds `f`'s future once, and each layer adds a few
-    /// words to it, whatever its size. The attribute macros expand into the
-    /// same nesting.
+    /// attempt goes through the layers from the outside in, each one asking
+    /// for its permission as its own future does when it is created (see
+    /// [`crate::future`]), and `f` is called inside the innermost one; the
+    /// result goes out through each layer's completion and fallback. It is
+    /// one state machine for all the layers: it holds `f`'s future once, in
+    /// place, and each layer adds a few words to it (what it holds during an
+    /// attempt), whatever the size of `f`'s future. Each layer behaves, and
+    /// publishes its events, exactly as the chain of the primitives' own
+    /// futures `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(f)))))`
+    /// would, with each layer's future created when the one outside it is
+    /// first polled.
     ///
     /// # Errors
     ///
     /// As [`Decorators::call`].
-    pub fn call_async<F, Fut>(&self, mut f: F) -> impl Future<Output = Result<T, Error<E>>>
+    pub fn call_async<F, Fut>(&self, f: F) -> impl Future<Output = Result<T, Error<E>>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        // Each layer is an `async fn` that creates the layer inside it when
-        // it is first polled, so nothing is built by value and moved into its
-        // parent (which cost a copy of the whole chain per layer), and no
-        // `async` block owns a future it then awaits (which keeps it twice,
-        // rust-lang/rust#62958): the layers capture only references, and the
-        // caller's future is created where it is awaited.
         let layers = Layers {
             circuit_breaker: self.circuit_breaker.as_ref(),
             rate_limiter: self.rate_limiter,
@@ -327,29 +328,11 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
             bulkhead: self.bulkhead,
             fallbacks: &self.fallbacks,
         };
-        let retry = self.retry.as_ref();
-        async move {
-            let result = match retry {
-                // The retry's loop (`Retry::decorate_async`), written out so
-                // that each attempt can borrow `f`.
-                Some((retry, c)) => {
-                    let mut call = retry.start_async_call();
-                    loop {
-                        let attempt = call.attempt(layers.circuit_breaker(&mut f)).await;
-                        let wait = match call.settle(c, attempt) {
-                            Ok(result) => break result,
-                            Err(wait) => wait,
-                        };
-                        call.wait(wait).await;
-                    }
-                }
-                None => layers.circuit_breaker(&mut f).await,
-            };
-            match recover(layers.fallback(Layer::Retry), result) {
-                Ok(result) => result,
-                Err(recovering) => recovering.await,
-            }
-        }
+        let retry = self
+            .retry
+            .as_ref()
+            .map(|(retry, classifier)| (retry.start_async_call(), classifier));
+        ChainFuture::new(layers, retry, f)
     }
 }
 
@@ -365,80 +348,6 @@ struct Layers<'s, 'a, T, E> {
 impl<'s, 'a, T, E> Layers<'s, 'a, T, E> {
     fn fallback(&self, layer: Layer) -> Option<&'s Fallback<'a, T, E>> {
         self.fallbacks[layer as usize].as_ref()
-    }
-
-    async fn circuit_breaker<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        let result = match self.circuit_breaker {
-            Some((cb, c)) => cb.decorate_async(c, || self.rate_limiter(f)).await,
-            None => self.rate_limiter(f).await,
-        };
-        match recover(self.fallback(Layer::CircuitBreaker), result) {
-            Ok(result) => result,
-            Err(recovering) => recovering.await,
-        }
-    }
-
-    async fn rate_limiter<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        let result = match self.rate_limiter {
-            Some(l) => l.decorate_async(|| self.time_limiter(f)).await,
-            None => self.time_limiter(f).await,
-        };
-        match recover(self.fallback(Layer::RateLimiter), result) {
-            Ok(result) => result,
-            Err(recovering) => recovering.await,
-        }
-    }
-
-    async fn time_limiter<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        let result = match self.time_limiter {
-            Some(t) => t.decorate_async(|| self.bulkhead(f)).await,
-            None => self.bulkhead(f).await,
-        };
-        match recover(self.fallback(Layer::TimeLimiter), result) {
-            Ok(result) => result,
-            Err(recovering) => recovering.await,
-        }
-    }
-
-    async fn bulkhead<F, Fut>(&self, f: &mut F) -> Result<T, Error<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        let result = match self.bulkhead {
-            Some(b) => b.decorate_async(|| InnerErrors::new(f())).await,
-            None => InnerErrors::new(f()).await,
-        };
-        match recover(self.fallback(Layer::Bulkhead), result) {
-            Ok(result) => result,
-            Err(recovering) => recovering.await,
-        }
-    }
-}
-
-/// A layer's result after the layer's fallback, if it has one (the layer's
-/// future is gone by then): `Ok` when known at once, `Err` with the async
-/// fallback's future to await.
-fn recover<'a, T, E>(
-    fallback: Option<&Fallback<'a, T, E>>,
-    result: Result<T, Error<E>>,
-) -> Result<Result<T, Error<E>>, Recovering<'a, T, E>> {
-    match (fallback, result) {
-        (Some(Fallback::Sync(f)), Err(e)) => Ok(f(e)),
-        (Some(Fallback::Async(f)), Err(e)) => Err(f(e)),
-        (_, result) => Ok(result),
     }
 }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use super::{Decision, Inner, RequestNotPermitted};
-use crate::clock::{Clock, Nanos, Sleep};
+use super::{Decision, Inner, RateLimiter, RequestNotPermitted};
+use crate::clock::{Clock, Nanos, SharedClock, Sleep};
 use crate::error::Error;
 use crate::future::AsyncCall;
 use crate::sync::Ordering;
@@ -125,6 +125,92 @@ pin_project_lite::pin_project! {
     }
 }
 
+/// What a request for permits comes to when it is made: settled now
+/// (granted, or refused without a wait), or due after a wait.
+enum Reservation {
+    Now(Result<(), RequestNotPermitted>),
+    Later(Decision, Duration),
+}
+
+/// Reserves `permits` as Resilience4j's `reservePermission` does.
+#[inline]
+fn reserve(inner: &Inner, permits: u32) -> Reservation {
+    let timeout = inner.core.timeout();
+    let decision = inner.decide(permits, timeout);
+    match decision.wait(timeout) {
+        None => Reservation::Now(inner.finish(decision, permits)),
+        Some(wait) => Reservation::Later(decision, wait),
+    }
+}
+
+/// Sleeps on `clock` until `until`; the timer starts at the first poll (a
+/// clock's timer may need a runtime).
+fn poll_until(
+    clock: &SharedClock,
+    until: Nanos,
+    sleep: &mut Option<Sleep>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    let sleep = sleep
+        .get_or_insert_with(|| clock.sleep_async(until.saturating_duration_since(clock.now())));
+    Pin::new(sleep).poll(cx)
+}
+
+/// A call's admission, for a future that runs the call itself (the
+/// decorator chain's): one permit now, a refusal, or a reservation due later.
+pub(crate) enum Admission<'a> {
+    Now,
+    Refused(RequestNotPermitted),
+    Later(Reserved<'a>),
+}
+
+/// A reservation whose permit is due later (or whose refusal comes when the
+/// timeout ends), counted as waiting while it lives.
+pub(crate) struct Reserved<'a> {
+    decision: Decision,
+    until: Nanos,
+    sleep: Option<Sleep>,
+    waiting: Waiting<&'a Inner>,
+}
+
+impl RateLimiter {
+    /// Reserves one permit as [`RateLimiter::decorate_async`] does when it is created.
+    #[inline]
+    pub(crate) fn admit(&self) -> Admission<'_> {
+        match reserve(&self.inner, 1) {
+            Reservation::Now(Ok(())) => Admission::Now,
+            Reservation::Now(Err(refused)) => Admission::Refused(refused),
+            Reservation::Later(decision, wait) => {
+                Admission::Later(Reserved::new(&self.inner, decision, wait))
+            }
+        }
+    }
+}
+
+impl<'a> Reserved<'a> {
+    #[cold]
+    fn new(inner: &'a Inner, decision: Decision, wait: Duration) -> Self {
+        Reserved {
+            decision,
+            until: inner.clock.now().saturating_add(wait),
+            sleep: None,
+            waiting: Waiting::new(inner),
+        }
+    }
+
+    /// Ready when the permit is due (or the timeout over).
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        poll_until(&self.waiting.0.clock, self.until, &mut self.sleep, cx)
+    }
+
+    /// Settles the reservation once due: no longer waiting, then granted or refused.
+    pub(crate) fn finish(self) -> Result<(), RequestNotPermitted> {
+        let (inner, decision) = (self.waiting.0, self.decision);
+        drop(self);
+        inner.finish(decision, 1)
+    }
+}
+
 impl<R, F, Fut> Call<R, F, Fut>
 where
     R: Deref<Target = Inner>,
@@ -146,16 +232,14 @@ where
         now: impl FnOnce(C) -> Fut,
         later: impl FnOnce(C) -> F,
     ) -> Self {
-        let timeout = inner.core.timeout();
-        let decision = inner.decide(permits, timeout);
-        let stage = match decision.wait(timeout) {
-            None => match inner.finish(decision, permits) {
-                Ok(()) => Stage::Running { future: now(call) },
-                Err(refused) => Stage::Refused {
-                    error: Some(refused),
-                },
+        let stage = match reserve(inner, permits) {
+            Reservation::Now(Ok(())) => Stage::Running { future: now(call) },
+            Reservation::Now(Err(refused)) => Stage::Refused {
+                error: Some(refused),
             },
-            Some(wait) => Self::wait_for(holder(), later(call), decision, wait),
+            Reservation::Later(decision, wait) => {
+                Self::wait_for(holder(), later(call), decision, wait)
+            }
         };
         Call { stage, permits }
     }
@@ -197,11 +281,7 @@ where
                     waiting,
                     ..
                 } => {
-                    let clock = &waiting.0.clock;
-                    let sleep = sleep.get_or_insert_with(|| {
-                        clock.sleep_async(until.saturating_duration_since(clock.now()))
-                    });
-                    ready!(Pin::new(sleep).poll(cx));
+                    ready!(poll_until(&waiting.0.clock, *until, sleep, cx));
                     let StageReplace::Waiting {
                         f,
                         decision,

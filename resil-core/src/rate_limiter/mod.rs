@@ -103,6 +103,7 @@ pub use self::event::{RateLimiterEvent, RateLimiterEventType};
 pub use self::future::{OwnedRateLimiterFuture, RateLimiterFuture};
 pub use self::metrics::RateLimiterMetrics;
 
+pub(crate) use self::future::{Admission, Reserved};
 use self::future::{Call, Waiting};
 use self::state::{Core, Decision, nanos_to_wait};
 use crate::clock::{Clock, SharedClock, SystemClock};

@@ -967,7 +967,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
     /// user-written runs). `false` for every other outcome, counted by
     /// [`CallState::settle`].
     #[inline(always)]
-    fn first_success<T, E>(
+    pub(crate) fn first_success<T, E>(
         &mut self,
         classifier: &RetryClassifier<T, E>,
         result: &Result<T, Error<E>>,
@@ -996,6 +996,20 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         self.in_attempt
             .store(false, std::sync::atomic::Ordering::Relaxed);
         poll
+    }
+
+    /// Marks an attempt as the call's own while it is polled, for a future
+    /// that polls its attempts itself (the decorator chain's), as
+    /// [`CallState::attempt`] does.
+    #[inline(always)]
+    pub(crate) fn mark_attempt(&self, in_attempt: bool) {
+        self.in_attempt
+            .store(in_attempt, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The wait before the next attempt, on the retry's clock.
+    pub(crate) fn sleep(&self, wait: Duration) -> Sleep {
+        self.inner.clock.sleep_async(wait)
     }
 
     /// Waits on the retry's clock before the next attempt.

@@ -2,6 +2,7 @@
 //! timeout ([`TimeLimiterFuture`], [`OwnedTimeLimiterFuture`]) and the
 //! detached calls' ([`DetachedTimeLimiterFuture`]), with the timer they share.
 
+use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use super::Inner;
+use super::{Inner, TimeLimiter};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -103,6 +104,48 @@ enum Timer {
     },
     /// Passed in shadow mode: the future is left to finish.
     Passed,
+}
+
+/// One call's timeout, for a future that polls the call itself (the
+/// decorator chain's): armed when the call is first not ready.
+pub(crate) struct Deadline<'a> {
+    inner: &'a Inner,
+    timer: Timer,
+}
+
+impl TimeLimiter {
+    /// The timeout of a call that starts now, as [`TimeLimiter::decorate_async`] times it.
+    #[inline]
+    pub(crate) fn deadline(&self) -> Deadline<'_> {
+        Deadline {
+            inner: &self.inner,
+            timer: Timer::Unarmed,
+        }
+    }
+}
+
+impl Deadline<'_> {
+    /// Polled after a poll of the call that was not ready: ready with the
+    /// timeout once it has passed (never, when shadow mode let it pass).
+    #[cold]
+    pub(crate) fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Duration> {
+        self.inner
+            .poll_timer::<Infallible>(&mut self.timer, cx)
+            .map(|expired| match expired {
+                Ok(never) => match never {},
+                Err(timeout) => timeout,
+            })
+    }
+
+    /// Counts and publishes the call's outcome (`Err` with the timeout when
+    /// it passed), as the time limiter's own future does.
+    #[inline]
+    pub(crate) fn record<T, E>(
+        self,
+        outcome: Result<Result<T, Error<E>>, Duration>,
+    ) -> Result<T, Error<E>> {
+        self.inner.record(outcome)
+    }
 }
 
 impl<'a, Fut> TimeLimiterFuture<'a, Fut> {

@@ -95,6 +95,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub use self::config::{DEFAULT_MAX_DETACHED_FUTURES, TimeLimiterConfig, TimeLimiterConfigBuilder};
 pub use self::error::Timeout;
 pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
+pub(crate) use self::future::Deadline;
 pub use self::future::{DetachedTimeLimiterFuture, OwnedTimeLimiterFuture, TimeLimiterFuture};
 pub use self::metrics::TimeLimiterMetrics;
 
