@@ -286,6 +286,93 @@ async fn dropping_the_chain_future_releases_every_permit() {
     drop(probes);
 }
 
+/// A future that panics when polled.
+struct PanicsOnPoll;
+
+impl std::future::Future for PanicsOnPoll {
+    type Output = Result<u32, &'static str>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        panic!("the call panics")
+    }
+}
+
+#[test]
+fn a_panic_in_the_call_releases_every_permit_at_once_and_the_breaker_records_it() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let c = chain(ManualClock::new());
+    let d = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_rate_limiter(&c.rl)
+        .with_time_limiter(&c.tl)
+        .with_bulkhead(&c.bh);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    // Kept alive after the panic: the permits must not wait for its drop,
+    // as each layer of a nested chain gives its own back while unwinding.
+    let mut call = Box::pin(d.call_async(|| PanicsOnPoll));
+    let panicked = catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(&mut cx)));
+    assert!(panicked.is_err(), "the panic is resumed");
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(
+        c.cb.metrics().number_of_failed_calls(),
+        1,
+        "recorded as a failure"
+    );
+    assert_eq!(c.cb.metrics().number_of_buffered_calls(), 1);
+    drop(call);
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(c.cb.metrics().number_of_buffered_calls(), 1, "counted once");
+
+    // A panic in `f` itself, before its future exists: the same.
+    let mut call = Box::pin(d.call_async(|| -> PanicsOnPoll { panic!("f panics") }));
+    let panicked = catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(&mut cx)));
+    assert!(panicked.is_err());
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(c.cb.metrics().number_of_failed_calls(), 2);
+    drop(call);
+
+    // A panic in an inner layer's fallback runs inside the breaker: recorded.
+    let d = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_bulkhead(&c.bh)
+        .with_fallback(
+            Layer::Bulkhead,
+            |_e: Error<&str>| -> Result<u32, Error<&str>> { panic!("fallback") },
+        );
+    let mut call = Box::pin(d.call_async(|| async { Err::<u32, _>("down") }));
+    let panicked = catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(&mut cx)));
+    assert!(panicked.is_err());
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(c.cb.metrics().number_of_failed_calls(), 3);
+}
+
+#[test]
+fn a_panic_elsewhere_while_the_chain_waits_gives_the_permits_back_and_records_nothing() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let c = chain(ManualClock::new());
+    let d = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_bulkhead(&c.bh);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        let mut call = Box::pin(d.call_async(std::future::pending::<Result<u32, &str>>));
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(c.bh.metrics().available_concurrent_calls(), 1);
+        panic!("the caller's own code panics while the call is pending");
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(
+        c.cb.metrics().number_of_buffered_calls(),
+        0,
+        "not the call's panic"
+    );
+}
+
 fn assert_send<T: Send>(_: &T) {}
 
 #[test]
