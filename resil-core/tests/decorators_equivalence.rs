@@ -78,6 +78,9 @@ enum BulkheadSpec {
     Free,
     /// Held until 20 ms, waits up to 30 ms: the first attempt gets it.
     FullWaitGetsIt,
+    /// Held until 25 ms, waits up to 30 ms: the permit comes as a 25 ms time
+    /// limiter (started with it) runs out; the permit wins.
+    FullWaitTiesTimeout,
     /// Held until 100 ms, waits up to 30 ms.
     FullWaitTimesOut,
     /// Held until 100 ms, no wait.
@@ -88,7 +91,9 @@ impl BulkheadSpec {
     fn max_wait(self) -> Duration {
         match self {
             BulkheadSpec::Free | BulkheadSpec::FullNoWait => Duration::ZERO,
-            BulkheadSpec::FullWaitGetsIt | BulkheadSpec::FullWaitTimesOut => ms(30),
+            BulkheadSpec::FullWaitGetsIt
+            | BulkheadSpec::FullWaitTiesTimeout
+            | BulkheadSpec::FullWaitTimesOut => ms(30),
         }
     }
 
@@ -97,6 +102,7 @@ impl BulkheadSpec {
         match self {
             BulkheadSpec::Free => None,
             BulkheadSpec::FullWaitGetsIt => Some(ms(20)),
+            BulkheadSpec::FullWaitTiesTimeout => Some(ms(25)),
             BulkheadSpec::FullWaitTimesOut | BulkheadSpec::FullNoWait => Some(ms(100)),
         }
     }
@@ -128,7 +134,8 @@ enum Step {
     Ok,
     /// `Err("boom")` at once.
     Err,
-    /// `Ok(attempt)` after 20 ms (within every time limit but 0).
+    /// `Ok(attempt)` after 20 ms (within every time limit but 0; as a 20 ms
+    /// one runs out, and then the future wins).
     SlowOk,
     /// `Ok(attempt)` after 200 ms (past every time limit, and slow for the breaker).
     Hangs,
@@ -679,7 +686,21 @@ fn run(sc: &Scenario, chain: Chain) -> Outcome {
             }
             (result, ctx.now(), metrics(&p))
         };
-        let ((result, elapsed, metrics_at_end), ()) = tokio::join!(call, holder);
+        // The holder is polled first, always (`tokio::join!` takes turns): a
+        // permit it gives back at some instant is free before the chain is
+        // polled at that instant, whatever number of polls the chain takes.
+        let (mut holder, mut call) = (pin!(holder), pin!(call));
+        let mut holder_done = false;
+        let (result, elapsed, metrics_at_end) = std::future::poll_fn(|cx| {
+            if !holder_done {
+                holder_done = holder.as_mut().poll(cx).is_ready();
+            }
+            call.as_mut().poll(cx)
+        })
+        .await;
+        if !holder_done {
+            holder.await;
+        }
         // Let every timer left (rate limiter cycles, holders) run out.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let metrics_after = metrics(&p);
@@ -734,7 +755,7 @@ fn compare(sc: &Scenario) -> Result<(), TestCaseError> {
     prop_assert_eq!(
         &got.result,
         &want.result,
-        "result differs\nscenario: {:#?}\nreference log:\n    {}\ndecorators log:\n    {}",
+        "result differs (left: Decorators::call_async, right: the reference)\nscenario: {:#?}\nreference log:\n    {}\ndecorators log:\n    {}",
         sc,
         show(&want),
         show(&got)
@@ -742,19 +763,19 @@ fn compare(sc: &Scenario) -> Result<(), TestCaseError> {
     prop_assert_eq!(
         got.inner_calls,
         want.inner_calls,
-        "inner calls differ\nscenario: {:#?}",
+        "inner calls differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}",
         sc
     );
     prop_assert_eq!(
         got.fallback_calls,
         want.fallback_calls,
-        "fallback calls (in Layer::ORDER) differ\nscenario: {:#?}",
+        "fallback calls (in Layer::ORDER) differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}",
         sc
     );
     prop_assert_eq!(
         got.elapsed,
         want.elapsed,
-        "virtual time differs\nscenario: {:#?}\nreference log:\n    {}\ndecorators log:\n    {}",
+        "virtual time differs (left: Decorators::call_async, right: the reference)\nscenario: {:#?}\nreference log:\n    {}\ndecorators log:\n    {}",
         sc,
         show(&want),
         show(&got)
@@ -762,19 +783,19 @@ fn compare(sc: &Scenario) -> Result<(), TestCaseError> {
     prop_assert_eq!(
         &got.metrics_at_end,
         &want.metrics_at_end,
-        "metrics at the end differ\nscenario: {:#?}",
+        "metrics at the end differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}",
         sc
     );
     prop_assert_eq!(
         &got.metrics_after,
         &want.metrics_after,
-        "metrics after the timers differ\nscenario: {:#?}",
+        "metrics after the timers differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}",
         sc
     );
     prop_assert_eq!(
         &got.log,
         &want.log,
-        "event logs differ\nscenario: {:#?}\nreference log:\n    {}\ndecorators log:\n    {}",
+        "event logs differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}\nreference log:\n    {}\ndecorators log:\n    {}",
         sc,
         show(&want),
         show(&got)
@@ -848,6 +869,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     ]);
     let time_limiter = proptest::option::of(prop_oneof![
         1 => Just(0u64),
+        1 => Just(20),
         2 => Just(25),
         2 => Just(50),
     ])
@@ -855,6 +877,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     let bulkhead = proptest::option::of(prop_oneof![
         3 => Just(BulkheadSpec::Free),
         2 => Just(BulkheadSpec::FullWaitGetsIt),
+        1 => Just(BulkheadSpec::FullWaitTiesTimeout),
         1 => Just(BulkheadSpec::FullWaitTimesOut),
         1 => Just(BulkheadSpec::FullNoWait),
     ]);
@@ -968,6 +991,23 @@ fn chosen_scenarios_match_the_reference_chain() {
             fallbacks: [FallbackSpec::None; 5],
             script: [Step::SlowOk; 3],
             cancel_at: None,
+        },
+        // Ties: the bulkhead's permit, then the caller's future, come as the
+        // time limiter runs out.
+        Scenario {
+            retry: Some((2, ms(0))),
+            limiter: None,
+            bulkhead: Some(BulkheadSpec::FullWaitTiesTimeout),
+            script: [Step::Ok; 3],
+            ..every_layer.clone()
+        },
+        Scenario {
+            retry: Some((2, ms(0))),
+            limiter: None,
+            time_limiter: Some(ms(20)),
+            bulkhead: None,
+            script: [Step::SlowOk; 3],
+            ..every_layer.clone()
         },
     ];
     // Each of them dropped at a few points too.
