@@ -1027,3 +1027,58 @@ fn chosen_scenarios_match_the_reference_chain() {
         }
     }
 }
+
+/// `call_async` does nothing before it is polled: no permit taken, no event,
+/// no call (the reference's `async fn`s are as lazy).
+#[test]
+fn an_unpolled_call_async_does_nothing() {
+    let sc = Scenario {
+        retry: Some((3, ms(10))),
+        breaker: Some(BreakerSpec::HalfOpen),
+        limiter: Some(LimiterSpec::ExhaustedWaits),
+        time_limiter: Some(ms(25)),
+        bulkhead: Some(BulkheadSpec::Free),
+        fallbacks: [FallbackSpec::Async(Answer::Recover); 5],
+        script: [Step::Ok; 3],
+        cancel_at: None,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let ctx = Arc::new(Ctx::new());
+        let p = build(&sc, &ctx);
+        let before = (metrics(&p), ctx.log.lock().unwrap().clone());
+        let (retry, cb, rl, tl, bh) = (
+            p.retry.as_ref().unwrap(),
+            p.cb.as_ref().unwrap(),
+            p.rl.as_ref().unwrap(),
+            p.tl.as_ref().unwrap(),
+            p.bh.as_ref().unwrap(),
+        );
+        let mut d = Decorators::new()
+            .with_retry(retry)
+            .with_circuit_breaker(cb)
+            .with_rate_limiter(rl)
+            .with_bulkhead(bh)
+            .with_time_limiter(tl);
+        for layer in Layer::ORDER {
+            let ctx = &ctx;
+            d = d.with_async_fallback(layer, move |e| {
+                async_fallback(ctx, layer, Answer::Recover, e)
+            });
+        }
+        let script = sc.script;
+        drop(d.call_async(|| attempt(&ctx, script)));
+        assert_eq!(metrics(&p), before.0);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(*ctx.log.lock().unwrap(), before.1, "nothing happened");
+        assert_eq!(ctx.inner_calls.load(Ordering::SeqCst), 0);
+        assert!(
+            cb.try_acquire_permission(),
+            "the half-open probe is still free"
+        );
+    });
+}
