@@ -172,6 +172,16 @@ where
                         .as_mut()
                         .poll(cx)
                     {
+                        // The bulkhead's fallback runs inside the time limiter.
+                        Poll::Pending if layer == Layer::Bulkhead => {
+                            match a.deadline.as_mut().map(|d| d.poll_expired(cx)) {
+                                Some(Poll::Ready(timeout)) => {
+                                    self.recovering = None;
+                                    Next::Out(Layer::TimeLimiter, timed_out(a, timeout))
+                                }
+                                _ => Next::Pending,
+                            }
+                        }
                         Poll::Pending => Next::Pending,
                         Poll::Ready(result) => {
                             self.recovering = None;
@@ -385,71 +395,76 @@ where
     /// completion then its fallback: the call's result once it is known, or
     /// `None` when the chain moved to another step (an async fallback runs,
     /// the retry makes another attempt).
+    ///
+    /// Written out layer by layer rather than as a loop over them: a result
+    /// passes each layer with one test of its own when nothing is to be done.
     #[inline]
     fn outward(
         &mut self,
         a: &mut Attempt<'a>,
-        mut layer: Layer,
+        layer: Layer,
         mut result: Result<T, Error<E>>,
-        mut recovered: bool,
+        recovered: bool,
     ) -> Option<Result<T, Error<E>>> {
-        loop {
-            if !recovered
-                && result.is_err()
-                && let Some(fallback) = self.layers.fallback(layer)
-                && let Err(e) = result
+        // The layer whose fallback already ran, if any.
+        let ran = if recovered { Some(layer) } else { None };
+        macro_rules! fall_back {
+            ($layer:expr) => {
+                if result.is_err()
+                    && ran != Some($layer)
+                    && let Some(fallback) = self.layers.fallback($layer)
+                    && let Err(e) = result
+                {
+                    match fallback {
+                        Fallback::Sync(f) => result = f(e),
+                        Fallback::Async(f) => {
+                            self.recovering = Some(f(e));
+                            self.step = Step::Recovering($layer);
+                            return None;
+                        }
+                    }
+                }
+            };
+        }
+        if layer == Layer::Bulkhead {
+            fall_back!(Layer::Bulkhead);
+            if let Some(deadline) = a.deadline.take() {
+                result = deadline.record(Ok(result));
+            }
+        }
+        if layer >= Layer::TimeLimiter {
+            fall_back!(Layer::TimeLimiter);
+        }
+        if layer >= Layer::RateLimiter {
+            fall_back!(Layer::RateLimiter);
+            if let (Some(guard), Some((_, classifier))) =
+                (a.guard.take(), self.layers.circuit_breaker)
             {
-                match fallback {
-                    Fallback::Sync(f) => result = f(e),
-                    Fallback::Async(f) => {
-                        self.recovering = Some(f(e));
-                        self.step = Step::Recovering(layer);
+                guard.record(classifier, &result);
+            }
+        }
+        if layer >= Layer::CircuitBreaker {
+            fall_back!(Layer::CircuitBreaker);
+            if let Some((call, classifier)) = &mut self.retry {
+                call.mark_attempt(false);
+                match call.settle(classifier, result) {
+                    Ok(settled) => result = settled,
+                    Err(wait) => {
+                        if wait.is_zero() {
+                            self.step = Step::Start;
+                            call.mark_attempt(true);
+                        } else {
+                            self.backoff = Some(call.sleep(wait));
+                            self.step = Step::Backoff;
+                        }
                         return None;
                     }
                 }
             }
-            recovered = false;
-            layer = match layer {
-                Layer::Bulkhead => {
-                    if let Some(deadline) = a.deadline.take() {
-                        result = deadline.record(Ok(result));
-                    }
-                    Layer::TimeLimiter
-                }
-                Layer::TimeLimiter => Layer::RateLimiter,
-                Layer::RateLimiter => {
-                    if let (Some(guard), Some((_, classifier))) =
-                        (a.guard.take(), self.layers.circuit_breaker)
-                    {
-                        guard.record(classifier, &result);
-                    }
-                    Layer::CircuitBreaker
-                }
-                Layer::CircuitBreaker => {
-                    if let Some((call, classifier)) = &mut self.retry {
-                        call.mark_attempt(false);
-                        match call.settle(classifier, result) {
-                            Ok(settled) => result = settled,
-                            Err(wait) => {
-                                if wait.is_zero() {
-                                    self.step = Step::Start;
-                                    call.mark_attempt(true);
-                                } else {
-                                    self.backoff = Some(call.sleep(wait));
-                                    self.step = Step::Backoff;
-                                }
-                                return None;
-                            }
-                        }
-                    }
-                    Layer::Retry
-                }
-                Layer::Retry => {
-                    self.step = Step::Done;
-                    return Some(result);
-                }
-            };
         }
+        fall_back!(Layer::Retry);
+        self.step = Step::Done;
+        Some(result)
     }
 }
 

@@ -62,8 +62,8 @@ use crate::time_limiter::TimeLimiter;
 
 use self::future::ChainFuture;
 
-/// A layer of the chain, to attach a fallback to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A layer of the chain, to attach a fallback to, ordered from the outside in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
     /// The outermost layer.
     Retry,
