@@ -40,10 +40,9 @@
 //! );
 //! ```
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use crate::Name;
@@ -155,8 +154,9 @@ pub struct EventPublisher<K: EventKind> {
     next_id: AtomicU64,
     subscribers: RwLock<Subscribers<K>>,
     /// The recent events, kept compact (no name, no wall time: both are added
-    /// when the buffer is read), so buffering costs a lock and a copy.
-    buffer: Mutex<Option<Ring<(Nanos, K)>>>,
+    /// when the buffer is read), so buffering costs a short lock and a write
+    /// of the event in place.
+    buffer: ShortMutex<Option<Ring<(Nanos, K)>>>,
 }
 
 impl<K: EventKind> EventPublisher<K> {
@@ -168,7 +168,7 @@ impl<K: EventKind> EventPublisher<K> {
             subscribed: AtomicBool::new(false),
             next_id: AtomicU64::new(0),
             subscribers: RwLock::new(Arc::from(Vec::new())),
-            buffer: Mutex::new(None),
+            buffer: ShortMutex::new(None),
         }
     }
 
@@ -215,7 +215,7 @@ impl<K: EventKind> EventPublisher<K> {
 
     fn refresh_active(&self, no_subscribers: bool) {
         self.subscribed.store(!no_subscribers, Ordering::Release);
-        let buffered = lock(&self.buffer).is_some();
+        let buffered = short_lock(&self.buffer).is_some();
         self.active
             .store(!no_subscribers || buffered, Ordering::Release);
     }
@@ -224,13 +224,13 @@ impl<K: EventKind> EventPublisher<K> {
     /// [`EventPublisher::recent_events`].
     pub fn enable_buffer(&self, capacity: usize) {
         {
-            let mut buffer = lock(&self.buffer);
+            let mut buffer = short_lock(&self.buffer);
             // a new size keeps the newest events that fit
-            let kept = buffer.take().map(|r| r.items).unwrap_or_default();
+            let kept = buffer.take().map(Ring::into_vec).unwrap_or_default();
             *buffer = (capacity > 0).then(|| {
                 let mut ring = Ring::new(capacity);
                 let skip = kept.len().saturating_sub(capacity);
-                ring.items.extend(kept.into_iter().skip(skip));
+                kept.into_iter().skip(skip).for_each(|item| ring.push(item));
                 ring
             });
         }
@@ -240,9 +240,9 @@ impl<K: EventKind> EventPublisher<K> {
 
     /// The buffered events, oldest first (empty when the buffer is off).
     pub fn recent_events(&self) -> Vec<Event<K>> {
-        let items: Vec<(Nanos, K)> = lock(&self.buffer)
+        let items: Vec<(Nanos, K)> = short_lock(&self.buffer)
             .as_ref()
-            .map(|r| r.items.iter().cloned().collect())
+            .map(|r| r.iter().cloned().collect())
             .unwrap_or_default();
         items
             .into_iter()
@@ -261,7 +261,7 @@ impl<K: EventKind> EventPublisher<K> {
 
     /// The capacity of the buffer, 0 when it is off.
     pub fn buffer_capacity(&self) -> usize {
-        lock(&self.buffer).as_ref().map_or(0, |r| r.capacity)
+        short_lock(&self.buffer).as_ref().map_or(0, |r| r.capacity)
     }
 
     /// `true` when publishing would reach a subscriber or the buffer.
@@ -295,7 +295,7 @@ impl<K: EventKind> EventPublisher<K> {
                 }
             }
         }
-        if let Some(ring) = lock(&self.buffer).as_mut() {
+        if let Some(ring) = short_lock(&self.buffer).as_mut() {
             ring.push((at, kind));
         }
     }
@@ -311,33 +311,59 @@ impl<K: EventKind> fmt::Debug for EventPublisher<K> {
     }
 }
 
+/// The last `capacity` items, written in place: once full, a push
+/// overwrites the oldest (no shift, no allocation).
 struct Ring<T> {
     capacity: usize,
-    items: VecDeque<T>,
+    /// Once full, the oldest item, which the next push overwrites.
+    head: usize,
+    items: Vec<T>,
 }
 
 impl<T> Ring<T> {
     fn new(capacity: usize) -> Self {
         Ring {
             capacity,
-            items: VecDeque::with_capacity(capacity.min(1024)),
+            head: 0,
+            items: Vec::with_capacity(capacity.min(1024)),
         }
     }
 
+    #[inline]
     fn push(&mut self, item: T) {
-        if self.items.len() == self.capacity {
-            self.items.pop_front();
+        if self.items.len() < self.capacity {
+            self.items.push(item);
+        } else {
+            self.items[self.head] = item;
+            self.head = if self.head + 1 == self.capacity {
+                0
+            } else {
+                self.head + 1
+            };
         }
-        self.items.push_back(item);
+    }
+
+    /// The items, oldest first.
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        let (newer, older) = self.items.split_at(self.head);
+        older.iter().chain(newer)
+    }
+
+    /// The items, oldest first.
+    fn into_vec(mut self) -> Vec<T> {
+        self.items.rotate_left(self.head);
+        self.items
     }
 }
 
-use crate::sync::std_lock::{lock, read, write};
+use crate::sync::std_lock::{read, write};
+use crate::sync::{ShortMutex, short_lock};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+    use std::sync::Mutex;
 
     #[derive(Debug, Clone, PartialEq)]
     enum Ev {
@@ -402,5 +428,38 @@ mod tests {
         assert_eq!(kinds, [Ev::A(3), Ev::A(4)]);
         p.enable_buffer(0);
         assert!(p.recent_events().is_empty());
+    }
+
+    #[test]
+    fn the_ring_keeps_the_newest_in_order_and_a_resize_keeps_what_fits() {
+        let mut ring = Ring::new(3);
+        for i in 0..7u32 {
+            ring.push(i);
+            let kept: Vec<_> = ring.iter().copied().collect();
+            let from = (i + 1).saturating_sub(3);
+            assert_eq!(kept, (from..=i).collect::<Vec<_>>(), "after pushing {i}");
+        }
+        assert_eq!(ring.into_vec(), vec![4, 5, 6]);
+
+        let p = publisher();
+        p.enable_buffer(4);
+        for i in 0..6 {
+            p.publish(|| Ev::A(i));
+        }
+        p.enable_buffer(2);
+        let kinds: Vec<_> = p
+            .recent_events()
+            .into_iter()
+            .map(Event::into_kind)
+            .collect();
+        assert_eq!(kinds, vec![Ev::A(4), Ev::A(5)]);
+        p.enable_buffer(5);
+        p.publish(|| Ev::B);
+        let kinds: Vec<_> = p
+            .recent_events()
+            .into_iter()
+            .map(Event::into_kind)
+            .collect();
+        assert_eq!(kinds, vec![Ev::A(4), Ev::A(5), Ev::B]);
     }
 }
