@@ -36,8 +36,8 @@ use std::collections::BTreeSet;
 
 use config::{Map, Source, Value, ValueKind};
 
+use crate::aspect::Aspect;
 use crate::cloud;
-use crate::declared::Aspect;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{
     self, ENV_ORIGIN, Section, did_you_mean, find_aspect, find_key, find_section, relaxed,

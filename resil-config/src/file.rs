@@ -22,8 +22,8 @@ use config::{Value, ValueKind};
 use resil_core::circuit_breaker::{SlidingWindowType, State};
 use resil_core::cluster::ClusterFailureMode;
 
+use crate::aspect::Aspect;
 use crate::cloud::{self, CloudPrefix, CloudSettings};
-use crate::declared::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 

@@ -30,9 +30,9 @@ use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 use resil_core::time_limiter::TimeLimiter;
 
+use crate::aspect::Aspect;
 use crate::bind::Binder;
 use crate::cloud::CloudSettings;
-use crate::declared::Aspect;
 use crate::error::InitError;
 use crate::init::{InstanceReport, Report};
 use crate::keyed::{Keyed, KeyedRegistry, KeyedSettings};

@@ -14,7 +14,7 @@
 //!   `configs.default` whose base-config is a config without one, which
 //!   implicitly inherits `configs.default` again.
 
-use crate::declared::Aspect;
+use crate::aspect::Aspect;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::Setting;
 use crate::file::{Module, Table, did_you_mean, segment};

@@ -11,9 +11,10 @@ use resil_core::Tags;
 use resil_core::clock::{Clock, SharedClock};
 use resil_core::registry::Registry;
 
+use crate::aspect::Aspect;
 use crate::bind::{self, Binder, Bound, Extras};
 use crate::cloud::{self, CloudPrefix, CloudSettings};
-use crate::declared::{self, Aspect, Declaration};
+use crate::declared::{self, Declaration};
 use crate::env::{self, EnvSource};
 use crate::error::{ConfigProblem, Diagnostics, InitError};
 use crate::file::{self, Ctx, Document, Node, Setting, did_you_mean};

@@ -156,6 +156,7 @@
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
+mod aspect;
 mod bind;
 pub mod cloud;
 mod cluster;
@@ -174,9 +175,10 @@ mod sync;
 #[cfg(feature = "watch")]
 mod watch;
 
+pub use crate::aspect::Aspect;
 pub use crate::bind::Extras;
 pub use crate::cloud::CloudSettings;
-pub use crate::declared::{Aspect, CallSite, Declaration, declarations};
+pub use crate::declared::{CallSite, Declaration, declarations};
 pub use crate::error::{ConfigProblem, InitError};
 pub use crate::global::{GlobalHook, GlobalPrimitive, Registries, is_initialized, registries};
 pub use crate::init::{

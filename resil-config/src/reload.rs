@@ -12,8 +12,9 @@ use resil_core::clock::SharedClock;
 use resil_core::live::ChangeRefused;
 use resil_core::registry::Primitive;
 
+use crate::aspect::Aspect;
 use crate::bind::{Binder, Extras};
-use crate::declared::{Aspect, Declaration};
+use crate::declared::Declaration;
 use crate::error::{ConfigProblem, InitError};
 use crate::file::{self, Setting};
 use crate::global::Registries;
