@@ -48,9 +48,10 @@ use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterConfig
 
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::file::{self, Setting, Table, Val};
+use crate::file::{self, Table};
 use crate::global::GlobalPrimitive;
 use crate::propagators;
+use crate::value::{Setting, Val};
 
 /// A configuration built from a chain of tables, with where its values came from.
 #[derive(Debug, Clone)]

@@ -13,14 +13,15 @@ use resil_core::registry::Registry;
 
 use crate::aspect::Aspect;
 use crate::bind::{self, Binder, Bound, Extras};
-use crate::cloud::{self, CloudPrefix, CloudSettings};
+use crate::cloud::{self, CloudSettings};
 use crate::declared::{self, Declaration};
 use crate::env::{self, EnvSource};
 use crate::error::{ConfigProblem, Diagnostics, InitError};
-use crate::file::{self, Ctx, Document, Node, Setting, did_you_mean};
+use crate::file::{self, Document};
 use crate::global::{self, Registries};
 use crate::inherit;
 use crate::reload::{Inputs, Reloader};
+use crate::value::{self, CloudPrefix, Ctx, Node, Setting, did_you_mean};
 
 /// The file [`init`](crate::init) reads when neither the builder nor
 /// `RESIL_CONFIG` names one.
@@ -443,7 +444,7 @@ fn anti_patterns(built: &Built<'_>, doc: &Document, ctx: &Ctx, d: &mut Diagnosti
         Some(table) => table.problem(message),
         None => ConfigProblem::new(
             ctx.file.clone(),
-            ctx.path(&file::Origin::File, &[aspect.as_str(), "instances", name]),
+            ctx.path(&value::Origin::File, &[aspect.as_str(), "instances", name]),
             None,
             message,
         ),
@@ -668,7 +669,7 @@ fn parse(
         });
     }
     if let Some(settings) = at {
-        if let Some(clash) = modules.keys().find(|k| file::relaxed(k) == cloud::TABLE) {
+        if let Some(clash) = modules.keys().find(|k| value::relaxed(k) == cloud::TABLE) {
             d.error(ConfigProblem::new(
                 name.to_owned(),
                 format!(
@@ -1021,14 +1022,14 @@ fn check_kinds<P: Binder>(
             }
             let used = format!(
                 "{} (the error type of {aspect} `{name}` at {}:{})",
-                file::list(&types),
+                value::list(&types),
                 first.file,
                 first.line
             );
             let message = if known.is_empty() {
                 format!(
                     "`{kind}` is not an error kind: {used} has no kinds; derive `resil::Classify` for it, or name only rejections ({})",
-                    file::list(&REJECTION_KINDS)
+                    value::list(&REJECTION_KINDS)
                 )
             } else {
                 let all: Vec<&str> = known.iter().copied().chain(REJECTION_KINDS).collect();
@@ -1036,7 +1037,7 @@ fn check_kinds<P: Binder>(
                     Some(k) => format!("did you mean `{k}`?"),
                     None => format!(
                         "its kinds are {}",
-                        file::list(&known.iter().copied().collect::<Vec<_>>())
+                        value::list(&known.iter().copied().collect::<Vec<_>>())
                     ),
                 };
                 format!("`{kind}` is not an error kind of {used}; {hint}")
@@ -1286,7 +1287,7 @@ impl fmt::Display for Report {
 }
 
 /// Where a setting was written, for [`InstanceReport::source`].
-fn source_of(s: &crate::file::Setting) -> String {
+fn source_of(s: &Setting) -> String {
     match s.source.strip_prefix("env ") {
         Some(var) => format!("environment variable {var}"),
         None => format!("`{}` in {}", s.path, s.source),

@@ -172,6 +172,7 @@ pub mod keyed;
 pub mod propagators;
 mod reload;
 mod sync;
+mod value;
 #[cfg(feature = "watch")]
 mod watch;
 

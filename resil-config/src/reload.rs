@@ -16,10 +16,11 @@ use crate::aspect::Aspect;
 use crate::bind::{Binder, Extras};
 use crate::declared::Declaration;
 use crate::error::{ConfigProblem, InitError};
-use crate::file::{self, Setting};
+use crate::file;
 use crate::global::Registries;
 use crate::init::{DEFAULT_FILE, Effective, Report, Resilience, ResilienceBuilder};
 use crate::keyed::DEFAULT_MAX_KEYS;
+use crate::value::{self, Setting};
 
 /// The message of a change to a setting that only a restart applies.
 pub(crate) const RESTART_ONLY: &str = "cannot change while the service runs; restart to apply";
@@ -202,7 +203,7 @@ impl<'a> Plan<'a> {
                     (None, Some(b)) => removed(b),
                     (None, None) => ConfigProblem::new(
                         file.clone(),
-                        format!("{aspect}.tags.{}", file::segment(tag)),
+                        format!("{aspect}.tags.{}", value::segment(tag)),
                         None,
                         RESTART_ONLY,
                     ),
@@ -416,7 +417,7 @@ impl<'a> Plan<'a> {
                 Some((None, Some(s))) => removed(s),
                 _ => ConfigProblem::new(
                     new.file().unwrap_or(DEFAULT_FILE),
-                    format!("{aspect}.instances.{}", file::segment(name)),
+                    format!("{aspect}.instances.{}", value::segment(name)),
                     None,
                     match &key {
                         Some(k) => format!("`{k}`: {RESTART_ONLY}"),
@@ -454,9 +455,9 @@ impl<'a> Plan<'a> {
         if !found {
             self.problems.push(ConfigProblem::new(
                 new.file().unwrap_or(DEFAULT_FILE),
-                format!("{aspect}.instances.{}", file::segment(name)),
+                format!("{aspect}.instances.{}", value::segment(name)),
                 None,
-                format!("its {} {RESTART_ONLY}", file::list(keys)),
+                format!("its {} {RESTART_ONLY}", value::list(keys)),
             ));
         }
     }
@@ -727,7 +728,7 @@ impl Change {
         let table = format!(
             "{}.instances.{}",
             self.aspect,
-            file::segment(&self.instance)
+            value::segment(&self.instance)
         );
         if self.key.is_empty() {
             table
