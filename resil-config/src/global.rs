@@ -297,10 +297,10 @@ pub trait GlobalPrimitive: Primitive + sealed::Sealed {
 }
 
 macro_rules! global_primitive {
-    ($ty:ty, $aspect:ident, $field:ident) => {
+    ($ty:ty, $field:ident) => {
         impl sealed::Sealed for $ty {}
         impl GlobalPrimitive for $ty {
-            const ASPECT: Aspect = Aspect::$aspect;
+            const ASPECT: Aspect = <$ty as Binder>::ASPECT;
             fn registry(registries: &Registries) -> &Registry<Self> {
                 &registries.$field
             }
@@ -327,16 +327,12 @@ macro_rules! global_primitive {
     };
 }
 
-global_primitive!(CircuitBreaker, CircuitBreaker, circuit_breakers);
-global_primitive!(Retry, Retry, retries);
-global_primitive!(Bulkhead, Bulkhead, bulkheads);
-global_primitive!(
-    ThreadPoolBulkhead,
-    ThreadPoolBulkhead,
-    thread_pool_bulkheads
-);
-global_primitive!(RateLimiter, RateLimiter, rate_limiters);
-global_primitive!(TimeLimiter, TimeLimiter, time_limiters);
+global_primitive!(CircuitBreaker, circuit_breakers);
+global_primitive!(Retry, retries);
+global_primitive!(Bulkhead, bulkheads);
+global_primitive!(ThreadPoolBulkhead, thread_pool_bulkheads);
+global_primitive!(RateLimiter, rate_limiters);
+global_primitive!(TimeLimiter, time_limiters);
 
 enum Origin {
     /// Built by `init`: its report, and what reloads read again.

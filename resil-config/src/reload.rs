@@ -17,7 +17,7 @@ use crate::bind::{Binder, Extras};
 use crate::declared::Declaration;
 use crate::error::{ConfigProblem, InitError};
 use crate::file;
-use crate::global::Registries;
+use crate::global::{GlobalPrimitive, Registries};
 use crate::init::{DEFAULT_FILE, Effective, Report, Resilience, ResilienceBuilder};
 use crate::keyed::DEFAULT_MAX_KEYS;
 use crate::value::{self, Setting};
@@ -240,7 +240,11 @@ impl<'a> Plan<'a> {
 
     /// The named configurations and `default` of the new registry, swapped
     /// into the live one.
-    fn configurations<P: Binder>(&mut self, live: &'a Registries, new: &Registries) {
+    fn configurations<P: Binder + GlobalPrimitive>(
+        &mut self,
+        live: &'a Registries,
+        new: &Registries,
+    ) {
         let registry = P::registry(new);
         let configs: Vec<(String, P::Config)> = registry
             .configuration_names()
@@ -256,8 +260,13 @@ impl<'a> Plan<'a> {
     }
 
     /// The differences of one aspect's instances, and how to apply them.
-    fn aspect<P: Binder>(&mut self, live: &'a Registries, old: &Report, new: &Report) {
-        let aspect = P::ASPECT;
+    fn aspect<P: Binder + GlobalPrimitive>(
+        &mut self,
+        live: &'a Registries,
+        old: &Report,
+        new: &Report,
+    ) {
+        let aspect = <P as GlobalPrimitive>::ASPECT;
         let registry = P::registry(live);
         let names: BTreeSet<&str> = old
             .instances()
