@@ -35,7 +35,7 @@ use crate::bind::Binder;
 use crate::cloud::CloudSettings;
 use crate::error::InitError;
 use crate::init::{InstanceReport, Report};
-use crate::keyed::{Keyed, KeyedRegistry, KeyedSettings};
+use crate::keyed_table::{DEFAULT_MAX_KEYS, Keyed, KeyedRegistry, KeyedSettings};
 use crate::reload::Reloader;
 
 /// The six registries, one per aspect.
@@ -545,7 +545,7 @@ pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keye
         .and_then(|r| r.instance(P::ASPECT, name).map(InstanceReport::extras))
         .unwrap_or_default();
     let settings = KeyedSettings {
-        max_keys: extras.max_keys.unwrap_or(crate::keyed::DEFAULT_MAX_KEYS),
+        max_keys: extras.max_keys.unwrap_or(DEFAULT_MAX_KEYS),
         key_label: extras.key_label.unwrap_or(false),
     };
     let clock = P::registry(registries).clock().clone();

@@ -169,6 +169,7 @@ pub mod global;
 mod inherit;
 mod init;
 pub mod keyed;
+mod keyed_table;
 pub mod propagators;
 mod reload;
 mod sync;
