@@ -160,6 +160,7 @@ mod aspect;
 mod bind;
 pub mod cloud;
 mod cluster;
+mod declaration;
 pub mod declared;
 pub mod duration;
 mod env;
