@@ -26,6 +26,10 @@ use crate::value::{
     Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,
 };
 
+/// The file [`init`](crate::init) reads when neither the builder nor
+/// `RESIL_CONFIG` names one.
+pub const DEFAULT_FILE: &str = "resilience.toml";
+
 fn suggestion<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     match did_you_mean(input, candidates) {
         Some(c) => format!("; did you mean `{c}`?"),

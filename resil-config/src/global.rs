@@ -34,9 +34,9 @@ use crate::aspect::Aspect;
 use crate::bind::Binder;
 use crate::cloud::CloudSettings;
 use crate::error::InitError;
-use crate::init::{InstanceReport, Report};
 use crate::keyed_table::{DEFAULT_MAX_KEYS, Keyed, KeyedRegistry, KeyedSettings};
 use crate::reload::Reloader;
+use crate::report::{InstanceReport, Report};
 
 /// The six registries, one per aspect.
 ///

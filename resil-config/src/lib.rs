@@ -173,6 +173,7 @@ pub mod keyed;
 mod keyed_table;
 pub mod propagators;
 mod reload;
+mod report;
 mod sync;
 mod value;
 #[cfg(feature = "watch")]
@@ -183,14 +184,13 @@ pub use crate::bind::Extras;
 pub use crate::cloud::CloudSettings;
 pub use crate::declared::{CallSite, Declaration, declarations};
 pub use crate::error::{ConfigProblem, InitError};
+pub use crate::file::DEFAULT_FILE;
 pub use crate::global::{GlobalHook, GlobalPrimitive, Registries, is_initialized, registries};
-pub use crate::init::{
-    DEFAULT_ENV_PREFIX, DEFAULT_FILE, InstanceReport, REJECTION_KINDS, Report, Resilience,
-    ResilienceBuilder, init,
-};
+pub use crate::init::{DEFAULT_ENV_PREFIX, REJECTION_KINDS, Resilience, ResilienceBuilder, init};
 pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
 pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
+pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
 pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
 

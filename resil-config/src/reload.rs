@@ -16,10 +16,11 @@ use crate::aspect::Aspect;
 use crate::bind::{Binder, Extras};
 use crate::declared::Declaration;
 use crate::error::{ConfigProblem, InitError};
-use crate::file;
+use crate::file::{self, DEFAULT_FILE};
 use crate::global::{GlobalPrimitive, Registries};
-use crate::init::{DEFAULT_FILE, Effective, Report, Resilience, ResilienceBuilder};
+use crate::init::{Resilience, ResilienceBuilder};
 use crate::keyed::DEFAULT_MAX_KEYS;
+use crate::report::{Effective, Report};
 use crate::value::{self, Setting};
 
 /// The message of a change to a setting that only a restart applies.
