@@ -35,7 +35,7 @@ use crate::bind::Binder;
 use crate::cloud::CloudSettings;
 use crate::error::InitError;
 use crate::keyed_table::{DEFAULT_MAX_KEYS, Keyed, KeyedRegistry, KeyedSettings};
-use crate::reload::Reloader;
+use crate::reloader::Reloader;
 use crate::report::{InstanceReport, Report};
 
 /// The six registries, one per aspect.

@@ -18,7 +18,7 @@ use crate::error::{ConfigProblem, Diagnostics, InitError};
 use crate::file::{self, DEFAULT_FILE, Document};
 use crate::global::{self, Registries};
 use crate::inherit;
-use crate::reload::{Inputs, Reloader};
+use crate::reloader::{Inputs, Reloader};
 use crate::report::{Effective, InstanceReport, Report};
 use crate::value::{self, CloudPrefix, Ctx, Node, Setting, did_you_mean};
 

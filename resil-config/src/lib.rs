@@ -173,6 +173,7 @@ pub mod keyed;
 mod keyed_table;
 pub mod propagators;
 mod reload;
+mod reloader;
 mod report;
 mod sync;
 mod value;

@@ -3,45 +3,25 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
 
-use resil_core::clock::SharedClock;
 use resil_core::live::ChangeRefused;
 use resil_core::registry::Primitive;
 
 use crate::aspect::Aspect;
 use crate::bind::{Binder, Extras};
-use crate::declared::Declaration;
 use crate::error::{ConfigProblem, InitError};
 use crate::file::{self, DEFAULT_FILE};
 use crate::global::{GlobalPrimitive, Registries};
 use crate::init::{Resilience, ResilienceBuilder};
 use crate::keyed::DEFAULT_MAX_KEYS;
+use crate::reloader::{Inputs, Reloader};
 use crate::report::{Effective, Report};
 use crate::value::{self, Setting};
 
 /// The message of a change to a setting that only a restart applies.
 pub(crate) const RESTART_ONLY: &str = "cannot change while the service runs; restart to apply";
-
-/// What a builder was given, so that a reload reads the same source the
-/// same way.
-#[derive(Debug, Clone)]
-pub(crate) struct Inputs {
-    /// The file read (given, named by `<PREFIX>_CONFIG`, or the default
-    /// one when it existed): reloads read it and require it.
-    pub(crate) file: Option<PathBuf>,
-    pub(crate) contents: Option<(String, String)>,
-    pub(crate) env_prefix: String,
-    /// `None`: the process environment, read again at each reload.
-    pub(crate) env: Option<Vec<(String, String)>>,
-    pub(crate) strict: bool,
-    pub(crate) clock: SharedClock,
-    pub(crate) declarations: Vec<&'static Declaration>,
-    pub(crate) offline: bool,
-}
 
 impl Inputs {
     fn builder(&self) -> ResilienceBuilder {
@@ -62,45 +42,7 @@ impl Inputs {
     }
 }
 
-/// The inputs and the report in force, behind one lock that a reload holds
-/// from reading the file to applying the difference: reloads run one at a
-/// time, and each compares against what the previous one applied.
-#[derive(Debug)]
-pub(crate) struct Reloader {
-    state: Mutex<State>,
-}
-
-#[derive(Debug)]
-struct State {
-    inputs: Inputs,
-    current: Arc<Report>,
-}
-
 impl Reloader {
-    pub(crate) fn new(inputs: Inputs, report: Report) -> Self {
-        Reloader {
-            state: Mutex::new(State {
-                inputs,
-                current: Arc::new(report),
-            }),
-        }
-    }
-
-    /// The report in force.
-    pub(crate) fn current(&self) -> Arc<Report> {
-        lock(&self.state).current.clone()
-    }
-
-    /// The file reloads read, if they read one.
-    #[cfg(feature = "watch")]
-    pub(crate) fn file(&self) -> Option<PathBuf> {
-        let state = lock(&self.state);
-        match &state.inputs.contents {
-            Some(_) => None,
-            None => state.inputs.file.clone(),
-        }
-    }
-
     /// Reloads `live` from the inputs (with `contents` instead of the
     /// file's, when given); applies nothing on a dry run.
     pub(crate) fn reload(
@@ -169,10 +111,6 @@ impl Reloader {
             state.current = new;
         }
         Ok(report)
-    }
-
-    fn state_inputs(&self) -> Inputs {
-        lock(&self.state).inputs.clone()
     }
 }
 
