@@ -156,6 +156,17 @@
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
+// The modules read top down, no import circle among them (tests/layers.rs
+// holds it). Bottom to top, each naming only modules before it:
+// error, duration, sync, aspect, propagators, cluster: the ground;
+// value, declaration: what reading and declaring share;
+// cloud, file, env, inherit: reading resilience.toml and the environment;
+// bind: tables to resil-core configurations;
+// report, keyed_table, reloader: what start-up found, the keyed tables and
+// what a reload reads again;
+// global: the process-wide registries;
+// declared, keyed: the call sites;
+// init, reload, watch: start-up, reloading and watching the file.
 mod aspect;
 mod bind;
 pub mod cloud;
