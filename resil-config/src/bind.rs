@@ -40,17 +40,19 @@ use resil_core::circuit_breaker::{
 use resil_core::cluster::{CircuitBreakerCluster, RateLimiterCluster};
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
+use resil_core::registry::Primitive;
 use resil_core::retry::{Retry, RetryConfig, RetryConfigBuilder};
 use resil_core::thread_pool_bulkhead::{
     ThreadPoolBulkhead, ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder,
 };
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterConfigBuilder};
 
+use crate::aspect::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::file::{self, Setting, Table, Val};
-use crate::global::GlobalPrimitive;
+use crate::file::{self, Table};
 use crate::propagators;
+use crate::value::{Setting, Val};
 
 /// A configuration built from a chain of tables, with where its values came from.
 #[derive(Debug, Clone)]
@@ -81,7 +83,9 @@ pub struct Extras {
 }
 
 /// How one aspect's tables become its configuration.
-pub(crate) trait Binder: GlobalPrimitive {
+pub(crate) trait Binder: Primitive {
+    /// Its aspect.
+    const ASPECT: Aspect;
     /// The configuration's builder.
     type Builder;
     /// A builder with the library defaults.
@@ -477,6 +481,7 @@ fn apply_breaker_cluster<'a>(s: &mut State<'a, CircuitBreaker>, t: &'a Table, la
 }
 
 impl Binder for CircuitBreaker {
+    const ASPECT: Aspect = Aspect::CircuitBreaker;
     type Builder = CircuitBreakerConfigBuilder;
 
     fn builder() -> Self::Builder {
@@ -750,6 +755,7 @@ fn check_range<P: Binder>(s: &mut State<'_, P>, key: &str, setting: &Setting) {
 }
 
 impl Binder for ThreadPoolBulkhead {
+    const ASPECT: Aspect = Aspect::ThreadPoolBulkhead;
     type Builder = ThreadPoolBulkheadConfigBuilder;
 
     fn builder() -> Self::Builder {
@@ -864,6 +870,7 @@ impl Binder for ThreadPoolBulkhead {
 }
 
 impl Binder for Bulkhead {
+    const ASPECT: Aspect = Aspect::Bulkhead;
     type Builder = BulkheadConfigBuilder;
 
     fn builder() -> Self::Builder {
@@ -920,6 +927,7 @@ const RETRY_WAIT: &str = "wait-duration";
 const RETRY_MAX: &str = "exponential-max-wait-duration";
 
 impl Binder for Retry {
+    const ASPECT: Aspect = Aspect::Retry;
     type Builder = RetryConfigBuilder;
 
     fn builder() -> Self::Builder {
@@ -1035,6 +1043,7 @@ impl Binder for Retry {
 }
 
 impl Binder for RateLimiter {
+    const ASPECT: Aspect = Aspect::RateLimiter;
     type Builder = RateLimiterConfigBuilder;
 
     fn builder() -> Self::Builder {
@@ -1140,6 +1149,7 @@ impl Binder for RateLimiter {
 }
 
 impl Binder for TimeLimiter {
+    const ASPECT: Aspect = Aspect::TimeLimiter;
     type Builder = TimeLimiterConfigBuilder;
 
     fn builder() -> Self::Builder {

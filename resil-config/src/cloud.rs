@@ -39,8 +39,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::file::{
-    Ctx, Kind, Node, Origin, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,
+use crate::value::{
+    CloudPrefix, Ctx, Kind, Node, Origin, Setting, Val, boolean, count, did_you_mean, list,
+    relaxed, segment,
 };
 
 /// The table's name in resilience.toml.
@@ -313,14 +314,6 @@ pub(crate) fn is_map_key(key: &str) -> bool {
 /// Whether `key` (relaxed) is a key of `[cloud]`.
 pub(crate) fn is_key(key: &str) -> bool {
     find(key).is_some()
-}
-
-/// Where a `[cloud]` value sits: the file's path (TOML's `cloud.` or the
-/// YAML's `spring.cloud.circuitbreaker.resilience4j.`) or the environment's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CloudPrefix {
-    Toml,
-    Spring,
 }
 
 impl CloudPrefix {

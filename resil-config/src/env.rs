@@ -36,12 +36,11 @@ use std::collections::BTreeSet;
 
 use config::{Map, Source, Value, ValueKind};
 
+use crate::aspect::Aspect;
 use crate::cloud;
-use crate::declared::Aspect;
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::file::{
-    self, ENV_ORIGIN, Section, did_you_mean, find_aspect, find_key, find_section, relaxed,
-};
+use crate::file::{self, Section, find_aspect, find_key, find_section};
+use crate::value::{self, ENV_ORIGIN, did_you_mean, relaxed};
 
 /// The variable, after the prefix, that names the file rather than a key.
 pub(crate) const CONFIG_VAR: &str = "CONFIG";
@@ -145,7 +144,7 @@ fn map_one(
                     "unknown table{}",
                     hint(segments[0], modules, |m| format!(
                         "; expected one of {}",
-                        file::list(&m)
+                        value::list(&m)
                     ))
                 )
             },
@@ -267,7 +266,7 @@ fn map_one(
                     &path,
                     format!(
                         "matches several names ({}); write the name exactly as in the file, e.g. `..__{}__..`",
-                        file::list(several),
+                        value::list(several),
                         several[0]
                     ),
                 );
@@ -337,7 +336,7 @@ fn map_cloud(
                 "unknown cloud setting{}",
                 match did_you_mean(key_seg, names.iter().copied()) {
                     Some(k) => format!("; did you mean `{k}`?"),
-                    None => format!("; expected one of {}", file::list(&names)),
+                    None => format!("; expected one of {}", value::list(&names)),
                 }
             ),
         );

@@ -30,13 +30,13 @@ use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 use resil_core::time_limiter::TimeLimiter;
 
+use crate::aspect::Aspect;
 use crate::bind::Binder;
 use crate::cloud::CloudSettings;
-use crate::declared::Aspect;
 use crate::error::InitError;
-use crate::init::{InstanceReport, Report};
-use crate::keyed::{Keyed, KeyedRegistry, KeyedSettings};
-use crate::reload::Reloader;
+use crate::keyed_table::{DEFAULT_MAX_KEYS, Keyed, KeyedRegistry, KeyedSettings};
+use crate::reloader::Reloader;
+use crate::report::{InstanceReport, Report};
 
 /// The six registries, one per aspect.
 ///
@@ -297,10 +297,10 @@ pub trait GlobalPrimitive: Primitive + sealed::Sealed {
 }
 
 macro_rules! global_primitive {
-    ($ty:ty, $aspect:ident, $field:ident) => {
+    ($ty:ty, $field:ident) => {
         impl sealed::Sealed for $ty {}
         impl GlobalPrimitive for $ty {
-            const ASPECT: Aspect = Aspect::$aspect;
+            const ASPECT: Aspect = <$ty as Binder>::ASPECT;
             fn registry(registries: &Registries) -> &Registry<Self> {
                 &registries.$field
             }
@@ -327,16 +327,12 @@ macro_rules! global_primitive {
     };
 }
 
-global_primitive!(CircuitBreaker, CircuitBreaker, circuit_breakers);
-global_primitive!(Retry, Retry, retries);
-global_primitive!(Bulkhead, Bulkhead, bulkheads);
-global_primitive!(
-    ThreadPoolBulkhead,
-    ThreadPoolBulkhead,
-    thread_pool_bulkheads
-);
-global_primitive!(RateLimiter, RateLimiter, rate_limiters);
-global_primitive!(TimeLimiter, TimeLimiter, time_limiters);
+global_primitive!(CircuitBreaker, circuit_breakers);
+global_primitive!(Retry, retries);
+global_primitive!(Bulkhead, bulkheads);
+global_primitive!(ThreadPoolBulkhead, thread_pool_bulkheads);
+global_primitive!(RateLimiter, rate_limiters);
+global_primitive!(TimeLimiter, time_limiters);
 
 enum Origin {
     /// Built by `init`: its report, and what reloads read again.
@@ -549,7 +545,7 @@ pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keye
         .and_then(|r| r.instance(P::ASPECT, name).map(InstanceReport::extras))
         .unwrap_or_default();
     let settings = KeyedSettings {
-        max_keys: extras.max_keys.unwrap_or(crate::keyed::DEFAULT_MAX_KEYS),
+        max_keys: extras.max_keys.unwrap_or(DEFAULT_MAX_KEYS),
         key_label: extras.key_label.unwrap_or(false),
     };
     let clock = P::registry(registries).clock().clone();

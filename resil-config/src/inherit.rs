@@ -14,10 +14,10 @@
 //!   `configs.default` whose base-config is a config without one, which
 //!   implicitly inherits `configs.default` again.
 
-use crate::declared::Aspect;
+use crate::aspect::Aspect;
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::file::Setting;
-use crate::file::{Module, Table, did_you_mean, segment};
+use crate::file::{Module, Table};
+use crate::value::{Setting, did_you_mean, segment};
 
 /// The name of the implicit base.
 pub(crate) const DEFAULT: &str = "default";

@@ -1,8 +1,6 @@
 //! Start-up: load, override, validate, build the registries, check the declarations.
 
-use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,19 +9,18 @@ use resil_core::Tags;
 use resil_core::clock::{Clock, SharedClock};
 use resil_core::registry::Registry;
 
-use crate::bind::{self, Binder, Bound, Extras};
-use crate::cloud::{self, CloudPrefix, CloudSettings};
-use crate::declared::{self, Aspect, Declaration};
+use crate::aspect::Aspect;
+use crate::bind::{self, Binder, Bound};
+use crate::cloud;
+use crate::declared::{self, Declaration};
 use crate::env::{self, EnvSource};
 use crate::error::{ConfigProblem, Diagnostics, InitError};
-use crate::file::{self, Ctx, Document, Node, Setting, did_you_mean};
+use crate::file::{self, DEFAULT_FILE, Document};
 use crate::global::{self, Registries};
 use crate::inherit;
-use crate::reload::{Inputs, Reloader};
-
-/// The file [`init`](crate::init) reads when neither the builder nor
-/// `RESIL_CONFIG` names one.
-pub const DEFAULT_FILE: &str = "resilience.toml";
+use crate::reloader::{Inputs, Reloader};
+use crate::report::{Effective, InstanceReport, Report};
+use crate::value::{self, CloudPrefix, Ctx, Node, Setting, did_you_mean};
 
 /// The default prefix of environment overrides.
 pub const DEFAULT_ENV_PREFIX: &str = "RESIL";
@@ -442,7 +439,7 @@ fn anti_patterns(built: &Built<'_>, doc: &Document, ctx: &Ctx, d: &mut Diagnosti
         Some(table) => table.problem(message),
         None => ConfigProblem::new(
             ctx.file.clone(),
-            ctx.path(&file::Origin::File, &[aspect.as_str(), "instances", name]),
+            ctx.path(&value::Origin::File, &[aspect.as_str(), "instances", name]),
             None,
             message,
         ),
@@ -667,7 +664,7 @@ fn parse(
         });
     }
     if let Some(settings) = at {
-        if let Some(clash) = modules.keys().find(|k| file::relaxed(k) == cloud::TABLE) {
+        if let Some(clash) = modules.keys().find(|k| value::relaxed(k) == cloud::TABLE) {
             d.error(ConfigProblem::new(
                 name.to_owned(),
                 format!(
@@ -1020,14 +1017,14 @@ fn check_kinds<P: Binder>(
             }
             let used = format!(
                 "{} (the error type of {aspect} `{name}` at {}:{})",
-                file::list(&types),
+                value::list(&types),
                 first.file,
                 first.line
             );
             let message = if known.is_empty() {
                 format!(
                     "`{kind}` is not an error kind: {used} has no kinds; derive `resil::Classify` for it, or name only rejections ({})",
-                    file::list(&REJECTION_KINDS)
+                    value::list(&REJECTION_KINDS)
                 )
             } else {
                 let all: Vec<&str> = known.iter().copied().chain(REJECTION_KINDS).collect();
@@ -1035,7 +1032,7 @@ fn check_kinds<P: Binder>(
                     Some(k) => format!("did you mean `{k}`?"),
                     None => format!(
                         "its kinds are {}",
-                        file::list(&known.iter().copied().collect::<Vec<_>>())
+                        value::list(&known.iter().copied().collect::<Vec<_>>())
                     ),
                 };
                 format!("`{kind}` is not an error kind of {used}; {hint}")
@@ -1045,247 +1042,8 @@ fn check_kinds<P: Binder>(
     }
 }
 
-/// One instance as built: its aspect, name, effective settings and the
-/// protected functions that use it.
-#[derive(Debug, Clone)]
-pub struct InstanceReport {
-    aspect: Aspect,
-    name: String,
-    configured: bool,
-    /// Where each setting that is not the library default was written.
-    sources: BTreeMap<&'static str, String>,
-    declared_at: Vec<&'static Declaration>,
-    pub(crate) effective: Effective,
-}
-
-/// An effective configuration as the report keeps it: the configuration
-/// itself (for a reload to apply), its settings as printed, where each was
-/// written, and the keys resil-core does not hold.
-#[derive(Debug, Clone)]
-pub(crate) struct Effective {
-    /// The aspect's configuration type, behind `Any` so that one report holds all six.
-    pub(crate) config: Arc<dyn Any + Send + Sync>,
-    pub(crate) chain: Vec<String>,
-    pub(crate) settings: Vec<(&'static str, String)>,
-    pub(crate) provenance: BTreeMap<&'static str, Setting>,
-    pub(crate) extras: Extras,
-}
-
-impl Effective {
-    fn of<P: Binder>(b: &Bound<P::Config>) -> Self {
-        Effective {
-            config: Arc::new(b.config.clone()),
-            chain: b.chain.clone(),
-            settings: P::describe(&b.config, &b.notes),
-            provenance: b.provenance.clone(),
-            extras: b.extras,
-        }
-    }
-
-    fn library<P: Binder>() -> Self {
-        let c = P::library_default();
-        Effective {
-            settings: P::describe(&c, &BTreeMap::new()),
-            config: Arc::new(c),
-            chain: Vec::new(),
-            provenance: BTreeMap::new(),
-            extras: Extras::default(),
-        }
-    }
-
-    /// The configuration, when it is `P`'s.
-    pub(crate) fn config<P: Binder>(&self) -> Option<&P::Config> {
-        self.config.downcast_ref::<P::Config>()
-    }
-}
-
-impl InstanceReport {
-    /// The aspect.
-    pub fn aspect(&self) -> Aspect {
-        self.aspect
-    }
-    /// The instance name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-    /// Whether resilience.toml (or the environment) has a table for it under `instances`.
-    pub fn configured(&self) -> bool {
-        self.configured
-    }
-    /// Where its configuration came from, nearest first: `instances.inventory-query`,
-    /// `configs.inventory-base`, ...; empty for the library defaults.
-    pub fn chain(&self) -> &[String] {
-        &self.effective.chain
-    }
-    /// The effective settings, by key, as resilience.toml writes them.
-    pub fn settings(&self) -> &[(&'static str, String)] {
-        &self.effective.settings
-    }
-    /// The effective value of one key.
-    pub fn setting(&self, key: &str) -> Option<&str> {
-        self.effective
-            .settings
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_str())
-    }
-    /// Where the value of `key` was written: `` `circuitbreaker.configs.base.sliding-window-size` in resilience.toml ``,
-    /// or `environment variable RESIL_...`; `None` for the library default.
-    pub fn source(&self, key: &str) -> Option<&str> {
-        self.sources.get(key).map(String::as_str)
-    }
-    /// The protected functions that declare it (none: configured only).
-    pub fn declared_at(&self) -> &[&'static Declaration] {
-        &self.declared_at
-    }
-    /// The keys kept for health indicators and event subscription.
-    pub fn extras(&self) -> Extras {
-        self.effective.extras
-    }
-}
-
-/// What [`init`](crate::init) loaded and found; `Display` prints it for a
-/// start-up log.
-///
-/// It names the file and the environment overrides, counts the declarations
-/// linked into the binary (see the linking rule in [`declared`](crate::declared)),
-/// lists every instance with its effective settings and the protected
-/// functions that use it, and ends with the warnings.
-#[derive(Debug, Clone)]
-pub struct Report {
-    file: Option<String>,
-    env_overrides: Vec<String>,
-    declarations: Vec<&'static Declaration>,
-    instances: Vec<InstanceReport>,
-    warnings: Vec<ConfigProblem>,
-    cloud: Option<CloudSettings>,
-    /// Per aspect, what an instance that no table configures gets.
-    pub(crate) defaults: BTreeMap<Aspect, Effective>,
-    /// Per aspect, the registry tags as written.
-    pub(crate) tags: BTreeMap<Aspect, BTreeMap<String, Setting>>,
-    /// The `[cloud]` keys as written, by key (`disable-time-limiter-map.<id>` for the map's entries).
-    pub(crate) cloud_written: BTreeMap<String, Setting>,
-}
-
-impl Report {
-    /// The `[cloud]` settings (Spring Cloud CircuitBreaker's), when the
-    /// file or the environment gave them.
-    pub fn cloud(&self) -> Option<&CloudSettings> {
-        self.cloud.as_ref()
-    }
-    /// The file read, if any.
-    pub fn file(&self) -> Option<&str> {
-        self.file.as_deref()
-    }
-    /// The environment variables that overrode keys.
-    pub fn env_overrides(&self) -> &[String] {
-        &self.env_overrides
-    }
-    /// The declarations found, sorted.
-    pub fn declarations(&self) -> &[&'static Declaration] {
-        &self.declarations
-    }
-    /// Every instance built, by aspect and name.
-    pub fn instances(&self) -> &[InstanceReport] {
-        &self.instances
-    }
-    /// The instance `name` of `aspect`.
-    pub fn instance(&self, aspect: Aspect, name: &str) -> Option<&InstanceReport> {
-        self.instances
-            .iter()
-            .find(|i| i.aspect == aspect && i.name == name)
-    }
-    /// Warnings: instances configured but not declared, settings without effect.
-    pub fn warnings(&self) -> &[ConfigProblem] {
-        &self.warnings
-    }
-
-    fn summary(&self) -> String {
-        let source = match &self.file {
-            Some(f) => format!("configuration from {f}"),
-            None => format!("no {DEFAULT_FILE}: library defaults"),
-        };
-        let overrides = match self.env_overrides.len() {
-            0 => String::new(),
-            n => format!(
-                ", {n} environment override{}",
-                if n == 1 { "" } else { "s" }
-            ),
-        };
-        let n = self.declarations.len();
-        format!(
-            "resil: {source}{overrides}; {n} protected function declaration{} linked into this binary, {} instance{}",
-            if n == 1 { "" } else { "s" },
-            self.instances.len(),
-            if self.instances.len() == 1 { "" } else { "s" },
-        )
-    }
-}
-
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}", self.summary())?;
-        if !self.env_overrides.is_empty() {
-            writeln!(f, "  overrides: {}", self.env_overrides.join(", "))?;
-        }
-        if self.declarations.is_empty() {
-            writeln!(
-                f,
-                "  (a crate whose protected functions the binary never names is not linked, so its declarations are not counted; name it with `use that_crate as _;`)"
-            )?;
-        }
-        for i in &self.instances {
-            let from = match (i.chain(), i.configured) {
-                ([], _) => "library defaults".to_owned(),
-                (chain, true) => chain.join(" <- "),
-                (chain, false) => format!("not configured, runs on {}", chain.join(" <- ")),
-            };
-            writeln!(f, "{} `{}` ({from})", i.aspect, i.name)?;
-            // settings wrapped at about 100 columns
-            let mut line = String::from("   ");
-            let settings = i.settings();
-            for (n, (k, v)) in settings.iter().enumerate() {
-                let comma = if n + 1 < settings.len() { "," } else { "" };
-                let item = format!(" {k} = {v}{comma}");
-                if line.len() + item.len() > 100 && line.len() > 3 {
-                    writeln!(f, "{line}")?;
-                    line = String::from("   ");
-                }
-                line.push_str(&item);
-            }
-            writeln!(f, "{line}")?;
-            if i.declared_at.is_empty() {
-                writeln!(f, "    not used by any protected function in this binary")?;
-            }
-            for x in &i.declared_at {
-                write!(f, "    used by {} at {}:{}", x.path(), x.file, x.line)?;
-                if let Some(fallback) = x.fallback {
-                    write!(f, ", fallback {fallback}")?;
-                }
-                writeln!(f)?;
-            }
-        }
-        if let Some(cloud) = &self.cloud {
-            writeln!(f, "cloud (Spring Cloud CircuitBreaker's facade)")?;
-            let settings: Vec<String> = cloud
-                .settings()
-                .into_iter()
-                .map(|(k, v)| format!("{k} = {v}"))
-                .collect();
-            writeln!(f, "    {}", settings.join(", "))?;
-        }
-        if !self.warnings.is_empty() {
-            writeln!(f, "warnings:")?;
-            for w in &self.warnings {
-                writeln!(f, "  {w}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Where a setting was written, for [`InstanceReport::source`].
-fn source_of(s: &crate::file::Setting) -> String {
+fn source_of(s: &Setting) -> String {
     match s.source.strip_prefix("env ") {
         Some(var) => format!("environment variable {var}"),
         None => format!("`{}` in {}", s.path, s.source),

@@ -156,9 +156,22 @@
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
+// The modules read top down, no import circle among them (tests/layers.rs
+// holds it). Bottom to top, each naming only modules before it:
+// error, duration, sync, aspect, propagators, cluster: the ground;
+// value, declaration: what reading and declaring share;
+// cloud, file, env, inherit: reading resilience.toml and the environment;
+// bind: tables to resil-core configurations;
+// report, keyed_table, reloader: what start-up found, the keyed tables and
+// what a reload reads again;
+// global: the process-wide registries;
+// declared, keyed: the call sites;
+// init, reload, watch: start-up, reloading and watching the file.
+mod aspect;
 mod bind;
 pub mod cloud;
 mod cluster;
+mod declaration;
 pub mod declared;
 pub mod duration;
 mod env;
@@ -168,24 +181,28 @@ pub mod global;
 mod inherit;
 mod init;
 pub mod keyed;
+mod keyed_table;
 pub mod propagators;
 mod reload;
+mod reloader;
+mod report;
 mod sync;
+mod value;
 #[cfg(feature = "watch")]
 mod watch;
 
+pub use crate::aspect::Aspect;
 pub use crate::bind::Extras;
 pub use crate::cloud::CloudSettings;
-pub use crate::declared::{Aspect, CallSite, Declaration, declarations};
+pub use crate::declared::{CallSite, Declaration, declarations};
 pub use crate::error::{ConfigProblem, InitError};
+pub use crate::file::DEFAULT_FILE;
 pub use crate::global::{GlobalHook, GlobalPrimitive, Registries, is_initialized, registries};
-pub use crate::init::{
-    DEFAULT_ENV_PREFIX, DEFAULT_FILE, InstanceReport, REJECTION_KINDS, Report, Resilience,
-    ResilienceBuilder, init,
-};
+pub use crate::init::{DEFAULT_ENV_PREFIX, REJECTION_KINDS, Resilience, ResilienceBuilder, init};
 pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
 pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
+pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
 pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
 

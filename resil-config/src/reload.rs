@@ -3,42 +3,25 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
 
-use resil_core::clock::SharedClock;
 use resil_core::live::ChangeRefused;
 use resil_core::registry::Primitive;
 
+use crate::aspect::Aspect;
 use crate::bind::{Binder, Extras};
-use crate::declared::{Aspect, Declaration};
 use crate::error::{ConfigProblem, InitError};
-use crate::file::{self, Setting};
-use crate::global::Registries;
-use crate::init::{DEFAULT_FILE, Effective, Report, Resilience, ResilienceBuilder};
+use crate::file::{self, DEFAULT_FILE};
+use crate::global::{GlobalPrimitive, Registries};
+use crate::init::{Resilience, ResilienceBuilder};
 use crate::keyed::DEFAULT_MAX_KEYS;
+use crate::reloader::{Inputs, Reloader};
+use crate::report::{Effective, Report};
+use crate::value::{self, Setting};
 
 /// The message of a change to a setting that only a restart applies.
 pub(crate) const RESTART_ONLY: &str = "cannot change while the service runs; restart to apply";
-
-/// What a builder was given, so that a reload reads the same source the
-/// same way.
-#[derive(Debug, Clone)]
-pub(crate) struct Inputs {
-    /// The file read (given, named by `<PREFIX>_CONFIG`, or the default
-    /// one when it existed): reloads read it and require it.
-    pub(crate) file: Option<PathBuf>,
-    pub(crate) contents: Option<(String, String)>,
-    pub(crate) env_prefix: String,
-    /// `None`: the process environment, read again at each reload.
-    pub(crate) env: Option<Vec<(String, String)>>,
-    pub(crate) strict: bool,
-    pub(crate) clock: SharedClock,
-    pub(crate) declarations: Vec<&'static Declaration>,
-    pub(crate) offline: bool,
-}
 
 impl Inputs {
     fn builder(&self) -> ResilienceBuilder {
@@ -59,45 +42,7 @@ impl Inputs {
     }
 }
 
-/// The inputs and the report in force, behind one lock that a reload holds
-/// from reading the file to applying the difference: reloads run one at a
-/// time, and each compares against what the previous one applied.
-#[derive(Debug)]
-pub(crate) struct Reloader {
-    state: Mutex<State>,
-}
-
-#[derive(Debug)]
-struct State {
-    inputs: Inputs,
-    current: Arc<Report>,
-}
-
 impl Reloader {
-    pub(crate) fn new(inputs: Inputs, report: Report) -> Self {
-        Reloader {
-            state: Mutex::new(State {
-                inputs,
-                current: Arc::new(report),
-            }),
-        }
-    }
-
-    /// The report in force.
-    pub(crate) fn current(&self) -> Arc<Report> {
-        lock(&self.state).current.clone()
-    }
-
-    /// The file reloads read, if they read one.
-    #[cfg(feature = "watch")]
-    pub(crate) fn file(&self) -> Option<PathBuf> {
-        let state = lock(&self.state);
-        match &state.inputs.contents {
-            Some(_) => None,
-            None => state.inputs.file.clone(),
-        }
-    }
-
     /// Reloads `live` from the inputs (with `contents` instead of the
     /// file's, when given); applies nothing on a dry run.
     pub(crate) fn reload(
@@ -167,10 +112,6 @@ impl Reloader {
         }
         Ok(report)
     }
-
-    fn state_inputs(&self) -> Inputs {
-        lock(&self.state).inputs.clone()
-    }
 }
 
 /// What a reload would do, computed before anything is done.
@@ -201,7 +142,7 @@ impl<'a> Plan<'a> {
                     (None, Some(b)) => removed(b),
                     (None, None) => ConfigProblem::new(
                         file.clone(),
-                        format!("{aspect}.tags.{}", file::segment(tag)),
+                        format!("{aspect}.tags.{}", value::segment(tag)),
                         None,
                         RESTART_ONLY,
                     ),
@@ -238,7 +179,11 @@ impl<'a> Plan<'a> {
 
     /// The named configurations and `default` of the new registry, swapped
     /// into the live one.
-    fn configurations<P: Binder>(&mut self, live: &'a Registries, new: &Registries) {
+    fn configurations<P: Binder + GlobalPrimitive>(
+        &mut self,
+        live: &'a Registries,
+        new: &Registries,
+    ) {
         let registry = P::registry(new);
         let configs: Vec<(String, P::Config)> = registry
             .configuration_names()
@@ -254,8 +199,13 @@ impl<'a> Plan<'a> {
     }
 
     /// The differences of one aspect's instances, and how to apply them.
-    fn aspect<P: Binder>(&mut self, live: &'a Registries, old: &Report, new: &Report) {
-        let aspect = P::ASPECT;
+    fn aspect<P: Binder + GlobalPrimitive>(
+        &mut self,
+        live: &'a Registries,
+        old: &Report,
+        new: &Report,
+    ) {
+        let aspect = <P as GlobalPrimitive>::ASPECT;
         let registry = P::registry(live);
         let names: BTreeSet<&str> = old
             .instances()
@@ -415,7 +365,7 @@ impl<'a> Plan<'a> {
                 Some((None, Some(s))) => removed(s),
                 _ => ConfigProblem::new(
                     new.file().unwrap_or(DEFAULT_FILE),
-                    format!("{aspect}.instances.{}", file::segment(name)),
+                    format!("{aspect}.instances.{}", value::segment(name)),
                     None,
                     match &key {
                         Some(k) => format!("`{k}`: {RESTART_ONLY}"),
@@ -453,9 +403,9 @@ impl<'a> Plan<'a> {
         if !found {
             self.problems.push(ConfigProblem::new(
                 new.file().unwrap_or(DEFAULT_FILE),
-                format!("{aspect}.instances.{}", file::segment(name)),
+                format!("{aspect}.instances.{}", value::segment(name)),
                 None,
-                format!("its {} {RESTART_ONLY}", file::list(keys)),
+                format!("its {} {RESTART_ONLY}", value::list(keys)),
             ));
         }
     }
@@ -726,7 +676,7 @@ impl Change {
         let table = format!(
             "{}.instances.{}",
             self.aspect,
-            file::segment(&self.instance)
+            value::segment(&self.instance)
         );
         if self.key.is_empty() {
             table
