@@ -730,6 +730,11 @@ pub(super) fn check(config: &CircuitBreakerConfig, c: Counts, minimum_calls: u64
     if c.calls == 0 || c.calls < minimum_calls {
         return Check::BelowMinimum;
     }
+    if c.failed == 0 && c.slow == 0 {
+        // Both rates are 0, below any threshold (a configuration's are in
+        // (0, 100]): the window of a healthy service, without two divisions.
+        return Check::Below;
+    }
     let (failure_rate, slow_rate) = rates(c);
     let failure = (failure_rate >= config.failure_rate_threshold).then_some(failure_rate);
     let slow = (slow_rate >= config.slow_call_rate_threshold).then_some(slow_rate);
