@@ -1,0 +1,455 @@
+//! The retry's core: the instance's state and counters, and one call's
+//! progress from attempt to attempt (Resilience4j's `Retry.Context`).
+
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::counter::StripedCounter;
+use super::{MaxRetriesExceeded, RetryClassifier, RetryConfig, RetryEvent, RetryOutcome};
+use crate::clock::{Clock, SharedClock, Sleep};
+use crate::error::Error;
+use crate::event::EventPublisher;
+use crate::live::Live;
+use crate::sync::{AtomicU64, Ordering};
+use crate::{Name, Tags};
+
+pub(crate) struct Inner {
+    pub(super) name: Name,
+    pub(super) config: Live<RetryConfig>,
+    pub(super) clock: SharedClock,
+    pub(super) tags: Tags,
+    pub(super) counters: Counters,
+    pub(super) events: EventPublisher<RetryEvent>,
+}
+
+/// The call counters. Attempts are not counted on their own: every attempt
+/// either ends a call (one of the four call counters) or is followed by a
+/// wait (`retries`), so the total is their sum, and the success path pays one
+/// increment instead of two, on a per-thread cell without a locked instruction.
+pub(super) struct Counters {
+    pub(super) successful_without_retry: StripedCounter,
+    pub(super) successful_with_retry: AtomicU64,
+    pub(super) failed_without_retry: AtomicU64,
+    pub(super) failed_with_retry: AtomicU64,
+    pub(super) retries: AtomicU64,
+}
+
+impl Counters {
+    pub(super) fn new() -> Self {
+        Counters {
+            successful_without_retry: StripedCounter::new(),
+            successful_with_retry: AtomicU64::new(0),
+            failed_without_retry: AtomicU64::new(0),
+            failed_with_retry: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    pub(super) fn add(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts a panic in the first attempt of a sync call (see [`Retry::decorate`](super::Retry::decorate)).
+pub(super) struct FirstAttempt<'r>(pub(super) &'r Inner);
+
+impl FirstAttempt<'_> {
+    #[inline]
+    pub(super) fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for FirstAttempt<'_> {
+    fn drop(&mut self) {
+        // Only reached while unwinding: a call state with no attempt behind
+        // it records the panic as the first attempt's.
+        drop(CallState::new(self.0));
+    }
+}
+
+/// What to do after an attempt. It holds no `T` or `E`: the caller keeps the
+/// attempt's result where it is and returns it or drops it as told.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Next {
+    /// End the call with the attempt's own outcome.
+    Return,
+    /// End the call with `MaxRetriesExceeded`: results exhausted the
+    /// attempts (the call's `max_attempts`).
+    Exhausted(u32),
+    /// Wait, then try again; `attempt` is the number of the failed attempt.
+    Retry { attempt: u32, wait: Duration },
+}
+
+impl Inner {
+    #[cold]
+    pub(super) fn exhausted<E>(&self, max_attempts: u32) -> Error<E> {
+        Error::MaxRetriesExceeded(MaxRetriesExceeded::new(self.name.clone(), max_attempts))
+    }
+}
+
+/// [`CallState::version`] before the call's first failure.
+pub(super) const UNSET: usize = usize::MAX;
+
+/// One call's progress (Resilience4j's `Retry.Context`), on the caller's stack.
+pub(crate) struct CallState<R: Deref<Target = Inner>> {
+    pub(super) inner: R,
+    /// Failed attempts so far (Resilience4j's `numOfAttempts`).
+    pub(super) attempts: u32,
+    /// The kind of the last retried error, for the SUCCESS event.
+    pub(super) last_kind: Option<&'static str>,
+    /// The call's outcome is counted; until then a drop means cancellation or panic.
+    pub(super) done: bool,
+    /// The settings' version, taken at the first failure ([`UNSET`] until then).
+    pub(super) version: usize,
+    /// Whether an unwind that drops this state is the call's own panic (an
+    /// attempt's) rather than some other code's, which records nothing.
+    pub(super) in_attempt: std::sync::atomic::AtomicBool,
+}
+
+impl<R: Deref<Target = Inner>> CallState<R> {
+    #[inline]
+    pub(super) fn new(inner: R) -> Self {
+        CallState {
+            inner,
+            attempts: 0,
+            last_kind: None,
+            done: false,
+            version: UNSET,
+            in_attempt: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    /// An async attempt, marked as the call's own while it is polled.
+    #[inline]
+    pub(crate) fn attempt<F: Future>(&self, future: F) -> Attempt<'_, F> {
+        Attempt {
+            future,
+            in_attempt: &self.in_attempt,
+        }
+    }
+
+    /// Counts an async attempt's outcome: the call's result, or the wait
+    /// before the next attempt (for [`CallState::wait`]).
+    ///
+    /// The result is consumed here, so a caller that binds the wait with
+    /// `let` before awaiting never holds a `T` or `E` across the wait (one
+    /// that is not `Send` would make its future so).
+    #[inline]
+    pub(crate) fn settle<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: Result<T, Error<E>>,
+    ) -> Result<Result<T, Error<E>>, Duration> {
+        if self.first_success(classifier, &result) {
+            return Ok(result);
+        }
+        // The user's predicates and result consumer run here: a panic in one
+        // is the call's own.
+        self.in_attempt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let settled = match self.next(classifier, &result) {
+            Next::Return => Ok(result),
+            Next::Exhausted(max) => Ok(Err(self.inner.exhausted(max))),
+            Next::Retry { attempt, wait } => {
+                if let (Some(consume), Ok(value)) = (classifier.consume_result_before_retry, result)
+                {
+                    consume(attempt, value);
+                }
+                Err(wait)
+            }
+        };
+        self.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        settled
+    }
+
+    /// The path almost every call takes, counted: the first attempt
+    /// succeeded and no result predicate can say otherwise (nothing
+    /// user-written runs). `false` for every other outcome, counted by
+    /// [`CallState::settle`].
+    #[inline(always)]
+    pub(crate) fn first_success<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: &Result<T, Error<E>>,
+    ) -> bool {
+        if self.attempts == 0 && classifier.retry_on_result.is_none() && result.is_ok() {
+            self.done = true;
+            self.inner.counters.successful_without_retry.increment();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Polls an attempt, marked as the call's own while it is polled (as
+    /// [`Attempt`] does).
+    #[inline]
+    pub(super) fn poll_attempt<F: Future>(
+        &self,
+        attempt: Pin<&mut F>,
+        cx: &mut Context<'_>,
+    ) -> Poll<F::Output> {
+        self.in_attempt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        // Left set if the attempt panics: the unwind is the call's own.
+        let poll = attempt.poll(cx);
+        self.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        poll
+    }
+
+    /// Marks an attempt as the call's own while it is polled, for a future
+    /// that polls its attempts itself (the decorator chain's), as
+    /// [`CallState::attempt`] does.
+    #[inline(always)]
+    pub(crate) fn mark_attempt(&self, in_attempt: bool) {
+        self.in_attempt
+            .store(in_attempt, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The wait before the next attempt, on the retry's clock.
+    pub(crate) fn sleep(&self, wait: Duration) -> Sleep {
+        self.inner.clock.sleep_async(wait)
+    }
+
+    /// Waits on the retry's clock before the next attempt.
+    pub(crate) async fn wait(&self, wait: Duration) {
+        if !wait.is_zero() {
+            self.inner.clock.sleep_async(wait).await;
+        }
+    }
+
+    /// Counts the attempt's outcome and decides what comes next.
+    #[inline]
+    pub(super) fn next<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: &Result<T, Error<E>>,
+    ) -> Next {
+        match result {
+            Ok(value) if classifier.retry_on_result.is_none_or(|p| !p(value)) => {
+                self.done = true;
+                if self.attempts == 0 {
+                    self.inner.counters.successful_without_retry.increment();
+                } else {
+                    self.on_success_after_retry();
+                }
+                Next::Return
+            }
+            _ => self.after_failure(classifier, result),
+        }
+    }
+
+    /// Like [`CallState::next`] for an outcome already known not to be a
+    /// success (the result predicate is not asked again).
+    #[inline]
+    pub(super) fn after_failure<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        result: &Result<T, Error<E>>,
+    ) -> Next {
+        match result {
+            Ok(value) => self.on_rejected_result(classifier, value),
+            Err(error) => self.on_error(classifier, error),
+        }
+    }
+
+    #[cold]
+    pub(super) fn on_success_after_retry(&self) {
+        Counters::add(&self.inner.counters.successful_with_retry);
+        let (attempts, kind) = (self.attempts, self.last_kind);
+        self.inner.events.publish(|| RetryEvent::Success {
+            number_of_retry_attempts: attempts,
+            error_kind: kind,
+        });
+    }
+
+    /// The call's settings: the retry's current ones at its first failure,
+    /// kept for the rest of the call.
+    pub(super) fn settings(&mut self) -> &RetryConfig {
+        if self.version == UNSET {
+            self.version = self.inner.config.version();
+        }
+        self.inner.config.get(self.version)
+    }
+
+    /// Shadow mode: the attempt that just failed would be retried; the call
+    /// ends with its outcome, and the refusal is published.
+    #[cold]
+    pub(super) fn shadow_refusal(&mut self, kind: Option<&'static str>) -> Next {
+        self.done = true;
+        Counters::add(&self.inner.counters.failed_without_retry);
+        let attempts = self.attempts.saturating_sub(1);
+        self.inner.events.publish(|| RetryEvent::ShadowRefusal {
+            number_of_retry_attempts: attempts,
+            error_kind: kind,
+        });
+        Next::Return
+    }
+
+    #[inline(never)]
+    pub(super) fn on_error<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        error: &Error<E>,
+    ) -> Next {
+        self.settings();
+        let inner = &*self.inner;
+        let config = inner.config.get(self.version);
+        let kind = classifier.kind(error);
+        if !classifier.retryable(config, error, kind) {
+            self.done = true;
+            Counters::add(&inner.counters.failed_without_retry);
+            inner
+                .events
+                .publish(|| RetryEvent::IgnoredError { error_kind: kind });
+            return Next::Return;
+        }
+        self.attempts = self.attempts.saturating_add(1);
+        self.last_kind = kind;
+        let n = self.attempts;
+        if n >= config.max_attempts {
+            self.done = true;
+            Counters::add(&inner.counters.failed_with_retry);
+            inner.events.publish(|| RetryEvent::Error {
+                number_of_retry_attempts: n,
+                error_kind: kind,
+            });
+            return Next::Return;
+        }
+        if config.shadow {
+            return self.shadow_refusal(kind);
+        }
+        let wait = match classifier.interval.and_then(|f| f(n, Err(error))) {
+            Some(wait) => wait,
+            None => {
+                let shared = if config.interval.reads_outcome() {
+                    classifier.shared_error(error)
+                } else {
+                    None
+                };
+                config
+                    .interval
+                    .apply(n, &RetryOutcome::of_error(kind, shared))
+            }
+        };
+        self.retrying(n, wait, kind)
+    }
+
+    #[inline(never)]
+    pub(super) fn on_rejected_result<T, E>(
+        &mut self,
+        classifier: &RetryClassifier<T, E>,
+        value: &T,
+    ) -> Next {
+        self.settings();
+        let inner = &*self.inner;
+        let config = inner.config.get(self.version);
+        self.attempts = self.attempts.saturating_add(1);
+        let n = self.attempts;
+        if n >= config.max_attempts {
+            self.done = true;
+            Counters::add(&inner.counters.failed_with_retry);
+            let fail = config.fail_after_max_attempts;
+            let kind = match self.last_kind {
+                Some(kind) if !fail => Some(kind),
+                _ => Some("MaxRetriesExceeded"),
+            };
+            inner.events.publish(|| RetryEvent::Error {
+                number_of_retry_attempts: n,
+                error_kind: kind,
+            });
+            return if fail {
+                Next::Exhausted(config.max_attempts)
+            } else {
+                Next::Return
+            };
+        }
+        if config.shadow {
+            return self.shadow_refusal(None);
+        }
+        let wait = match classifier.interval.and_then(|f| f(n, Ok(value))) {
+            Some(wait) => wait,
+            None => {
+                let shared = match classifier.share_result {
+                    Some(s) if config.interval.reads_outcome() => Some(s(value)),
+                    _ => None,
+                };
+                config.interval.apply(n, &RetryOutcome::of_result(shared))
+            }
+        };
+        self.retrying(n, wait, None)
+    }
+
+    pub(super) fn retrying(&self, n: u32, wait: Duration, kind: Option<&'static str>) -> Next {
+        Counters::add(&self.inner.counters.retries);
+        self.inner.events.publish(|| RetryEvent::Retry {
+            number_of_retry_attempts: n,
+            wait_interval: wait,
+            error_kind: kind,
+        });
+        Next::Retry { attempt: n, wait }
+    }
+
+    /// A call left unfinished: cancelled (nothing more to count) or panicking.
+    #[cold]
+    pub(super) fn abandoned(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let counters = &self.inner.counters;
+        Counters::add(if self.attempts == 0 {
+            &counters.failed_without_retry
+        } else {
+            &counters.failed_with_retry
+        });
+        let n = self.attempts.saturating_add(1);
+        self.inner.events.publish(|| RetryEvent::Error {
+            number_of_retry_attempts: n,
+            error_kind: Some("panic"),
+        });
+    }
+}
+
+impl<R: Deref<Target = Inner>> Drop for CallState<R> {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.done && self.in_attempt.load(std::sync::atomic::Ordering::Relaxed) {
+            self.abandoned();
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An async attempt of a retried call (see [`CallState::attempt`]).
+    pub(crate) struct Attempt<'c, F> {
+        #[pin]
+        future: F,
+        in_attempt: &'c std::sync::atomic::AtomicBool,
+    }
+}
+
+impl<F: Future> Future for Attempt<'_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = self.project();
+        this.in_attempt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        // Left set if the attempt panics: the unwind is the call's own.
+        let poll = this.future.poll(cx);
+        this.in_attempt
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        poll
+    }
+}
