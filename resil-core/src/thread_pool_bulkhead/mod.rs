@@ -83,6 +83,7 @@
 mod config;
 mod context;
 mod event;
+mod future;
 mod metrics;
 mod pool;
 mod task;
@@ -100,8 +101,8 @@ pub use self::config::{
 };
 pub use self::context::{CapturedContext, ContextPropagator};
 pub use self::event::{ThreadPoolBulkheadEvent, ThreadPoolBulkheadEventType};
+pub use self::future::Submission;
 pub use self::metrics::ThreadPoolBulkheadMetrics;
-pub use self::task::Submission;
 pub use crate::bulkhead::BulkheadFull;
 
 use self::pool::{Admission, Idle, Pool, Step};
