@@ -104,8 +104,11 @@ fn main() {
             std::mem::size_of_val(&ready(1))
         );
         println!(
-            "CircuitBreaker (handle) {} bytes",
-            std::mem::size_of::<CircuitBreaker>()
+            "CircuitBreakerConfig: {} bytes, its event publisher: {} bytes",
+            std::mem::size_of::<CircuitBreakerConfig>(),
+            std::mem::size_of::<
+                resil_core::event::EventPublisher<resil_core::circuit_breaker::CircuitBreakerEvent>,
+            >()
         );
         return;
     }

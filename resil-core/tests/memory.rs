@@ -10,16 +10,17 @@ use resil_testkit::bytes_during;
 #[global_allocator]
 static A: support::CountingAlloc = support::CountingAlloc;
 
-/// The goal is 1 KiB; a default breaker keeps 1270 bytes on x86-64 (its
+/// The goal is 1 KiB: a default breaker keeps 1014 bytes on x86-64 (its
 /// configuration, 208 bytes, is kept inline as the first of its versions,
 /// its event publisher takes 176, each window sits in its own allocation so
-/// that a reload can share it). The bound holds today's size so that it
-/// cannot grow unnoticed.
+/// that a reload can share it, and what most breakers never use, a fleet's
+/// probe budget or a time window, is boxed). It kept 1270 before those two
+/// were boxed.
 #[test]
 fn a_breaker_with_a_100_call_window_keeps_its_size() {
     let (cb, bytes) = bytes_during(|| CircuitBreaker::of_defaults("inventory-query"));
     println!("CircuitBreaker::of_defaults: {bytes} bytes");
-    assert!(bytes <= 1280, "a default breaker keeps {bytes} bytes");
+    assert!(bytes <= 1024, "a default breaker keeps {bytes} bytes");
     // a change that keeps the window shares it: only the new version
     let config = CircuitBreakerConfig::builder()
         .failure_rate_threshold(30.0)

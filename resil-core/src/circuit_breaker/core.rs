@@ -42,7 +42,8 @@ pub(super) struct Inner {
     pub(super) timer: Mutex<(u32, TimerHandle)>,
     pub(super) events: EventPublisher<CircuitBreakerEvent>,
     /// The fleet's half-open probe budget, when shared.
-    pub(super) cluster: Option<cluster::Cluster>,
+    /// Boxed: most breakers have none, and the call path never reads it in CLOSED.
+    pub(super) cluster: Option<Box<cluster::Cluster>>,
 }
 
 pub(super) struct MetricsCell {
@@ -264,7 +265,7 @@ impl Inner {
                         ) {
                             Ok(_) => {
                                 let permit = Permit::Probe(w.generation());
-                                match self.cluster.as_ref().map(cluster::Cluster::take) {
+                                match self.cluster.as_deref().map(cluster::Cluster::take) {
                                     None | Some(Probe::Taken | Probe::Local) => {
                                         return Ok(permit);
                                     }

@@ -158,7 +158,7 @@ impl CircuitBreaker {
         let cluster = config
             .cluster
             .clone()
-            .map(|c| cluster::Cluster::new(c, &name, permitted));
+            .map(|c| Box::new(cluster::Cluster::new(c, &name, permitted)));
         let inner = Arc::new_cyclic(|me| Inner {
             cluster,
             me: me.clone(),
@@ -374,7 +374,7 @@ impl CircuitBreaker {
     pub fn cluster_backend_up(&self) -> Option<bool> {
         self.inner
             .cluster
-            .as_ref()
+            .as_deref()
             .map(cluster::Cluster::backend_up)
     }
 

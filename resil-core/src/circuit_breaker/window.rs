@@ -248,8 +248,11 @@ pub(crate) const PACKED_MAX: u32 = (1 << 15) - 1;
 /// per call, snapshots with a single load), anything else behind a mutex.
 #[derive(Debug)]
 pub(crate) enum SharedWindow {
+    /// Records nothing (the metrics of FORCED_OPEN and DISABLED).
+    Empty,
     Packed(PackedCountWindow),
-    Locked(ShortMutex<Window>),
+    /// Boxed: a time window is larger than the packed one, and rarer.
+    Locked(Box<ShortMutex<Window>>),
 }
 
 impl SharedWindow {
@@ -258,13 +261,15 @@ impl SharedWindow {
             Window::Count(w) if w.slots.len() <= PACKED_MAX as usize => {
                 SharedWindow::Packed(PackedCountWindow::new(w.slots.len()))
             }
-            other => SharedWindow::Locked(ShortMutex::new(other)),
+            Window::Empty => SharedWindow::Empty,
+            other => SharedWindow::Locked(Box::new(ShortMutex::new(other))),
         }
     }
 
     #[inline]
     pub(crate) fn record(&self, now: Nanos, o: Outcome) -> Counts {
         match self {
+            SharedWindow::Empty => Counts::default(),
             SharedWindow::Packed(w) => w.record(o),
             SharedWindow::Locked(w) => short_lock(w).record(now, o),
         }
@@ -272,6 +277,7 @@ impl SharedWindow {
 
     pub(crate) fn snapshot(&self, now: Nanos) -> Counts {
         match self {
+            SharedWindow::Empty => Counts::default(),
             SharedWindow::Packed(w) => w.snapshot(),
             SharedWindow::Locked(w) => short_lock(w).snapshot(now),
         }
@@ -279,6 +285,7 @@ impl SharedWindow {
 
     pub(crate) fn reset(&self, now: Nanos) {
         match self {
+            SharedWindow::Empty => {}
             SharedWindow::Packed(w) => w.reset(),
             SharedWindow::Locked(w) => short_lock(w).reset(now),
         }
