@@ -174,13 +174,7 @@ where
                     {
                         // The bulkhead's fallback runs inside the time limiter.
                         Poll::Pending if layer == Layer::Bulkhead => {
-                            match a.deadline.as_mut().map(|d| d.poll_expired(cx)) {
-                                Some(Poll::Ready(timeout)) => {
-                                    self.recovering = None;
-                                    Next::Out(Layer::TimeLimiter, timed_out(a, timeout))
-                                }
-                                _ => Next::Pending,
-                            }
+                            time_limited(a, cx, |_| self.recovering = None)
                         }
                         Poll::Pending => Next::Pending,
                         Poll::Ready(result) => {
@@ -320,14 +314,10 @@ where
                 a.permit = None;
                 Next::Out(Layer::Bulkhead, result)
             }
-            Poll::Pending => match a.deadline.as_mut().map(|d| d.poll_expired(cx)) {
-                Some(Poll::Ready(timeout)) => {
-                    call.set(None);
-                    a.permit = None;
-                    Next::Out(Layer::TimeLimiter, timed_out(a, timeout))
-                }
-                _ => Next::Pending,
-            },
+            Poll::Pending => time_limited(a, cx, |a| {
+                call.set(None);
+                a.permit = None;
+            }),
         }
     }
 
@@ -379,14 +369,8 @@ where
                 a.queued = None;
                 Next::Out(Layer::Bulkhead, Err(Error::BulkheadFull(full)))
             }
-            Poll::Pending => match a.deadline.as_mut().map(|d| d.poll_expired(cx)) {
-                Some(Poll::Ready(timeout)) => {
-                    // Out of the queue before the timeout is published.
-                    a.queued = None;
-                    Next::Out(Layer::TimeLimiter, timed_out(a, timeout))
-                }
-                _ => Next::Pending,
-            },
+            // Out of the queue before the timeout is published.
+            Poll::Pending => time_limited(a, cx, |a| a.queued = None),
         }
     }
 
@@ -468,12 +452,25 @@ where
     }
 }
 
-/// The time limiter's result for a call it gave up on.
+/// What runs inside the time limiter is not ready: its timer, if it has
+/// one, decides. Once the timeout has passed, `give_up` drops what runs
+/// inside it (as the time limiter's own future drops its inner future), and
+/// the timeout is the time limiter's result.
 #[inline]
-fn timed_out<T, E>(a: &mut Attempt<'_>, timeout: std::time::Duration) -> Result<T, Error<E>> {
-    let deadline = a
-        .deadline
-        .take()
-        .expect("a timed-out chain holds its deadline");
-    deadline.record(Err(timeout))
+fn time_limited<'a, T, E>(
+    a: &mut Attempt<'a>,
+    cx: &mut Context<'_>,
+    give_up: impl FnOnce(&mut Attempt<'a>),
+) -> Next<T, E> {
+    match a.deadline.as_mut().map(|d| d.poll_expired(cx)) {
+        Some(Poll::Ready(timeout)) => {
+            give_up(a);
+            let deadline = a
+                .deadline
+                .take()
+                .expect("a timed-out chain holds its deadline");
+            Next::Out(Layer::TimeLimiter, deadline.record(Err(timeout)))
+        }
+        _ => Next::Pending,
+    }
 }
