@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered tower; do
+//! for m in bare empty five five-buffered tower attributes registry-decorators; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -16,8 +16,11 @@
 //! (limits that never refuse, a `ManualClock`, no event buffers),
 //! `five-buffered` the same with a 100-event buffer on every instance (the
 //! registries' default), `tower` through tower's
-//! `ConcurrencyLimit + RateLimit + Timeout`. The difference of two totals
-//! divided by 200 000 is what one call adds.
+//! `ConcurrencyLimit + RateLimit + Timeout`, `attributes` through the five
+//! attributes on the global registries' instances (defaults: their
+//! recent-events buffers on), `registry-decorators` through `Decorators` on
+//! those same instances. The difference of two totals divided by 200 000 is
+//! what one call adds.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -41,6 +44,28 @@ async fn ready(x: u64) -> Result<u64, std::io::Error> {
 }
 
 const CALLS: usize = 200_000;
+
+#[derive(Debug)]
+struct Rejected;
+
+impl From<resil::Rejection> for Rejected {
+    fn from(_: resil::Rejection) -> Self {
+        Rejected
+    }
+}
+
+#[resil::retry(name = "probe")]
+#[resil::circuit_breaker(name = "probe")]
+#[resil::rate_limiter(name = "probe")]
+#[resil::time_limiter(name = "probe")]
+#[resil::bulkhead(name = "probe")]
+async fn attributes(x: u64) -> Result<u64, Rejected> {
+    query(x).map_err(|_| Rejected)
+}
+
+async fn ready_rejected(x: u64) -> Result<u64, Rejected> {
+    query(x).map_err(|_| Rejected)
+}
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
@@ -138,6 +163,30 @@ fn main() {
                 for _ in 0..CALLS {
                     let r = svc.ready().await.expect("ready").call(black_box(1)).await;
                     black_box(r.ok());
+                }
+            }
+            "attributes" => {
+                for _ in 0..CALLS {
+                    black_box(attributes(black_box(1)).await.ok());
+                }
+            }
+            "registry-decorators" => {
+                let r = resil::registries();
+                let (retry, cb, rl, tl, bh) = (
+                    r.retries().retry("probe"),
+                    r.circuit_breakers().circuit_breaker("probe"),
+                    r.rate_limiters().rate_limiter("probe"),
+                    r.time_limiters().time_limiter("probe"),
+                    r.bulkheads().bulkhead("probe"),
+                );
+                let chain = Decorators::new()
+                    .with_retry(&retry)
+                    .with_circuit_breaker(&cb)
+                    .with_rate_limiter(&rl)
+                    .with_time_limiter(&tl)
+                    .with_bulkhead(&bh);
+                for _ in 0..CALLS {
+                    black_box(chain.call_async(|| ready_rejected(black_box(1))).await.ok());
                 }
             }
             other => panic!("unknown mode {other:?}"),
