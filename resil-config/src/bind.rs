@@ -51,6 +51,7 @@ use crate::aspect::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Table};
+use crate::keys::{self, Bind, Notes, Row, describe_interval, list};
 use crate::propagators;
 use crate::value::{Setting, Val};
 
@@ -88,17 +89,24 @@ pub(crate) trait Binder: Primitive {
     const ASPECT: Aspect;
     /// The configuration's builder.
     type Builder;
+    /// Its keys, one row each ([`keys`]).
+    const KEYS: &'static [Row<Self::Builder, Self::Config>];
+    /// The order [`describe`](Self::describe) prints the keys in, where it
+    /// is not the rows' (see [`keys`]).
+    const DESCRIBED: Option<&'static [&'static str]> = None;
     /// A builder with the library defaults.
     fn builder() -> Self::Builder;
-    /// Applies one table onto the state; `last` for the table the chain ends at.
-    fn apply<'a>(state: &mut State<'a, Self>, table: &'a Table, last: bool);
+    /// Applies what the rows do not of one table onto the state (the keys
+    /// bound by the aspect's own code, [`Bind::Own`]); `last` for the table
+    /// the chain ends at.
+    fn apply<'a>(_state: &mut State<'a, Self>, _table: &'a Table, _last: bool) {}
     /// Checks and builds.
     fn build(builder: Self::Builder) -> Result<Self::Config, ConfigError>;
-    /// The settings of a configuration as resilience.toml writes them.
-    fn describe(
-        config: &Self::Config,
-        notes: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)>;
+    /// The settings of a configuration as resilience.toml writes them: the
+    /// rows' printers.
+    fn describe(config: &Self::Config, notes: &Notes) -> Vec<(&'static str, String)> {
+        keys::describe(Self::KEYS, Self::DESCRIBED, config, notes)
+    }
     /// The error-kind lists of a configuration, by key.
     fn kinds(config: &Self::Config) -> Vec<(&'static str, Vec<String>)>;
     /// The configuration of an instance that no table configures: the
@@ -180,6 +188,17 @@ impl<'a, P: Binder> State<'a, P> {
         self.inherited.get(key).copied()
     }
 
+    /// Calls the setter of each plain key (a [`Bind::Set`] row) that `t` sets.
+    fn apply_plain(&mut self, t: &'a Table) {
+        for row in P::KEYS {
+            if let Bind::Set(set) = row.bind
+                && let Some(v) = self.get(t, row.def.name)
+            {
+                self.map(|b| set(b, v));
+            }
+        }
+    }
+
     fn warn(&mut self, s: &Setting, message: impl Into<String>) {
         self.warnings.push(s.problem(message));
     }
@@ -245,6 +264,7 @@ pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<
     };
     let mut extras = Extras::default();
     for (i, t) in layers.iter().enumerate() {
+        state.apply_plain(t);
         P::apply(&mut state, t, i + 1 == layers.len());
         let flag = |key| match t.get(key).map(|s| &s.val) {
             Some(Val::Bool(b)) => Some(*b),
@@ -306,7 +326,7 @@ fn builder_problem<P: Binder>(
     let key = p.field().replace('_', "-");
     let mut rule = p.rule().to_owned();
     // name the other keys a rule mentions as the file does, with their values
-    for def in file::keys(P::ASPECT) {
+    for def in P::KEYS.iter().map(|r| &r.def) {
         let snake = def.name.replace('-', "_");
         if def.name != key && rule.contains(&snake) {
             rule = rule.replace(&snake, def.name);
@@ -339,24 +359,8 @@ fn describe_default<P: Binder>(key: &str) -> String {
         )
 }
 
-fn list(kinds: &[Box<str>]) -> String {
-    let items: Vec<String> = kinds.iter().map(|k| format!("{:?}", &**k)).collect();
-    format!("[{}]", items.join(", "))
-}
-
 fn owned(kinds: &[Box<str>]) -> Vec<String> {
     kinds.iter().map(|k| k.to_string()).collect()
-}
-
-fn describe_interval(
-    f: &IntervalFunction,
-    notes: &BTreeMap<&'static str, String>,
-    key: &'static str,
-) -> String {
-    match f.as_constant() {
-        Some(d) => duration::format(d),
-        None => notes.get(key).cloned().unwrap_or_else(|| format!("{f:?}")),
-    }
 }
 
 /// A wait a table asks for, Resilience4j's way: a base duration, optionally
@@ -483,6 +487,7 @@ fn apply_breaker_cluster<'a>(s: &mut State<'a, CircuitBreaker>, t: &'a Table, la
 impl Binder for CircuitBreaker {
     const ASPECT: Aspect = Aspect::CircuitBreaker;
     type Builder = CircuitBreakerConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::CIRCUIT_BREAKER_KEYS;
 
     fn builder() -> Self::Builder {
         CircuitBreakerConfig::builder()
@@ -757,6 +762,7 @@ fn check_range<P: Binder>(s: &mut State<'_, P>, key: &str, setting: &Setting) {
 impl Binder for ThreadPoolBulkhead {
     const ASPECT: Aspect = Aspect::ThreadPoolBulkhead;
     type Builder = ThreadPoolBulkheadConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::THREAD_POOL_BULKHEAD_KEYS;
 
     fn builder() -> Self::Builder {
         ThreadPoolBulkheadConfig::builder()
@@ -872,50 +878,14 @@ impl Binder for ThreadPoolBulkhead {
 impl Binder for Bulkhead {
     const ASPECT: Aspect = Aspect::Bulkhead;
     type Builder = BulkheadConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::BULKHEAD_KEYS;
 
     fn builder() -> Self::Builder {
         BulkheadConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
-        if let Some(v) = s.count(t, "max-concurrent-calls") {
-            s.map(|b| b.max_concurrent_calls(v));
-        }
-        if let Some(v) = s.duration(t, "max-wait-duration") {
-            s.map(|b| b.max_wait_duration(v));
-        }
-        if let Some(v) = s.boolean(t, "fair-call-handling-enabled") {
-            s.map(|b| b.fair_call_handling_enabled(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
-    }
-
     fn build(b: Self::Builder) -> Result<BulkheadConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &BulkheadConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        vec![
-            ("max-concurrent-calls", c.max_concurrent_calls().to_string()),
-            ("max-wait-duration", duration::format(c.max_wait_duration())),
-            (
-                "fair-call-handling-enabled",
-                c.fair_call_handling_enabled().to_string(),
-            ),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
     }
 
     fn kinds(_: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -929,6 +899,7 @@ const RETRY_MAX: &str = "exponential-max-wait-duration";
 impl Binder for Retry {
     const ASPECT: Aspect = Aspect::Retry;
     type Builder = RetryConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::RETRY_KEYS;
 
     fn builder() -> Self::Builder {
         RetryConfig::builder()
@@ -1045,6 +1016,7 @@ impl Binder for Retry {
 impl Binder for RateLimiter {
     const ASPECT: Aspect = Aspect::RateLimiter;
     type Builder = RateLimiterConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::RATE_LIMITER_KEYS;
 
     fn builder() -> Self::Builder {
         RateLimiterConfig::builder()
@@ -1151,46 +1123,14 @@ impl Binder for RateLimiter {
 impl Binder for TimeLimiter {
     const ASPECT: Aspect = Aspect::TimeLimiter;
     type Builder = TimeLimiterConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::TIME_LIMITER_KEYS;
 
     fn builder() -> Self::Builder {
         TimeLimiterConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
-        if let Some(v) = s.duration(t, "timeout-duration") {
-            s.map(|b| b.timeout_duration(v));
-        }
-        if let Some(v) = s.boolean(t, "cancel-running-future") {
-            s.map(|b| b.cancel_running_future(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
-    }
-
     fn build(b: Self::Builder) -> Result<TimeLimiterConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &TimeLimiterConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        vec![
-            ("timeout-duration", duration::format(c.timeout_duration())),
-            (
-                "cancel-running-future",
-                c.cancel_running_future().to_string(),
-            ),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
     }
 
     fn kinds(_: &TimeLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -1205,5 +1145,186 @@ impl Binder for TimeLimiter {
             "cancel-running-future",
             "this `#[time_limiter]` cancels the call on timeout (its future borrows the function's arguments, or a fallback needs them afterwards, so it cannot run on in the background); an async function of owned arguments without a fallback at or outside the time limiter leaves it running, or call `TimeLimiter::call_async_detached` with a `'static` future",
         )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use resil_core::circuit_breaker::{SlidingWindowType, State as BreakerState};
+
+    use super::*;
+    use crate::file::{BASE_CONFIG, KEY_LABEL, MAX_KEYS};
+    use crate::keys::Ty;
+
+    /// Every row of `P`'s table is read by validation, and is bound and
+    /// printed: a plain key has a setter and a printer, a key bound by the
+    /// aspect's code is one of `own` (the keys `P::apply`, `bind` and
+    /// `inherit` handle by name), a key never bound is Java code or without
+    /// effect; the description's own order, if any, names each printed key once.
+    fn rows_are_complete<P: Binder>(own: &[&str]) {
+        let rows = P::KEYS;
+        for (i, row) in rows.iter().enumerate() {
+            let name = row.def.name;
+            assert!(
+                rows[..i].iter().all(|r| r.def.name != name),
+                "{}: `{name}` has two rows",
+                P::ASPECT
+            );
+            assert!(
+                file::find_key(P::ASPECT, name).is_some_and(|d| d.name == name
+                    && d.alias == row.def.alias
+                    && d.ty == row.def.ty),
+                "{}: validation does not read the row of `{name}`",
+                P::ASPECT
+            );
+            let inert = matches!(row.def.ty, Ty::Code(_) | Ty::NoEffect);
+            match row.bind {
+                Bind::Set(_) => assert!(
+                    row.print.is_some(),
+                    "{}: the plain key `{name}` has no printer",
+                    P::ASPECT
+                ),
+                Bind::Own => assert!(
+                    own.contains(&name),
+                    "{}: `{name}` is bound by the aspect's code, which this test does not know of",
+                    P::ASPECT
+                ),
+                Bind::Never => assert!(
+                    inert,
+                    "{}: `{name}` is never bound, but it is neither Java code nor without effect",
+                    P::ASPECT
+                ),
+            }
+            assert!(
+                !inert || matches!(row.bind, Bind::Never),
+                "{}: `{name}` is bound, but it is Java code or without effect",
+                P::ASPECT
+            );
+        }
+        for key in own {
+            assert!(
+                rows.iter()
+                    .any(|r| r.def.name == *key && matches!(r.bind, Bind::Own)),
+                "{}: `{key}` has no row bound by the aspect's code",
+                P::ASPECT
+            );
+        }
+        if let Some(order) = P::DESCRIBED {
+            for (i, key) in order.iter().enumerate() {
+                assert!(
+                    !order[..i].contains(key),
+                    "{}: `{key}` is described twice",
+                    P::ASPECT
+                );
+                assert!(
+                    rows.iter().any(|r| r.def.name == *key && r.print.is_some()),
+                    "{}: `{key}` is described but has no printer",
+                    P::ASPECT
+                );
+            }
+            for row in rows.iter().filter(|r| r.print.is_some()) {
+                assert!(
+                    order.contains(&row.def.name),
+                    "{}: `{}` has a printer but is not in the description's order",
+                    P::ASPECT,
+                    row.def.name
+                );
+            }
+        }
+    }
+
+    /// Values of type `ty` to try a plain key with (one of them differs from
+    /// its default and passes the builder's rules alone).
+    fn candidates(ty: Ty) -> Vec<Val> {
+        let ms = |ms| Val::Duration(Duration::from_millis(ms));
+        match ty {
+            Ty::Count => [1, 2, 3, 5, 7, 10, 100, 1000, 60_000]
+                .map(Val::Count)
+                .to_vec(),
+            Ty::Duration => vec![ms(1), ms(7), ms(250), ms(3_000), ms(7_000), ms(90_000)],
+            Ty::Percent => vec![Val::Float(33.0), Val::Float(77.0)],
+            Ty::Float => [0.25, 0.75, 2.0, 3.0].map(Val::Float).to_vec(),
+            Ty::Bool => vec![Val::Bool(true), Val::Bool(false)],
+            Ty::WindowType => vec![
+                Val::WindowType(SlidingWindowType::CountBased),
+                Val::WindowType(SlidingWindowType::TimeBased),
+            ],
+            Ty::Kinds => vec![Val::Kinds(vec!["Boom".to_owned()])],
+            Ty::InitialState => [
+                BreakerState::Disabled,
+                BreakerState::ForcedOpen,
+                BreakerState::MetricsOnly,
+                BreakerState::Closed,
+            ]
+            .map(Val::InitialState)
+            .to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn table(key: &'static str, val: Val) -> Table {
+        Table {
+            name: "a".to_owned(),
+            section: "instances",
+            path: "x.instances.a".to_owned(),
+            source: "resilience.toml".to_owned(),
+            settings: BTreeMap::from([(
+                key,
+                Setting {
+                    val,
+                    source: "resilience.toml".to_owned(),
+                    path: format!("x.instances.a.{key}"),
+                    raw: "v".to_owned(),
+                },
+            )]),
+        }
+    }
+
+    /// Every plain key of `P`'s table is bound through its row and printed
+    /// by it: a table that sets it alone to a value other than the default
+    /// records where it came from and changes what the description prints.
+    fn plain_rows_bind_and_print<P: Binder>() {
+        let default = P::describe(&P::Config::default(), &Notes::new());
+        for row in P::KEYS.iter().filter(|r| matches!(r.bind, Bind::Set(_))) {
+            let name = row.def.name;
+            let before = default
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("{}: `{name}` is not described", P::ASPECT));
+            let changed = candidates(row.def.ty).into_iter().any(|val| {
+                let t = table(name, val);
+                let Some(bound) = bind::<P>(&[&t], &mut Diagnostics::default()) else {
+                    return false;
+                };
+                assert!(
+                    bound.provenance.contains_key(name),
+                    "{}: `{name}` has no provenance",
+                    P::ASPECT
+                );
+                P::describe(&bound.config, &bound.notes)
+                    .iter()
+                    .any(|(k, v)| *k == name && *v != before)
+            });
+            assert!(
+                changed,
+                "{}: setting `{name}` does not change what the description prints",
+                P::ASPECT
+            );
+        }
+    }
+
+    const EXTRAS: [&str; 3] = [MAX_KEYS, KEY_LABEL, BASE_CONFIG];
+
+    #[test]
+    fn time_limiter_rows() {
+        rows_are_complete::<TimeLimiter>(&EXTRAS);
+        plain_rows_bind_and_print::<TimeLimiter>();
+    }
+
+    #[test]
+    fn bulkhead_rows() {
+        rows_are_complete::<Bulkhead>(&EXTRAS);
+        plain_rows_bind_and_print::<Bulkhead>();
     }
 }

@@ -1,0 +1,438 @@
+//! The keys of resilience.toml's config and instance tables: one table per
+//! aspect, one row per key.
+//!
+//! A row holds everything the crate knows of its key: its name (and
+//! Resilience4j's alias, if it has one) and type, which the validation of
+//! the file and of the environment reads (and suggests from, in the rows'
+//! order); how binding sets it ([`Bind`]: for a plain key, a call of the
+//! builder's setter); and how the report prints it from a configuration (its
+//! printer). The configuration reference (`docs/configuration.md`) is held
+//! to the rows by a test of `file`.
+//!
+//! Keys whose binding is more than one setter call (the waits and their
+//! interval function, the cluster keys, `context-propagators`, `max-keys`,
+//! `key-label`, the health-indicator flags, `base-config`) are bound by
+//! their aspect's code in `bind` (and `inherit`): their rows say so with
+//! [`Bind::Own`] and still give their name, type and printer.
+//!
+//! The report prints the keys in the rows' order, except for the aspects
+//! whose description has its own order (`*_DESCRIBED`), which Resilience4j's
+//! actuator output set before the rows were one table: those lists name
+//! each printed key once (a test checks it).
+
+use std::collections::BTreeMap;
+
+use resil_core::bulkhead::{BulkheadConfig, BulkheadConfigBuilder};
+use resil_core::circuit_breaker::{CircuitBreakerConfig, CircuitBreakerConfigBuilder};
+use resil_core::interval::IntervalFunction;
+use resil_core::rate_limiter::{RateLimiterConfig, RateLimiterConfigBuilder};
+use resil_core::retry::{RetryConfig, RetryConfigBuilder};
+use resil_core::thread_pool_bulkhead::{ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder};
+use resil_core::time_limiter::{TimeLimiterConfig, TimeLimiterConfigBuilder};
+
+use crate::aspect::Aspect;
+use crate::duration;
+use crate::value::Val;
+
+/// The type of a key's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ty {
+    /// A percentage (`f32` in the builders).
+    Percent,
+    /// Any number (`f64`).
+    Float,
+    /// A whole number from 0 to `u32::MAX`.
+    Count,
+    Duration,
+    Bool,
+    WindowType,
+    /// A list of error kind names (Java class names reduced to their simple name).
+    Kinds,
+    BaseConfig,
+    /// A Java class name standing for code: refused with this advice.
+    Code(&'static str),
+    /// A list of names of context propagators registered with
+    /// `resil::context_propagator!` (checked when bound).
+    Propagators,
+    /// Accepted for compatibility (a bool) and without effect in Rust.
+    NoEffect,
+    /// The URL of a cluster backend (`redis://...`; needs the `redis` feature).
+    ClusterUrl,
+    /// A non-empty string (a cluster key).
+    Text,
+    /// `local`, `allow` or `deny`.
+    FailureMode,
+    /// A circuit breaker's `initial-state`: `CLOSED`, `DISABLED`,
+    /// `METRICS_ONLY` or `FORCED_OPEN`.
+    InitialState,
+}
+
+/// A key of a config or instance table: what validation knows of it.
+#[derive(Debug)]
+pub(crate) struct KeyDef {
+    pub(crate) name: &'static str,
+    pub(crate) alias: Option<&'static str>,
+    pub(crate) ty: Ty,
+}
+
+/// How binding prints values a configuration cannot print itself (interval
+/// functions), by key.
+pub(crate) type Notes = BTreeMap<&'static str, String>;
+
+/// A plain key's setter: the builder with the value set (a value of another
+/// type, which validation never lets through, leaves it as it is).
+pub(crate) type Setter<B> = fn(B, &Val) -> B;
+
+/// A key's printer: its value in a configuration as resilience.toml writes
+/// it, `None` where the configuration has none to print (no cluster).
+pub(crate) type Printer<C> = fn(&C, &Notes) -> Option<String>;
+
+/// How binding sets a key.
+pub(crate) enum Bind<B> {
+    /// A plain key: `bind` calls the setter with the value of each table
+    /// that sets it, deepest base first.
+    Set(Setter<B>),
+    /// Bound by its aspect's own code in `bind` (or by `inherit`).
+    Own,
+    /// Never bound: a key refused when read (Java code) or accepted without effect.
+    Never,
+}
+
+/// One key of an aspect's table, with builder `B` and configuration `C`.
+pub(crate) struct Row<B, C> {
+    pub(crate) def: KeyDef,
+    pub(crate) bind: Bind<B>,
+    /// How the report prints it; `None` for a key it does not print.
+    pub(crate) print: Option<Printer<C>>,
+}
+
+/// A plain key: set by `set`, printed by `print`.
+const fn plain<B, C>(name: &'static str, ty: Ty, set: Setter<B>, print: Printer<C>) -> Row<B, C> {
+    Row {
+        def: KeyDef {
+            name,
+            alias: None,
+            ty,
+        },
+        bind: Bind::Set(set),
+        print: Some(print),
+    }
+}
+
+/// A key its aspect's code binds, not printed.
+const fn own<B, C>(name: &'static str, ty: Ty) -> Row<B, C> {
+    Row {
+        def: KeyDef {
+            name,
+            alias: None,
+            ty,
+        },
+        bind: Bind::Own,
+        print: None,
+    }
+}
+
+/// A key its aspect's code binds, with Resilience4j's other name, not printed.
+const fn own_aliased<B, C>(name: &'static str, alias: &'static str, ty: Ty) -> Row<B, C> {
+    Row {
+        def: KeyDef {
+            name,
+            alias: Some(alias),
+            ty,
+        },
+        bind: Bind::Own,
+        print: None,
+    }
+}
+
+/// A key that is never bound (Java code, or no effect).
+const fn never<B, C>(name: &'static str, ty: Ty) -> Row<B, C> {
+    Row {
+        def: KeyDef {
+            name,
+            alias: None,
+            ty,
+        },
+        bind: Bind::Never,
+        print: None,
+    }
+}
+
+/// A setter of a value of type `Val::$variant`, passed on by `$setter` (as
+/// `$conv` makes it, or copied).
+macro_rules! set {
+    ($variant:ident, $setter:ident) => {
+        |b, v| match v {
+            Val::$variant(x) => b.$setter(*x),
+            _ => b,
+        }
+    };
+    ($variant:ident, $setter:ident, |$x:ident| $conv:expr) => {
+        |b, v| match v {
+            Val::$variant($x) => b.$setter($conv),
+            _ => b,
+        }
+    };
+}
+
+/// A printer of what `$get` reads from the configuration `$c`.
+macro_rules! show {
+    (|$c:ident| $get:expr) => {
+        |$c, _| Some($get)
+    };
+}
+
+/// A list of error kinds as resilience.toml writes it.
+pub(crate) fn list(kinds: &[Box<str>]) -> String {
+    let items: Vec<String> = kinds.iter().map(|k| format!("{:?}", &**k)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A wait: its duration when constant, else how binding noted it.
+pub(crate) fn describe_interval(f: &IntervalFunction, notes: &Notes, key: &'static str) -> String {
+    match f.as_constant() {
+        Some(d) => duration::format(d),
+        None => notes.get(key).cloned().unwrap_or_else(|| format!("{f:?}")),
+    }
+}
+
+/// The settings of configuration `c` as resilience.toml writes them: the
+/// rows' printers, in `order` (key names) or else in the rows' order.
+pub(crate) fn describe<B, C>(
+    rows: &[Row<B, C>],
+    order: Option<&[&'static str]>,
+    c: &C,
+    notes: &Notes,
+) -> Vec<(&'static str, String)> {
+    let print = |row: &Row<B, C>| Some((row.def.name, row.print?(c, notes)?));
+    match order {
+        None => rows.iter().filter_map(print).collect(),
+        Some(order) => order
+            .iter()
+            .filter_map(|key| rows.iter().find(|r| r.def.name == *key))
+            .filter_map(print)
+            .collect(),
+    }
+}
+
+/// The keys of a config or instance table of `aspect`, in its table's order.
+pub(crate) fn defs(aspect: Aspect) -> Vec<&'static KeyDef> {
+    fn of<B, C>(rows: &'static [Row<B, C>]) -> Vec<&'static KeyDef> {
+        rows.iter().map(|r| &r.def).collect()
+    }
+    match aspect {
+        Aspect::CircuitBreaker => of(CIRCUIT_BREAKER_KEYS),
+        Aspect::Retry => of(RETRY_KEYS),
+        Aspect::Bulkhead => of(BULKHEAD_KEYS),
+        Aspect::ThreadPoolBulkhead => of(THREAD_POOL_BULKHEAD_KEYS),
+        Aspect::RateLimiter => of(RATE_LIMITER_KEYS),
+        Aspect::TimeLimiter => of(TIME_LIMITER_KEYS),
+    }
+}
+
+pub(crate) const BASE_CONFIG: &str = "base-config";
+pub(crate) const EVENT_CONSUMER_BUFFER_SIZE: &str = "event-consumer-buffer-size";
+/// Keyed instances (`key = expr` on an attribute): the keys a name keeps.
+pub(crate) const MAX_KEYS: &str = "max-keys";
+/// Keyed instances: whether their meters carry a `key` tag.
+pub(crate) const KEY_LABEL: &str = "key-label";
+/// Shadow mode (rate limiter, bulkheads, time limiter, retry): decide, never refuse.
+pub(crate) const SHADOW: &str = "shadow";
+/// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
+pub(crate) const INITIAL_STATE: &str = "initial-state";
+
+pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, CircuitBreakerConfig>] =
+    &[
+        own("failure-rate-threshold", Ty::Percent),
+        own("slow-call-rate-threshold", Ty::Percent),
+        own("slow-call-duration-threshold", Ty::Duration),
+        own("wait-duration-in-open-state", Ty::Duration),
+        own("max-wait-duration-in-half-open-state", Ty::Duration),
+        own("sliding-window-type", Ty::WindowType),
+        own("sliding-window-size", Ty::Count),
+        own("minimum-number-of-calls", Ty::Count),
+        own("permitted-number-of-calls-in-half-open-state", Ty::Count),
+        own(
+            "automatic-transition-from-open-to-half-open-enabled",
+            Ty::Bool,
+        ),
+        own(INITIAL_STATE, Ty::InitialState),
+        never("writable-stack-trace-enabled", Ty::NoEffect),
+        own_aliased("record-errors", "record-exceptions", Ty::Kinds),
+        own_aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
+        never(
+            "record-failure-predicate",
+            Ty::Code("write the predicate in Rust: `#[circuit_breaker(record = path)]`"),
+        ),
+        never(
+            "ignore-exception-predicate",
+            Ty::Code("write the predicate in Rust: `#[circuit_breaker(ignore = path)]`"),
+        ),
+        never(
+            "record-result-predicate",
+            Ty::Code("write the predicate in Rust: `#[circuit_breaker(record_result = path)]`"),
+        ),
+        own("enable-exponential-backoff", Ty::Bool),
+        own("exponential-backoff-multiplier", Ty::Float),
+        own("exponential-max-wait-duration-in-open-state", Ty::Duration),
+        own("enable-randomized-wait", Ty::Bool),
+        own("randomized-wait-factor", Ty::Float),
+        own("register-health-indicator", Ty::Bool),
+        own("allow-health-indicator-to-fail", Ty::Bool),
+        own(CLUSTER_URL, Ty::ClusterUrl),
+        own(CLUSTER_KEY, Ty::Text),
+        own(CLUSTER_TIMEOUT, Ty::Duration),
+        own(CLUSTER_PROBE_EXPIRY, Ty::Duration),
+        own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+        own(MAX_KEYS, Ty::Count),
+        own(KEY_LABEL, Ty::Bool),
+        own(BASE_CONFIG, Ty::BaseConfig),
+    ];
+
+pub(crate) const RETRY_KEYS: &[Row<RetryConfigBuilder, RetryConfig>] = &[
+    own("max-attempts", Ty::Count),
+    own("wait-duration", Ty::Duration),
+    never(
+        "interval-bi-function",
+        Ty::Code("write it in Rust: `RetryConfig::builder().interval_bi_function(..)`"),
+    ),
+    own_aliased("retry-errors", "retry-exceptions", Ty::Kinds),
+    own_aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
+    never(
+        "retry-exception-predicate",
+        Ty::Code("write the predicate in Rust: `#[retry(retry_on = path)]`"),
+    ),
+    never(
+        "result-predicate",
+        Ty::Code("write the predicate in Rust: `#[retry(retry_on_result = path)]`"),
+    ),
+    never(
+        "consume-result-before-retry-attempt",
+        Ty::Code("write the consumer in Rust: `#[retry(consume_result = path)]`"),
+    ),
+    own("fail-after-max-attempts", Ty::Bool),
+    own("enable-exponential-backoff", Ty::Bool),
+    own("exponential-backoff-multiplier", Ty::Float),
+    own("exponential-max-wait-duration", Ty::Duration),
+    own("enable-randomized-wait", Ty::Bool),
+    own("randomized-wait-factor", Ty::Float),
+    own(SHADOW, Ty::Bool),
+    own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    own(MAX_KEYS, Ty::Count),
+    own(KEY_LABEL, Ty::Bool),
+    own(BASE_CONFIG, Ty::BaseConfig),
+];
+
+pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = &[
+    plain(
+        "max-concurrent-calls",
+        Ty::Count,
+        set!(Count, max_concurrent_calls),
+        show!(|c| c.max_concurrent_calls().to_string()),
+    ),
+    plain(
+        "max-wait-duration",
+        Ty::Duration,
+        set!(Duration, max_wait_duration),
+        show!(|c| duration::format(c.max_wait_duration())),
+    ),
+    plain(
+        "fair-call-handling-enabled",
+        Ty::Bool,
+        set!(Bool, fair_call_handling_enabled),
+        show!(|c| c.fair_call_handling_enabled().to_string()),
+    ),
+    plain(
+        SHADOW,
+        Ty::Bool,
+        set!(Bool, shadow),
+        show!(|c| c.shadow().to_string()),
+    ),
+    never("writable-stack-trace-enabled", Ty::NoEffect),
+    plain(
+        EVENT_CONSUMER_BUFFER_SIZE,
+        Ty::Count,
+        set!(Count, event_consumer_buffer_size),
+        show!(|c| c.event_consumer_buffer_size().to_string()),
+    ),
+    own(MAX_KEYS, Ty::Count),
+    own(KEY_LABEL, Ty::Bool),
+    own(BASE_CONFIG, Ty::BaseConfig),
+];
+
+/// The thread-pool bulkhead's list of registered context propagators.
+pub(crate) const CONTEXT_PROPAGATORS: &str = "context-propagators";
+
+pub(crate) const THREAD_POOL_BULKHEAD_KEYS: &[Row<
+    ThreadPoolBulkheadConfigBuilder,
+    ThreadPoolBulkheadConfig,
+>] = &[
+    own("max-thread-pool-size", Ty::Count),
+    own("core-thread-pool-size", Ty::Count),
+    own("queue-capacity", Ty::Count),
+    own("keep-alive-duration", Ty::Duration),
+    own(SHADOW, Ty::Bool),
+    never("writable-stack-trace-enabled", Ty::NoEffect),
+    own(CONTEXT_PROPAGATORS, Ty::Propagators),
+    own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    own(MAX_KEYS, Ty::Count),
+    own(KEY_LABEL, Ty::Bool),
+    own(BASE_CONFIG, Ty::BaseConfig),
+];
+
+pub(crate) const CLUSTER_URL: &str = "cluster-url";
+pub(crate) const CLUSTER_KEY: &str = "cluster-key";
+pub(crate) const CLUSTER_LEASE: &str = "cluster-lease";
+pub(crate) const CLUSTER_TIMEOUT: &str = "cluster-timeout";
+pub(crate) const CLUSTER_FAILURE_MODE: &str = "cluster-failure-mode";
+pub(crate) const CLUSTER_PROBE_EXPIRY: &str = "cluster-probe-expiry";
+
+pub(crate) const RATE_LIMITER_KEYS: &[Row<RateLimiterConfigBuilder, RateLimiterConfig>] = &[
+    own("limit-for-period", Ty::Count),
+    own("limit-refresh-period", Ty::Duration),
+    own("timeout-duration", Ty::Duration),
+    own(SHADOW, Ty::Bool),
+    own(CLUSTER_URL, Ty::ClusterUrl),
+    own(CLUSTER_KEY, Ty::Text),
+    own(CLUSTER_LEASE, Ty::Count),
+    own(CLUSTER_TIMEOUT, Ty::Duration),
+    own(CLUSTER_FAILURE_MODE, Ty::FailureMode),
+    never("writable-stack-trace-enabled", Ty::NoEffect),
+    own("subscribe-for-events", Ty::Bool),
+    own("register-health-indicator", Ty::Bool),
+    own("allow-health-indicator-to-fail", Ty::Bool),
+    own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    own(MAX_KEYS, Ty::Count),
+    own(KEY_LABEL, Ty::Bool),
+    own(BASE_CONFIG, Ty::BaseConfig),
+];
+
+pub(crate) const TIME_LIMITER_KEYS: &[Row<TimeLimiterConfigBuilder, TimeLimiterConfig>] = &[
+    plain(
+        "timeout-duration",
+        Ty::Duration,
+        set!(Duration, timeout_duration),
+        show!(|c| duration::format(c.timeout_duration())),
+    ),
+    plain(
+        "cancel-running-future",
+        Ty::Bool,
+        set!(Bool, cancel_running_future),
+        show!(|c| c.cancel_running_future().to_string()),
+    ),
+    plain(
+        SHADOW,
+        Ty::Bool,
+        set!(Bool, shadow),
+        show!(|c| c.shadow().to_string()),
+    ),
+    plain(
+        EVENT_CONSUMER_BUFFER_SIZE,
+        Ty::Count,
+        set!(Count, event_consumer_buffer_size),
+        show!(|c| c.event_consumer_buffer_size().to_string()),
+    ),
+    own(MAX_KEYS, Ty::Count),
+    own(KEY_LABEL, Ty::Bool),
+    own(BASE_CONFIG, Ty::BaseConfig),
+];
