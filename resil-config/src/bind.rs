@@ -769,24 +769,6 @@ impl Binder for ThreadPoolBulkhead {
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.count(t, "max-thread-pool-size") {
-            s.map(|b| b.max_thread_pool_size(v));
-        }
-        if let Some(v) = s.count(t, "core-thread-pool-size") {
-            s.map(|b| b.core_thread_pool_size(v));
-        }
-        if let Some(v) = s.count(t, "queue-capacity") {
-            s.map(|b| b.queue_capacity(v));
-        }
-        if let Some(v) = s.duration(t, "keep-alive-duration") {
-            s.map(|b| b.keep_alive_duration(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         // A listed `context-propagators` replaces what a base table listed
         // (or the defaults); no table listing any gives the defaults.
         let nearest = s.inherited(t, file::CONTEXT_PROPAGATORS);
@@ -834,29 +816,6 @@ impl Binder for ThreadPoolBulkhead {
 
     fn build(b: Self::Builder) -> Result<ThreadPoolBulkheadConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &ThreadPoolBulkheadConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        vec![
-            ("max-thread-pool-size", c.max_thread_pool_size().to_string()),
-            (
-                "core-thread-pool-size",
-                c.core_thread_pool_size().to_string(),
-            ),
-            ("queue-capacity", c.queue_capacity().to_string()),
-            (
-                "keep-alive-duration",
-                duration::format(c.keep_alive_duration()),
-            ),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
     }
 
     fn kinds(_: &ThreadPoolBulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -1320,6 +1279,14 @@ mod tests {
     fn time_limiter_rows() {
         rows_are_complete::<TimeLimiter>(&EXTRAS);
         plain_rows_bind_and_print::<TimeLimiter>();
+    }
+
+    #[test]
+    fn thread_pool_bulkhead_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.push(file::CONTEXT_PROPAGATORS);
+        rows_are_complete::<ThreadPoolBulkhead>(&own);
+        plain_rows_bind_and_print::<ThreadPoolBulkhead>();
     }
 
     #[test]
