@@ -976,27 +976,13 @@ impl Binder for RateLimiter {
     const ASPECT: Aspect = Aspect::RateLimiter;
     type Builder = RateLimiterConfigBuilder;
     const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::RATE_LIMITER_KEYS;
+    const DESCRIBED: Option<&'static [&'static str]> = Some(keys::RATE_LIMITER_DESCRIBED);
 
     fn builder() -> Self::Builder {
         RateLimiterConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.count(t, "limit-for-period") {
-            s.map(|b| b.limit_for_period(v));
-        }
-        if let Some(v) = s.duration(t, "limit-refresh-period") {
-            s.map(|b| b.limit_refresh_period(v));
-        }
-        if let Some(v) = s.duration(t, "timeout-duration") {
-            s.map(|b| b.timeout_duration(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         // The cluster keys are inherited key by key like the others; the
         // backend is made once, for the table the chain ends at.
         let url = s.inherited(t, file::CLUSTER_URL);
@@ -1034,44 +1020,6 @@ impl Binder for RateLimiter {
 
     fn build(b: Self::Builder) -> Result<RateLimiterConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &RateLimiterConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        let mut settings = vec![
-            ("limit-for-period", c.limit_for_period().to_string()),
-            (
-                "limit-refresh-period",
-                duration::format(c.limit_refresh_period()),
-            ),
-            ("timeout-duration", duration::format(c.timeout_duration())),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ];
-        if let Some(cluster) = c.cluster() {
-            settings.extend([
-                (file::CLUSTER_URL, cluster.backend().location()),
-                (
-                    file::CLUSTER_KEY,
-                    cluster
-                        .key_name()
-                        .unwrap_or("resil:ratelimiter:<name>")
-                        .to_owned(),
-                ),
-                (file::CLUSTER_LEASE, cluster.lease_size().to_string()),
-                (
-                    file::CLUSTER_TIMEOUT,
-                    duration::format(cluster.timeout_duration()),
-                ),
-                (file::CLUSTER_FAILURE_MODE, cluster.mode().to_string()),
-            ]);
-        }
-        settings
     }
 
     fn kinds(_: &RateLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -1279,6 +1227,31 @@ mod tests {
     fn time_limiter_rows() {
         rows_are_complete::<TimeLimiter>(&EXTRAS);
         plain_rows_bind_and_print::<TimeLimiter>();
+    }
+
+    /// The cluster keys: `RateLimiter::apply` and `apply_breaker_cluster`.
+    const RATE_LIMITER_CLUSTER: [&str; 5] = [
+        file::CLUSTER_URL,
+        file::CLUSTER_KEY,
+        file::CLUSTER_LEASE,
+        file::CLUSTER_TIMEOUT,
+        file::CLUSTER_FAILURE_MODE,
+    ];
+
+    /// The flags kept in [`Extras`] by `bind`.
+    const HEALTH: [&str; 2] = [
+        "register-health-indicator",
+        "allow-health-indicator-to-fail",
+    ];
+
+    #[test]
+    fn rate_limiter_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.extend(RATE_LIMITER_CLUSTER);
+        own.extend(HEALTH);
+        own.push("subscribe-for-events");
+        rows_are_complete::<RateLimiter>(&own);
+        plain_rows_bind_and_print::<RateLimiter>();
     }
 
     #[test]

@@ -145,6 +145,19 @@ const fn own_aliased<B, C>(name: &'static str, alias: &'static str, ty: Ty) -> R
     }
 }
 
+/// A key its aspect's code binds, printed by `print`.
+const fn own_printed<B, C>(name: &'static str, ty: Ty, print: Printer<C>) -> Row<B, C> {
+    Row {
+        def: KeyDef {
+            name,
+            alias: None,
+            ty,
+        },
+        bind: Bind::Own,
+        print: Some(print),
+    }
+}
+
 /// A key that is never bound (Java code, or no effect).
 const fn never<B, C>(name: &'static str, ty: Ty) -> Row<B, C> {
     Row {
@@ -417,21 +430,74 @@ pub(crate) const CLUSTER_TIMEOUT: &str = "cluster-timeout";
 pub(crate) const CLUSTER_FAILURE_MODE: &str = "cluster-failure-mode";
 pub(crate) const CLUSTER_PROBE_EXPIRY: &str = "cluster-probe-expiry";
 
+/// The order the report prints a rate limiter's keys in: the cluster's last.
+pub(crate) const RATE_LIMITER_DESCRIBED: &[&str] = &[
+    "limit-for-period",
+    "limit-refresh-period",
+    "timeout-duration",
+    SHADOW,
+    EVENT_CONSUMER_BUFFER_SIZE,
+    CLUSTER_URL,
+    CLUSTER_KEY,
+    CLUSTER_LEASE,
+    CLUSTER_TIMEOUT,
+    CLUSTER_FAILURE_MODE,
+];
+
 pub(crate) const RATE_LIMITER_KEYS: &[Row<RateLimiterConfigBuilder, RateLimiterConfig>] = &[
-    own("limit-for-period", Ty::Count),
-    own("limit-refresh-period", Ty::Duration),
-    own("timeout-duration", Ty::Duration),
-    own(SHADOW, Ty::Bool),
-    own(CLUSTER_URL, Ty::ClusterUrl),
-    own(CLUSTER_KEY, Ty::Text),
-    own(CLUSTER_LEASE, Ty::Count),
-    own(CLUSTER_TIMEOUT, Ty::Duration),
-    own(CLUSTER_FAILURE_MODE, Ty::FailureMode),
+    plain(
+        "limit-for-period",
+        Ty::Count,
+        set!(Count, limit_for_period),
+        show!(|c| c.limit_for_period().to_string()),
+    ),
+    plain(
+        "limit-refresh-period",
+        Ty::Duration,
+        set!(Duration, limit_refresh_period),
+        show!(|c| duration::format(c.limit_refresh_period())),
+    ),
+    plain(
+        "timeout-duration",
+        Ty::Duration,
+        set!(Duration, timeout_duration),
+        show!(|c| duration::format(c.timeout_duration())),
+    ),
+    plain(
+        SHADOW,
+        Ty::Bool,
+        set!(Bool, shadow),
+        show!(|c| c.shadow().to_string()),
+    ),
+    own_printed(CLUSTER_URL, Ty::ClusterUrl, |c, _| {
+        c.cluster().map(|k| k.backend().location())
+    }),
+    own_printed(CLUSTER_KEY, Ty::Text, |c, _| {
+        c.cluster().map(|k| {
+            k.key_name()
+                .unwrap_or("resil:ratelimiter:<name>")
+                .to_owned()
+        })
+    }),
+    own_printed(CLUSTER_LEASE, Ty::Count, |c, _| {
+        c.cluster().map(|k| k.lease_size().to_string())
+    }),
+    own_printed(CLUSTER_TIMEOUT, Ty::Duration, |c, _| {
+        c.cluster().map(|k| duration::format(k.timeout_duration()))
+    }),
+    own_printed(CLUSTER_FAILURE_MODE, Ty::FailureMode, |c, _| {
+        c.cluster().map(|k| k.mode().to_string())
+    }),
     never("writable-stack-trace-enabled", Ty::NoEffect),
     own("subscribe-for-events", Ty::Bool),
     own("register-health-indicator", Ty::Bool),
     own("allow-health-indicator-to-fail", Ty::Bool),
-    own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    plain(
+        EVENT_CONSUMER_BUFFER_SIZE,
+        Ty::Count,
+        set!(Count, event_consumer_buffer_size),
+        show!(|c| c.event_consumer_buffer_size().to_string()),
+    ),
     own(MAX_KEYS, Ty::Count),
     own(KEY_LABEL, Ty::Bool),
     own(BASE_CONFIG, Ty::BaseConfig),
