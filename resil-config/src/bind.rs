@@ -51,7 +51,10 @@ use crate::aspect::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Table};
-use crate::keys::{self, Bind, Notes, Row, describe_interval, list};
+use crate::keys::{
+    self, Bind, ENABLE_EXPONENTIAL, ENABLE_RANDOMIZED, FACTOR, MULTIPLIER, Notes, RETRY_MAX,
+    RETRY_WAIT, Row, describe_interval, list,
+};
 use crate::propagators;
 use crate::value::{Setting, Val};
 
@@ -446,10 +449,6 @@ fn duration_of(s: Option<&Setting>) -> Option<(Duration, &Setting)> {
     }
 }
 
-const ENABLE_EXPONENTIAL: &str = "enable-exponential-backoff";
-const ENABLE_RANDOMIZED: &str = "enable-randomized-wait";
-const MULTIPLIER: &str = "exponential-backoff-multiplier";
-const FACTOR: &str = "randomized-wait-factor";
 const CB_WAIT: &str = "wait-duration-in-open-state";
 const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
 
@@ -852,37 +851,17 @@ impl Binder for Bulkhead {
     }
 }
 
-const RETRY_WAIT: &str = "wait-duration";
-const RETRY_MAX: &str = "exponential-max-wait-duration";
-
 impl Binder for Retry {
     const ASPECT: Aspect = Aspect::Retry;
     type Builder = RetryConfigBuilder;
     const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::RETRY_KEYS;
+    const DESCRIBED: Option<&'static [&'static str]> = Some(keys::RETRY_DESCRIBED);
 
     fn builder() -> Self::Builder {
         RetryConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.count(t, "max-attempts") {
-            s.map(|b| b.max_attempts(v));
-        }
-        if let Some(v) = s.boolean(t, "fail-after-max-attempts") {
-            s.map(|b| b.fail_after_max_attempts(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.kinds(t, "retry-errors") {
-            s.map(|b| b.retry_errors(v));
-        }
-        if let Some(v) = s.kinds(t, "ignore-errors") {
-            s.map(|b| b.ignore_errors(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         // Resilience4j merges these four from the nearest table that sets
         // them before choosing the wait; the randomization factor it does not
         let exponential = on(s.inherited(t, ENABLE_EXPONENTIAL));
@@ -934,34 +913,6 @@ impl Binder for Retry {
 
     fn build(b: Self::Builder) -> Result<RetryConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &RetryConfig,
-        notes: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        let wait = match c.interval_bi_function().as_constant() {
-            Some(d) => duration::format(d),
-            None => notes
-                .get(RETRY_WAIT)
-                .cloned()
-                .unwrap_or_else(|| format!("{:?}", c.interval_bi_function())),
-        };
-        vec![
-            ("max-attempts", c.max_attempts().to_string()),
-            (RETRY_WAIT, wait),
-            (
-                "fail-after-max-attempts",
-                c.fail_after_max_attempts().to_string(),
-            ),
-            ("retry-errors", list(c.retry_errors())),
-            ("ignore-errors", list(c.ignore_errors())),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
     }
 
     fn kinds(c: &RetryConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -1243,6 +1194,19 @@ mod tests {
         "register-health-indicator",
         "allow-health-indicator-to-fail",
     ];
+
+    /// The keys of a wait's interval function besides the wait itself:
+    /// `State::wait`, `warn_unused`, `check_inert_ranges`.
+    const INTERVAL: [&str; 4] = [ENABLE_EXPONENTIAL, MULTIPLIER, ENABLE_RANDOMIZED, FACTOR];
+
+    #[test]
+    fn retry_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.extend(INTERVAL);
+        own.extend([RETRY_WAIT, RETRY_MAX]);
+        rows_are_complete::<Retry>(&own);
+        plain_rows_bind_and_print::<Retry>();
+    }
 
     #[test]
     fn rate_limiter_rows() {

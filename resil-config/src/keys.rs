@@ -119,6 +119,25 @@ const fn plain<B, C>(name: &'static str, ty: Ty, set: Setter<B>, print: Printer<
     }
 }
 
+/// A plain key with Resilience4j's other name.
+const fn plain_aliased<B, C>(
+    name: &'static str,
+    alias: &'static str,
+    ty: Ty,
+    set: Setter<B>,
+    print: Printer<C>,
+) -> Row<B, C> {
+    Row {
+        def: KeyDef {
+            name,
+            alias: Some(alias),
+            ty,
+        },
+        bind: Bind::Set(set),
+        print: Some(print),
+    }
+}
+
 /// A key its aspect's code binds, not printed.
 const fn own<B, C>(name: &'static str, ty: Ty) -> Row<B, C> {
     Row {
@@ -251,6 +270,19 @@ pub(crate) const MAX_KEYS: &str = "max-keys";
 pub(crate) const KEY_LABEL: &str = "key-label";
 /// Shadow mode (rate limiter, bulkheads, time limiter, retry): decide, never refuse.
 pub(crate) const SHADOW: &str = "shadow";
+/// The flag of an exponential wait (circuit breaker, retry).
+pub(crate) const ENABLE_EXPONENTIAL: &str = "enable-exponential-backoff";
+/// The flag of a randomized wait (circuit breaker, retry).
+pub(crate) const ENABLE_RANDOMIZED: &str = "enable-randomized-wait";
+/// An exponential wait's multiplier (circuit breaker, retry).
+pub(crate) const MULTIPLIER: &str = "exponential-backoff-multiplier";
+/// A randomized wait's factor (circuit breaker, retry).
+pub(crate) const FACTOR: &str = "randomized-wait-factor";
+/// A retry's wait.
+pub(crate) const RETRY_WAIT: &str = "wait-duration";
+/// A retry's exponential maximum.
+pub(crate) const RETRY_MAX: &str = "exponential-max-wait-duration";
+
 /// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
 pub(crate) const INITIAL_STATE: &str = "initial-state";
 
@@ -302,15 +334,52 @@ pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, Circui
         own(BASE_CONFIG, Ty::BaseConfig),
     ];
 
+/// The order the report prints a retry's keys in.
+pub(crate) const RETRY_DESCRIBED: &[&str] = &[
+    "max-attempts",
+    RETRY_WAIT,
+    "fail-after-max-attempts",
+    "retry-errors",
+    "ignore-errors",
+    SHADOW,
+    EVENT_CONSUMER_BUFFER_SIZE,
+];
+
 pub(crate) const RETRY_KEYS: &[Row<RetryConfigBuilder, RetryConfig>] = &[
-    own("max-attempts", Ty::Count),
-    own("wait-duration", Ty::Duration),
+    plain(
+        "max-attempts",
+        Ty::Count,
+        set!(Count, max_attempts),
+        show!(|c| c.max_attempts().to_string()),
+    ),
+    own_printed(RETRY_WAIT, Ty::Duration, |c, notes| {
+        let f = c.interval_bi_function();
+        Some(match f.as_constant() {
+            Some(d) => duration::format(d),
+            None => notes
+                .get(RETRY_WAIT)
+                .cloned()
+                .unwrap_or_else(|| format!("{f:?}")),
+        })
+    }),
     never(
         "interval-bi-function",
         Ty::Code("write it in Rust: `RetryConfig::builder().interval_bi_function(..)`"),
     ),
-    own_aliased("retry-errors", "retry-exceptions", Ty::Kinds),
-    own_aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
+    plain_aliased(
+        "retry-errors",
+        "retry-exceptions",
+        Ty::Kinds,
+        set!(Kinds, retry_errors, |k| k.clone()),
+        show!(|c| list(c.retry_errors())),
+    ),
+    plain_aliased(
+        "ignore-errors",
+        "ignore-exceptions",
+        Ty::Kinds,
+        set!(Kinds, ignore_errors, |k| k.clone()),
+        show!(|c| list(c.ignore_errors())),
+    ),
     never(
         "retry-exception-predicate",
         Ty::Code("write the predicate in Rust: `#[retry(retry_on = path)]`"),
@@ -323,14 +392,29 @@ pub(crate) const RETRY_KEYS: &[Row<RetryConfigBuilder, RetryConfig>] = &[
         "consume-result-before-retry-attempt",
         Ty::Code("write the consumer in Rust: `#[retry(consume_result = path)]`"),
     ),
-    own("fail-after-max-attempts", Ty::Bool),
-    own("enable-exponential-backoff", Ty::Bool),
-    own("exponential-backoff-multiplier", Ty::Float),
-    own("exponential-max-wait-duration", Ty::Duration),
-    own("enable-randomized-wait", Ty::Bool),
-    own("randomized-wait-factor", Ty::Float),
-    own(SHADOW, Ty::Bool),
-    own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+    plain(
+        "fail-after-max-attempts",
+        Ty::Bool,
+        set!(Bool, fail_after_max_attempts),
+        show!(|c| c.fail_after_max_attempts().to_string()),
+    ),
+    own(ENABLE_EXPONENTIAL, Ty::Bool),
+    own(MULTIPLIER, Ty::Float),
+    own(RETRY_MAX, Ty::Duration),
+    own(ENABLE_RANDOMIZED, Ty::Bool),
+    own(FACTOR, Ty::Float),
+    plain(
+        SHADOW,
+        Ty::Bool,
+        set!(Bool, shadow),
+        show!(|c| c.shadow().to_string()),
+    ),
+    plain(
+        EVENT_CONSUMER_BUFFER_SIZE,
+        Ty::Count,
+        set!(Count, event_consumer_buffer_size),
+        show!(|c| c.event_consumer_buffer_size().to_string()),
+    ),
     own(MAX_KEYS, Ty::Count),
     own(KEY_LABEL, Ty::Bool),
     own(BASE_CONFIG, Ty::BaseConfig),
