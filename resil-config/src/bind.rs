@@ -52,8 +52,8 @@ use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Table};
 use crate::keys::{
-    self, Bind, ENABLE_EXPONENTIAL, ENABLE_RANDOMIZED, FACTOR, MULTIPLIER, Notes, RETRY_MAX,
-    RETRY_WAIT, Row, describe_interval, list,
+    self, Bind, CB_MAX, CB_WAIT, ENABLE_EXPONENTIAL, ENABLE_RANDOMIZED, FACTOR, MULTIPLIER, Notes,
+    RETRY_MAX, RETRY_WAIT, Row,
 };
 use crate::propagators;
 use crate::value::{Setting, Val};
@@ -145,41 +145,6 @@ impl<'a, P: Binder> State<'a, P> {
         let s = t.get(key)?;
         self.provenance.insert(key, s);
         Some(&s.val)
-    }
-
-    fn float(&mut self, t: &'a Table, key: &'static str) -> Option<f64> {
-        match self.get(t, key)? {
-            Val::Float(f) => Some(*f),
-            _ => None,
-        }
-    }
-
-    fn count(&mut self, t: &'a Table, key: &'static str) -> Option<u32> {
-        match self.get(t, key)? {
-            Val::Count(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    fn duration(&mut self, t: &'a Table, key: &'static str) -> Option<Duration> {
-        match self.get(t, key)? {
-            Val::Duration(d) => Some(*d),
-            _ => None,
-        }
-    }
-
-    fn boolean(&mut self, t: &'a Table, key: &'static str) -> Option<bool> {
-        match self.get(t, key)? {
-            Val::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    fn kinds(&mut self, t: &'a Table, key: &'static str) -> Option<Vec<String>> {
-        match self.get(t, key)? {
-            Val::Kinds(k) => Some(k.clone()),
-            _ => None,
-        }
     }
 
     /// The value of `key` nearest to this table in the chain (this table's own
@@ -449,9 +414,6 @@ fn duration_of(s: Option<&Setting>) -> Option<(Duration, &Setting)> {
     }
 }
 
-const CB_WAIT: &str = "wait-duration-in-open-state";
-const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
-
 /// The cluster keys of a breaker's tables, inherited key by key; the
 /// backend is made for the table the chain ends at.
 fn apply_breaker_cluster<'a>(s: &mut State<'a, CircuitBreaker>, t: &'a Table, last: bool) {
@@ -487,54 +449,13 @@ impl Binder for CircuitBreaker {
     const ASPECT: Aspect = Aspect::CircuitBreaker;
     type Builder = CircuitBreakerConfigBuilder;
     const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::CIRCUIT_BREAKER_KEYS;
+    const DESCRIBED: Option<&'static [&'static str]> = Some(keys::CIRCUIT_BREAKER_DESCRIBED);
 
     fn builder() -> Self::Builder {
         CircuitBreakerConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.float(t, "failure-rate-threshold") {
-            // thresholds are f32 in Resilience4j too
-            s.map(|b| b.failure_rate_threshold(v as f32));
-        }
-        if let Some(v) = s.float(t, "slow-call-rate-threshold") {
-            s.map(|b| b.slow_call_rate_threshold(v as f32));
-        }
-        if let Some(v) = s.duration(t, "slow-call-duration-threshold") {
-            s.map(|b| b.slow_call_duration_threshold(v));
-        }
-        if let Some(v) = s.duration(t, "max-wait-duration-in-half-open-state") {
-            s.map(|b| b.max_wait_duration_in_half_open_state(v));
-        }
-        if let Some(v) = s.count(t, "sliding-window-size") {
-            s.map(|b| b.sliding_window_size(v));
-        }
-        if let Some(v) = s.count(t, "minimum-number-of-calls") {
-            s.map(|b| b.minimum_number_of_calls(v));
-        }
-        if let Some(Val::WindowType(v)) = s.get(t, "sliding-window-type") {
-            let v = *v;
-            s.map(|b| b.sliding_window_type(v));
-        }
-        if let Some(v) = s.count(t, "permitted-number-of-calls-in-half-open-state") {
-            s.map(|b| b.permitted_number_of_calls_in_half_open_state(v));
-        }
-        if let Some(v) = s.boolean(t, "automatic-transition-from-open-to-half-open-enabled") {
-            s.map(|b| b.automatic_transition_from_open_to_half_open_enabled(v));
-        }
-        if let Some(Val::InitialState(v)) = s.get(t, file::INITIAL_STATE) {
-            let v = *v;
-            s.map(|b| b.initial_state(v));
-        }
-        if let Some(v) = s.kinds(t, "record-errors") {
-            s.map(|b| b.record_errors(v));
-        }
-        if let Some(v) = s.kinds(t, "ignore-errors") {
-            s.map(|b| b.ignore_errors(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         apply_breaker_cluster(s, t, last);
         // The open-state wait: only this table's own keys count (Resilience4j
         // merges none of them from the base).
@@ -589,77 +510,6 @@ impl Binder for CircuitBreaker {
 
     fn build(b: Self::Builder) -> Result<CircuitBreakerConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &CircuitBreakerConfig,
-        notes: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        let mut settings = vec![
-            (
-                "failure-rate-threshold",
-                c.failure_rate_threshold().to_string(),
-            ),
-            (
-                "slow-call-rate-threshold",
-                c.slow_call_rate_threshold().to_string(),
-            ),
-            (
-                "slow-call-duration-threshold",
-                duration::format(c.slow_call_duration_threshold()),
-            ),
-            ("sliding-window-type", c.sliding_window_type().to_string()),
-            ("sliding-window-size", c.sliding_window_size().to_string()),
-            (
-                "minimum-number-of-calls",
-                c.minimum_number_of_calls().to_string(),
-            ),
-            (
-                "permitted-number-of-calls-in-half-open-state",
-                c.permitted_number_of_calls_in_half_open_state().to_string(),
-            ),
-            (
-                CB_WAIT,
-                describe_interval(c.wait_interval_function_in_open_state(), notes, CB_WAIT),
-            ),
-            (
-                "max-wait-duration-in-half-open-state",
-                duration::format(c.max_wait_duration_in_half_open_state()),
-            ),
-            (
-                "automatic-transition-from-open-to-half-open-enabled",
-                c.automatic_transition_from_open_to_half_open_enabled()
-                    .to_string(),
-            ),
-            (file::INITIAL_STATE, c.initial_state().as_str().to_owned()),
-            ("record-errors", list(c.record_errors())),
-            ("ignore-errors", list(c.ignore_errors())),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ];
-        if let Some(cluster) = c.cluster() {
-            settings.extend([
-                (file::CLUSTER_URL, cluster.backend().location()),
-                (
-                    file::CLUSTER_KEY,
-                    cluster
-                        .key_name()
-                        .unwrap_or("resil:circuitbreaker:<name>")
-                        .to_owned(),
-                ),
-                (
-                    file::CLUSTER_TIMEOUT,
-                    duration::format(cluster.timeout_duration()),
-                ),
-                (
-                    file::CLUSTER_PROBE_EXPIRY,
-                    duration::format(cluster.probe_expiry_duration()),
-                ),
-            ]);
-        }
-        settings
     }
 
     fn kinds(c: &CircuitBreakerConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -1018,7 +868,8 @@ mod tests {
     /// printed: a plain key has a setter and a printer, a key bound by the
     /// aspect's code is one of `own` (the keys `P::apply`, `bind` and
     /// `inherit` handle by name), a key never bound is Java code or without
-    /// effect; the description's own order, if any, names each printed key once.
+    /// effect; the error-kind lists are rows of kinds; the description's own
+    /// order, if any, names each printed key once.
     fn rows_are_complete<P: Binder>(own: &[&str]) {
         let rows = P::KEYS;
         for (i, row) in rows.iter().enumerate() {
@@ -1064,6 +915,14 @@ mod tests {
                 rows.iter()
                     .any(|r| r.def.name == *key && matches!(r.bind, Bind::Own)),
                 "{}: `{key}` has no row bound by the aspect's code",
+                P::ASPECT
+            );
+        }
+        for (key, _) in P::kinds(&P::Config::default()) {
+            assert!(
+                rows.iter()
+                    .any(|r| r.def.name == key && r.def.ty == Ty::Kinds),
+                "{}: the error-kind list `{key}` has no row of kinds",
                 P::ASPECT
             );
         }
@@ -1198,6 +1057,22 @@ mod tests {
     /// The keys of a wait's interval function besides the wait itself:
     /// `State::wait`, `warn_unused`, `check_inert_ranges`.
     const INTERVAL: [&str; 4] = [ENABLE_EXPONENTIAL, MULTIPLIER, ENABLE_RANDOMIZED, FACTOR];
+
+    #[test]
+    fn circuit_breaker_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.extend(INTERVAL);
+        own.extend([CB_WAIT, CB_MAX]);
+        own.extend(HEALTH);
+        own.extend([
+            file::CLUSTER_URL,
+            file::CLUSTER_KEY,
+            file::CLUSTER_TIMEOUT,
+            file::CLUSTER_PROBE_EXPIRY,
+        ]);
+        rows_are_complete::<CircuitBreaker>(&own);
+        plain_rows_bind_and_print::<CircuitBreaker>();
+    }
 
     #[test]
     fn retry_rows() {

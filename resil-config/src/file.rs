@@ -25,8 +25,7 @@ use crate::error::{ConfigProblem, Diagnostics};
 use crate::keys::{self, KeyDef, Ty};
 pub(crate) use crate::keys::{
     BASE_CONFIG, CLUSTER_FAILURE_MODE, CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_PROBE_EXPIRY,
-    CLUSTER_TIMEOUT, CLUSTER_URL, CONTEXT_PROPAGATORS, EVENT_CONSUMER_BUFFER_SIZE, INITIAL_STATE,
-    KEY_LABEL, MAX_KEYS,
+    CLUSTER_TIMEOUT, CLUSTER_URL, CONTEXT_PROPAGATORS, KEY_LABEL, MAX_KEYS,
 };
 use crate::value::{
     Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,

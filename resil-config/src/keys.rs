@@ -151,19 +151,6 @@ const fn own<B, C>(name: &'static str, ty: Ty) -> Row<B, C> {
     }
 }
 
-/// A key its aspect's code binds, with Resilience4j's other name, not printed.
-const fn own_aliased<B, C>(name: &'static str, alias: &'static str, ty: Ty) -> Row<B, C> {
-    Row {
-        def: KeyDef {
-            name,
-            alias: Some(alias),
-            ty,
-        },
-        bind: Bind::Own,
-        print: None,
-    }
-}
-
 /// A key its aspect's code binds, printed by `print`.
 const fn own_printed<B, C>(name: &'static str, ty: Ty, print: Printer<C>) -> Row<B, C> {
     Row {
@@ -278,6 +265,10 @@ pub(crate) const ENABLE_RANDOMIZED: &str = "enable-randomized-wait";
 pub(crate) const MULTIPLIER: &str = "exponential-backoff-multiplier";
 /// A randomized wait's factor (circuit breaker, retry).
 pub(crate) const FACTOR: &str = "randomized-wait-factor";
+/// A circuit breaker's open-state wait.
+pub(crate) const CB_WAIT: &str = "wait-duration-in-open-state";
+/// A circuit breaker's exponential maximum of the open-state wait.
+pub(crate) const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
 /// A retry's wait.
 pub(crate) const RETRY_WAIT: &str = "wait-duration";
 /// A retry's exponential maximum.
@@ -286,25 +277,115 @@ pub(crate) const RETRY_MAX: &str = "exponential-max-wait-duration";
 /// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
 pub(crate) const INITIAL_STATE: &str = "initial-state";
 
+/// The order the report prints a circuit breaker's keys in: the window's
+/// before the waits, the cluster's last.
+pub(crate) const CIRCUIT_BREAKER_DESCRIBED: &[&str] = &[
+    "failure-rate-threshold",
+    "slow-call-rate-threshold",
+    "slow-call-duration-threshold",
+    "sliding-window-type",
+    "sliding-window-size",
+    "minimum-number-of-calls",
+    "permitted-number-of-calls-in-half-open-state",
+    CB_WAIT,
+    "max-wait-duration-in-half-open-state",
+    "automatic-transition-from-open-to-half-open-enabled",
+    INITIAL_STATE,
+    "record-errors",
+    "ignore-errors",
+    EVENT_CONSUMER_BUFFER_SIZE,
+    CLUSTER_URL,
+    CLUSTER_KEY,
+    CLUSTER_TIMEOUT,
+    CLUSTER_PROBE_EXPIRY,
+];
+
 pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, CircuitBreakerConfig>] =
     &[
-        own("failure-rate-threshold", Ty::Percent),
-        own("slow-call-rate-threshold", Ty::Percent),
-        own("slow-call-duration-threshold", Ty::Duration),
-        own("wait-duration-in-open-state", Ty::Duration),
-        own("max-wait-duration-in-half-open-state", Ty::Duration),
-        own("sliding-window-type", Ty::WindowType),
-        own("sliding-window-size", Ty::Count),
-        own("minimum-number-of-calls", Ty::Count),
-        own("permitted-number-of-calls-in-half-open-state", Ty::Count),
-        own(
+        plain(
+            "failure-rate-threshold",
+            Ty::Percent,
+            set!(Float, failure_rate_threshold, |f| *f as f32),
+            show!(|c| c.failure_rate_threshold().to_string()),
+        ),
+        plain(
+            "slow-call-rate-threshold",
+            Ty::Percent,
+            set!(Float, slow_call_rate_threshold, |f| *f as f32),
+            show!(|c| c.slow_call_rate_threshold().to_string()),
+        ),
+        plain(
+            "slow-call-duration-threshold",
+            Ty::Duration,
+            set!(Duration, slow_call_duration_threshold),
+            show!(|c| duration::format(c.slow_call_duration_threshold())),
+        ),
+        own_printed(CB_WAIT, Ty::Duration, |c, notes| {
+            Some(describe_interval(
+                c.wait_interval_function_in_open_state(),
+                notes,
+                CB_WAIT,
+            ))
+        }),
+        plain(
+            "max-wait-duration-in-half-open-state",
+            Ty::Duration,
+            set!(Duration, max_wait_duration_in_half_open_state),
+            show!(|c| duration::format(c.max_wait_duration_in_half_open_state())),
+        ),
+        plain(
+            "sliding-window-type",
+            Ty::WindowType,
+            set!(WindowType, sliding_window_type),
+            show!(|c| c.sliding_window_type().to_string()),
+        ),
+        plain(
+            "sliding-window-size",
+            Ty::Count,
+            set!(Count, sliding_window_size),
+            show!(|c| c.sliding_window_size().to_string()),
+        ),
+        plain(
+            "minimum-number-of-calls",
+            Ty::Count,
+            set!(Count, minimum_number_of_calls),
+            show!(|c| c.minimum_number_of_calls().to_string()),
+        ),
+        plain(
+            "permitted-number-of-calls-in-half-open-state",
+            Ty::Count,
+            set!(Count, permitted_number_of_calls_in_half_open_state),
+            show!(|c| c.permitted_number_of_calls_in_half_open_state().to_string()),
+        ),
+        plain(
             "automatic-transition-from-open-to-half-open-enabled",
             Ty::Bool,
+            set!(Bool, automatic_transition_from_open_to_half_open_enabled),
+            show!(|c| c
+                .automatic_transition_from_open_to_half_open_enabled()
+                .to_string()),
         ),
-        own(INITIAL_STATE, Ty::InitialState),
+        plain(
+            INITIAL_STATE,
+            Ty::InitialState,
+            set!(InitialState, initial_state),
+            show!(|c| c.initial_state().as_str().to_owned()),
+        ),
         never("writable-stack-trace-enabled", Ty::NoEffect),
-        own_aliased("record-errors", "record-exceptions", Ty::Kinds),
-        own_aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
+        plain_aliased(
+            "record-errors",
+            "record-exceptions",
+            Ty::Kinds,
+            set!(Kinds, record_errors, |k| k.clone()),
+            show!(|c| list(c.record_errors())),
+        ),
+        plain_aliased(
+            "ignore-errors",
+            "ignore-exceptions",
+            Ty::Kinds,
+            set!(Kinds, ignore_errors, |k| k.clone()),
+            show!(|c| list(c.ignore_errors())),
+        ),
         never(
             "record-failure-predicate",
             Ty::Code("write the predicate in Rust: `#[circuit_breaker(record = path)]`"),
@@ -317,18 +398,36 @@ pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, Circui
             "record-result-predicate",
             Ty::Code("write the predicate in Rust: `#[circuit_breaker(record_result = path)]`"),
         ),
-        own("enable-exponential-backoff", Ty::Bool),
-        own("exponential-backoff-multiplier", Ty::Float),
-        own("exponential-max-wait-duration-in-open-state", Ty::Duration),
-        own("enable-randomized-wait", Ty::Bool),
-        own("randomized-wait-factor", Ty::Float),
+        own(ENABLE_EXPONENTIAL, Ty::Bool),
+        own(MULTIPLIER, Ty::Float),
+        own(CB_MAX, Ty::Duration),
+        own(ENABLE_RANDOMIZED, Ty::Bool),
+        own(FACTOR, Ty::Float),
         own("register-health-indicator", Ty::Bool),
         own("allow-health-indicator-to-fail", Ty::Bool),
-        own(CLUSTER_URL, Ty::ClusterUrl),
-        own(CLUSTER_KEY, Ty::Text),
-        own(CLUSTER_TIMEOUT, Ty::Duration),
-        own(CLUSTER_PROBE_EXPIRY, Ty::Duration),
-        own(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
+        own_printed(CLUSTER_URL, Ty::ClusterUrl, |c, _| {
+            c.cluster().map(|k| k.backend().location())
+        }),
+        own_printed(CLUSTER_KEY, Ty::Text, |c, _| {
+            c.cluster().map(|k| {
+                k.key_name()
+                    .unwrap_or("resil:circuitbreaker:<name>")
+                    .to_owned()
+            })
+        }),
+        own_printed(CLUSTER_TIMEOUT, Ty::Duration, |c, _| {
+            c.cluster().map(|k| duration::format(k.timeout_duration()))
+        }),
+        own_printed(CLUSTER_PROBE_EXPIRY, Ty::Duration, |c, _| {
+            c.cluster()
+                .map(|k| duration::format(k.probe_expiry_duration()))
+        }),
+        plain(
+            EVENT_CONSUMER_BUFFER_SIZE,
+            Ty::Count,
+            set!(Count, event_consumer_buffer_size),
+            show!(|c| c.event_consumer_buffer_size().to_string()),
+        ),
         own(MAX_KEYS, Ty::Count),
         own(KEY_LABEL, Ty::Bool),
         own(BASE_CONFIG, Ty::BaseConfig),
