@@ -25,6 +25,11 @@
 //!   from the nearest table of the chain that sets them, and both flags
 //!   together give an exponential random backoff.
 //!
+//! The plain keys (one setter call each) are set through their rows in
+//! [`keys`], which also print them for the report; each aspect's
+//! [`Binder::apply`] binds the rest (the waits, the cluster, the context
+//! propagators), and [`bind`] the keys kept in [`Extras`].
+//!
 //! Where Resilience4j picks an overload by which optional keys are present
 //! and so silently drops an exponential maximum given without a multiplier,
 //! resil applies the maximum with the default multiplier.
@@ -239,10 +244,11 @@ pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<
             _ => None,
         };
         extras.register_health_indicator =
-            flag("register-health-indicator").or(extras.register_health_indicator);
+            flag(keys::REGISTER_HEALTH_INDICATOR).or(extras.register_health_indicator);
         extras.allow_health_indicator_to_fail =
-            flag("allow-health-indicator-to-fail").or(extras.allow_health_indicator_to_fail);
-        extras.subscribe_for_events = flag("subscribe-for-events").or(extras.subscribe_for_events);
+            flag(keys::ALLOW_HEALTH_INDICATOR_TO_FAIL).or(extras.allow_health_indicator_to_fail);
+        extras.subscribe_for_events =
+            flag(keys::SUBSCRIBE_FOR_EVENTS).or(extras.subscribe_for_events);
         extras.key_label = flag(file::KEY_LABEL).or(extras.key_label);
         if let Some(s) = t.get(file::MAX_KEYS) {
             match s.val {
@@ -1050,8 +1056,8 @@ mod tests {
 
     /// The flags kept in [`Extras`] by `bind`.
     const HEALTH: [&str; 2] = [
-        "register-health-indicator",
-        "allow-health-indicator-to-fail",
+        keys::REGISTER_HEALTH_INDICATOR,
+        keys::ALLOW_HEALTH_INDICATOR_TO_FAIL,
     ];
 
     /// The keys of a wait's interval function besides the wait itself:
@@ -1088,7 +1094,7 @@ mod tests {
         let mut own = EXTRAS.to_vec();
         own.extend(RATE_LIMITER_CLUSTER);
         own.extend(HEALTH);
-        own.push("subscribe-for-events");
+        own.push(keys::SUBSCRIBE_FOR_EVENTS);
         rows_are_complete::<RateLimiter>(&own);
         plain_rows_bind_and_print::<RateLimiter>();
     }

@@ -44,7 +44,7 @@ fn suggestion<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 
 /// The keys of a config or instance table of `aspect`.
 ///
-/// They are the rows of [`keys`](crate::keys)' table of `aspect`, in its order.
+/// They are the rows of `aspect`'s table in [`crate::keys`], in its order.
 pub(crate) fn keys(aspect: Aspect) -> Vec<&'static KeyDef> {
     keys::defs(aspect)
 }

@@ -3,22 +3,34 @@
 //!
 //! A row holds everything the crate knows of its key: its name (and
 //! Resilience4j's alias, if it has one) and type, which the validation of
-//! the file and of the environment reads (and suggests from, in the rows'
-//! order); how binding sets it ([`Bind`]: for a plain key, a call of the
-//! builder's setter); and how the report prints it from a configuration (its
-//! printer). The configuration reference (`docs/configuration.md`) is held
-//! to the rows by a test of `file`.
+//! the file and of the environment reads (`file::keys`, `file::find_key`:
+//! the rows' order is the order of the did-you-mean candidates and of the
+//! "(x is v)" hints in builder errors); how binding sets it ([`Bind`]: for a
+//! plain key, a call of the builder's setter, which `bind` makes for every
+//! table of a chain that sets it); and how the report prints it from a
+//! configuration (its [`Printer`], which `Binder::describe` calls).
 //!
-//! Keys whose binding is more than one setter call (the waits and their
-//! interval function, the cluster keys, `context-propagators`, `max-keys`,
-//! `key-label`, the health-indicator flags, `base-config`) are bound by
-//! their aspect's code in `bind` (and `inherit`): their rows say so with
-//! [`Bind::Own`] and still give their name, type and printer.
+//! Keys whose binding is more than one setter call are bound by their
+//! aspect's code in `bind` (or by `inherit`) and say so with [`Bind::Own`]:
+//! the waits and the keys of their interval function (circuit breaker,
+//! retry), the cluster keys (circuit breaker, rate limiter),
+//! `context-propagators` (thread-pool bulkhead), the keys kept in `Extras`
+//! (`max-keys`, `key-label`, the health-indicator flags,
+//! `subscribe-for-events`) and `base-config`. Their rows still give their
+//! name and type, and the printer of those the report prints.
 //!
-//! The report prints the keys in the rows' order, except for the aspects
-//! whose description has its own order (`*_DESCRIBED`), which Resilience4j's
-//! actuator output set before the rows were one table: those lists name
-//! each printed key once (a test checks it).
+//! The report prints the keys in the rows' order, except for the circuit
+//! breaker, the retry and the rate limiter, whose report keeps the order it
+//! had before the keys were one table (the window before the waits, the
+//! cluster keys last): their `*_DESCRIBED` lists give it, each printed key
+//! once.
+//!
+//! Tests hold the tables to the rest: `bind`'s, that every row is read by
+//! validation, that a plain key has a setter and a printer and that setting
+//! it alone changes what the report prints, that a key bound by the
+//! aspect's code is one its test names, and that the `*_DESCRIBED` lists
+//! name exactly the printed keys; `file`'s, that `docs/configuration.md`
+//! lists every key and no other.
 
 use std::collections::BTreeMap;
 
@@ -274,6 +286,13 @@ pub(crate) const RETRY_WAIT: &str = "wait-duration";
 /// A retry's exponential maximum.
 pub(crate) const RETRY_MAX: &str = "exponential-max-wait-duration";
 
+/// Kept in `Extras` (circuit breaker, rate limiter): for the actuator's health.
+pub(crate) const REGISTER_HEALTH_INDICATOR: &str = "register-health-indicator";
+/// Kept in `Extras` (circuit breaker, rate limiter): for the actuator's health.
+pub(crate) const ALLOW_HEALTH_INDICATOR_TO_FAIL: &str = "allow-health-indicator-to-fail";
+/// Kept in `Extras` (rate limiter).
+pub(crate) const SUBSCRIBE_FOR_EVENTS: &str = "subscribe-for-events";
+
 /// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
 pub(crate) const INITIAL_STATE: &str = "initial-state";
 
@@ -403,8 +422,8 @@ pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, Circui
         own(CB_MAX, Ty::Duration),
         own(ENABLE_RANDOMIZED, Ty::Bool),
         own(FACTOR, Ty::Float),
-        own("register-health-indicator", Ty::Bool),
-        own("allow-health-indicator-to-fail", Ty::Bool),
+        own(REGISTER_HEALTH_INDICATOR, Ty::Bool),
+        own(ALLOW_HEALTH_INDICATOR_TO_FAIL, Ty::Bool),
         own_printed(CLUSTER_URL, Ty::ClusterUrl, |c, _| {
             c.cluster().map(|k| k.backend().location())
         }),
@@ -672,9 +691,9 @@ pub(crate) const RATE_LIMITER_KEYS: &[Row<RateLimiterConfigBuilder, RateLimiterC
         c.cluster().map(|k| k.mode().to_string())
     }),
     never("writable-stack-trace-enabled", Ty::NoEffect),
-    own("subscribe-for-events", Ty::Bool),
-    own("register-health-indicator", Ty::Bool),
-    own("allow-health-indicator-to-fail", Ty::Bool),
+    own(SUBSCRIBE_FOR_EVENTS, Ty::Bool),
+    own(REGISTER_HEALTH_INDICATOR, Ty::Bool),
+    own(ALLOW_HEALTH_INDICATOR_TO_FAIL, Ty::Bool),
     plain(
         EVENT_CONSUMER_BUFFER_SIZE,
         Ty::Count,
