@@ -25,6 +25,11 @@
 //!   from the nearest table of the chain that sets them, and both flags
 //!   together give an exponential random backoff.
 //!
+//! The plain keys (one setter call each) are set through their rows in
+//! [`keys`], which also print them for the report; each aspect's
+//! [`Binder::apply`] binds the rest (the waits, the cluster, the context
+//! propagators), and [`bind`] the keys kept in [`Extras`].
+//!
 //! Where Resilience4j picks an overload by which optional keys are present
 //! and so silently drops an exponential maximum given without a multiplier,
 //! resil applies the maximum with the default multiplier.
@@ -51,6 +56,10 @@ use crate::aspect::Aspect;
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Table};
+use crate::keys::{
+    self, Bind, CB_MAX, CB_WAIT, ENABLE_EXPONENTIAL, ENABLE_RANDOMIZED, FACTOR, MULTIPLIER, Notes,
+    RETRY_MAX, RETRY_WAIT, Row,
+};
 use crate::propagators;
 use crate::value::{Setting, Val};
 
@@ -88,17 +97,24 @@ pub(crate) trait Binder: Primitive {
     const ASPECT: Aspect;
     /// The configuration's builder.
     type Builder;
+    /// Its keys, one row each ([`keys`]).
+    const KEYS: &'static [Row<Self::Builder, Self::Config>];
+    /// The order [`describe`](Self::describe) prints the keys in, where it
+    /// is not the rows' (see [`keys`]).
+    const DESCRIBED: Option<&'static [&'static str]> = None;
     /// A builder with the library defaults.
     fn builder() -> Self::Builder;
-    /// Applies one table onto the state; `last` for the table the chain ends at.
-    fn apply<'a>(state: &mut State<'a, Self>, table: &'a Table, last: bool);
+    /// Applies what the rows do not of one table onto the state (the keys
+    /// bound by the aspect's own code, [`Bind::Own`]); `last` for the table
+    /// the chain ends at.
+    fn apply<'a>(_state: &mut State<'a, Self>, _table: &'a Table, _last: bool) {}
     /// Checks and builds.
     fn build(builder: Self::Builder) -> Result<Self::Config, ConfigError>;
-    /// The settings of a configuration as resilience.toml writes them.
-    fn describe(
-        config: &Self::Config,
-        notes: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)>;
+    /// The settings of a configuration as resilience.toml writes them: the
+    /// rows' printers.
+    fn describe(config: &Self::Config, notes: &Notes) -> Vec<(&'static str, String)> {
+        keys::describe(Self::KEYS, Self::DESCRIBED, config, notes)
+    }
     /// The error-kind lists of a configuration, by key.
     fn kinds(config: &Self::Config) -> Vec<(&'static str, Vec<String>)>;
     /// The configuration of an instance that no table configures: the
@@ -136,41 +152,6 @@ impl<'a, P: Binder> State<'a, P> {
         Some(&s.val)
     }
 
-    fn float(&mut self, t: &'a Table, key: &'static str) -> Option<f64> {
-        match self.get(t, key)? {
-            Val::Float(f) => Some(*f),
-            _ => None,
-        }
-    }
-
-    fn count(&mut self, t: &'a Table, key: &'static str) -> Option<u32> {
-        match self.get(t, key)? {
-            Val::Count(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    fn duration(&mut self, t: &'a Table, key: &'static str) -> Option<Duration> {
-        match self.get(t, key)? {
-            Val::Duration(d) => Some(*d),
-            _ => None,
-        }
-    }
-
-    fn boolean(&mut self, t: &'a Table, key: &'static str) -> Option<bool> {
-        match self.get(t, key)? {
-            Val::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    fn kinds(&mut self, t: &'a Table, key: &'static str) -> Option<Vec<String>> {
-        match self.get(t, key)? {
-            Val::Kinds(k) => Some(k.clone()),
-            _ => None,
-        }
-    }
-
     /// The value of `key` nearest to this table in the chain (this table's own
     /// first), for the keys Resilience4j merges into a table before building it.
     fn inherited(&mut self, t: &'a Table, key: &'static str) -> Option<&'a Setting> {
@@ -178,6 +159,17 @@ impl<'a, P: Binder> State<'a, P> {
             self.inherited.insert(key, s);
         }
         self.inherited.get(key).copied()
+    }
+
+    /// Calls the setter of each plain key (a [`Bind::Set`] row) that `t` sets.
+    fn apply_plain(&mut self, t: &'a Table) {
+        for row in P::KEYS {
+            if let Bind::Set(set) = row.bind
+                && let Some(v) = self.get(t, row.def.name)
+            {
+                self.map(|b| set(b, v));
+            }
+        }
     }
 
     fn warn(&mut self, s: &Setting, message: impl Into<String>) {
@@ -245,16 +237,18 @@ pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<
     };
     let mut extras = Extras::default();
     for (i, t) in layers.iter().enumerate() {
+        state.apply_plain(t);
         P::apply(&mut state, t, i + 1 == layers.len());
         let flag = |key| match t.get(key).map(|s| &s.val) {
             Some(Val::Bool(b)) => Some(*b),
             _ => None,
         };
         extras.register_health_indicator =
-            flag("register-health-indicator").or(extras.register_health_indicator);
+            flag(keys::REGISTER_HEALTH_INDICATOR).or(extras.register_health_indicator);
         extras.allow_health_indicator_to_fail =
-            flag("allow-health-indicator-to-fail").or(extras.allow_health_indicator_to_fail);
-        extras.subscribe_for_events = flag("subscribe-for-events").or(extras.subscribe_for_events);
+            flag(keys::ALLOW_HEALTH_INDICATOR_TO_FAIL).or(extras.allow_health_indicator_to_fail);
+        extras.subscribe_for_events =
+            flag(keys::SUBSCRIBE_FOR_EVENTS).or(extras.subscribe_for_events);
         extras.key_label = flag(file::KEY_LABEL).or(extras.key_label);
         if let Some(s) = t.get(file::MAX_KEYS) {
             match s.val {
@@ -306,7 +300,7 @@ fn builder_problem<P: Binder>(
     let key = p.field().replace('_', "-");
     let mut rule = p.rule().to_owned();
     // name the other keys a rule mentions as the file does, with their values
-    for def in file::keys(P::ASPECT) {
+    for def in P::KEYS.iter().map(|r| &r.def) {
         let snake = def.name.replace('-', "_");
         if def.name != key && rule.contains(&snake) {
             rule = rule.replace(&snake, def.name);
@@ -339,24 +333,8 @@ fn describe_default<P: Binder>(key: &str) -> String {
         )
 }
 
-fn list(kinds: &[Box<str>]) -> String {
-    let items: Vec<String> = kinds.iter().map(|k| format!("{:?}", &**k)).collect();
-    format!("[{}]", items.join(", "))
-}
-
 fn owned(kinds: &[Box<str>]) -> Vec<String> {
     kinds.iter().map(|k| k.to_string()).collect()
-}
-
-fn describe_interval(
-    f: &IntervalFunction,
-    notes: &BTreeMap<&'static str, String>,
-    key: &'static str,
-) -> String {
-    match f.as_constant() {
-        Some(d) => duration::format(d),
-        None => notes.get(key).cloned().unwrap_or_else(|| format!("{f:?}")),
-    }
 }
 
 /// A wait a table asks for, Resilience4j's way: a base duration, optionally
@@ -442,13 +420,6 @@ fn duration_of(s: Option<&Setting>) -> Option<(Duration, &Setting)> {
     }
 }
 
-const ENABLE_EXPONENTIAL: &str = "enable-exponential-backoff";
-const ENABLE_RANDOMIZED: &str = "enable-randomized-wait";
-const MULTIPLIER: &str = "exponential-backoff-multiplier";
-const FACTOR: &str = "randomized-wait-factor";
-const CB_WAIT: &str = "wait-duration-in-open-state";
-const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
-
 /// The cluster keys of a breaker's tables, inherited key by key; the
 /// backend is made for the table the chain ends at.
 fn apply_breaker_cluster<'a>(s: &mut State<'a, CircuitBreaker>, t: &'a Table, last: bool) {
@@ -483,54 +454,14 @@ fn apply_breaker_cluster<'a>(s: &mut State<'a, CircuitBreaker>, t: &'a Table, la
 impl Binder for CircuitBreaker {
     const ASPECT: Aspect = Aspect::CircuitBreaker;
     type Builder = CircuitBreakerConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::CIRCUIT_BREAKER_KEYS;
+    const DESCRIBED: Option<&'static [&'static str]> = Some(keys::CIRCUIT_BREAKER_DESCRIBED);
 
     fn builder() -> Self::Builder {
         CircuitBreakerConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.float(t, "failure-rate-threshold") {
-            // thresholds are f32 in Resilience4j too
-            s.map(|b| b.failure_rate_threshold(v as f32));
-        }
-        if let Some(v) = s.float(t, "slow-call-rate-threshold") {
-            s.map(|b| b.slow_call_rate_threshold(v as f32));
-        }
-        if let Some(v) = s.duration(t, "slow-call-duration-threshold") {
-            s.map(|b| b.slow_call_duration_threshold(v));
-        }
-        if let Some(v) = s.duration(t, "max-wait-duration-in-half-open-state") {
-            s.map(|b| b.max_wait_duration_in_half_open_state(v));
-        }
-        if let Some(v) = s.count(t, "sliding-window-size") {
-            s.map(|b| b.sliding_window_size(v));
-        }
-        if let Some(v) = s.count(t, "minimum-number-of-calls") {
-            s.map(|b| b.minimum_number_of_calls(v));
-        }
-        if let Some(Val::WindowType(v)) = s.get(t, "sliding-window-type") {
-            let v = *v;
-            s.map(|b| b.sliding_window_type(v));
-        }
-        if let Some(v) = s.count(t, "permitted-number-of-calls-in-half-open-state") {
-            s.map(|b| b.permitted_number_of_calls_in_half_open_state(v));
-        }
-        if let Some(v) = s.boolean(t, "automatic-transition-from-open-to-half-open-enabled") {
-            s.map(|b| b.automatic_transition_from_open_to_half_open_enabled(v));
-        }
-        if let Some(Val::InitialState(v)) = s.get(t, file::INITIAL_STATE) {
-            let v = *v;
-            s.map(|b| b.initial_state(v));
-        }
-        if let Some(v) = s.kinds(t, "record-errors") {
-            s.map(|b| b.record_errors(v));
-        }
-        if let Some(v) = s.kinds(t, "ignore-errors") {
-            s.map(|b| b.ignore_errors(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         apply_breaker_cluster(s, t, last);
         // The open-state wait: only this table's own keys count (Resilience4j
         // merges none of them from the base).
@@ -585,77 +516,6 @@ impl Binder for CircuitBreaker {
 
     fn build(b: Self::Builder) -> Result<CircuitBreakerConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &CircuitBreakerConfig,
-        notes: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        let mut settings = vec![
-            (
-                "failure-rate-threshold",
-                c.failure_rate_threshold().to_string(),
-            ),
-            (
-                "slow-call-rate-threshold",
-                c.slow_call_rate_threshold().to_string(),
-            ),
-            (
-                "slow-call-duration-threshold",
-                duration::format(c.slow_call_duration_threshold()),
-            ),
-            ("sliding-window-type", c.sliding_window_type().to_string()),
-            ("sliding-window-size", c.sliding_window_size().to_string()),
-            (
-                "minimum-number-of-calls",
-                c.minimum_number_of_calls().to_string(),
-            ),
-            (
-                "permitted-number-of-calls-in-half-open-state",
-                c.permitted_number_of_calls_in_half_open_state().to_string(),
-            ),
-            (
-                CB_WAIT,
-                describe_interval(c.wait_interval_function_in_open_state(), notes, CB_WAIT),
-            ),
-            (
-                "max-wait-duration-in-half-open-state",
-                duration::format(c.max_wait_duration_in_half_open_state()),
-            ),
-            (
-                "automatic-transition-from-open-to-half-open-enabled",
-                c.automatic_transition_from_open_to_half_open_enabled()
-                    .to_string(),
-            ),
-            (file::INITIAL_STATE, c.initial_state().as_str().to_owned()),
-            ("record-errors", list(c.record_errors())),
-            ("ignore-errors", list(c.ignore_errors())),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ];
-        if let Some(cluster) = c.cluster() {
-            settings.extend([
-                (file::CLUSTER_URL, cluster.backend().location()),
-                (
-                    file::CLUSTER_KEY,
-                    cluster
-                        .key_name()
-                        .unwrap_or("resil:circuitbreaker:<name>")
-                        .to_owned(),
-                ),
-                (
-                    file::CLUSTER_TIMEOUT,
-                    duration::format(cluster.timeout_duration()),
-                ),
-                (
-                    file::CLUSTER_PROBE_EXPIRY,
-                    duration::format(cluster.probe_expiry_duration()),
-                ),
-            ]);
-        }
-        settings
     }
 
     fn kinds(c: &CircuitBreakerConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -757,30 +617,13 @@ fn check_range<P: Binder>(s: &mut State<'_, P>, key: &str, setting: &Setting) {
 impl Binder for ThreadPoolBulkhead {
     const ASPECT: Aspect = Aspect::ThreadPoolBulkhead;
     type Builder = ThreadPoolBulkheadConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::THREAD_POOL_BULKHEAD_KEYS;
 
     fn builder() -> Self::Builder {
         ThreadPoolBulkheadConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.count(t, "max-thread-pool-size") {
-            s.map(|b| b.max_thread_pool_size(v));
-        }
-        if let Some(v) = s.count(t, "core-thread-pool-size") {
-            s.map(|b| b.core_thread_pool_size(v));
-        }
-        if let Some(v) = s.count(t, "queue-capacity") {
-            s.map(|b| b.queue_capacity(v));
-        }
-        if let Some(v) = s.duration(t, "keep-alive-duration") {
-            s.map(|b| b.keep_alive_duration(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         // A listed `context-propagators` replaces what a base table listed
         // (or the defaults); no table listing any gives the defaults.
         let nearest = s.inherited(t, file::CONTEXT_PROPAGATORS);
@@ -830,29 +673,6 @@ impl Binder for ThreadPoolBulkhead {
         b.build()
     }
 
-    fn describe(
-        c: &ThreadPoolBulkheadConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        vec![
-            ("max-thread-pool-size", c.max_thread_pool_size().to_string()),
-            (
-                "core-thread-pool-size",
-                c.core_thread_pool_size().to_string(),
-            ),
-            ("queue-capacity", c.queue_capacity().to_string()),
-            (
-                "keep-alive-duration",
-                duration::format(c.keep_alive_duration()),
-            ),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
-    }
-
     fn kinds(_: &ThreadPoolBulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
     }
@@ -872,50 +692,14 @@ impl Binder for ThreadPoolBulkhead {
 impl Binder for Bulkhead {
     const ASPECT: Aspect = Aspect::Bulkhead;
     type Builder = BulkheadConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::BULKHEAD_KEYS;
 
     fn builder() -> Self::Builder {
         BulkheadConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
-        if let Some(v) = s.count(t, "max-concurrent-calls") {
-            s.map(|b| b.max_concurrent_calls(v));
-        }
-        if let Some(v) = s.duration(t, "max-wait-duration") {
-            s.map(|b| b.max_wait_duration(v));
-        }
-        if let Some(v) = s.boolean(t, "fair-call-handling-enabled") {
-            s.map(|b| b.fair_call_handling_enabled(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
-    }
-
     fn build(b: Self::Builder) -> Result<BulkheadConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &BulkheadConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        vec![
-            ("max-concurrent-calls", c.max_concurrent_calls().to_string()),
-            ("max-wait-duration", duration::format(c.max_wait_duration())),
-            (
-                "fair-call-handling-enabled",
-                c.fair_call_handling_enabled().to_string(),
-            ),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
     }
 
     fn kinds(_: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -923,36 +707,17 @@ impl Binder for Bulkhead {
     }
 }
 
-const RETRY_WAIT: &str = "wait-duration";
-const RETRY_MAX: &str = "exponential-max-wait-duration";
-
 impl Binder for Retry {
     const ASPECT: Aspect = Aspect::Retry;
     type Builder = RetryConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::RETRY_KEYS;
+    const DESCRIBED: Option<&'static [&'static str]> = Some(keys::RETRY_DESCRIBED);
 
     fn builder() -> Self::Builder {
         RetryConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.count(t, "max-attempts") {
-            s.map(|b| b.max_attempts(v));
-        }
-        if let Some(v) = s.boolean(t, "fail-after-max-attempts") {
-            s.map(|b| b.fail_after_max_attempts(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.kinds(t, "retry-errors") {
-            s.map(|b| b.retry_errors(v));
-        }
-        if let Some(v) = s.kinds(t, "ignore-errors") {
-            s.map(|b| b.ignore_errors(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         // Resilience4j merges these four from the nearest table that sets
         // them before choosing the wait; the randomization factor it does not
         let exponential = on(s.inherited(t, ENABLE_EXPONENTIAL));
@@ -1006,34 +771,6 @@ impl Binder for Retry {
         b.build()
     }
 
-    fn describe(
-        c: &RetryConfig,
-        notes: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        let wait = match c.interval_bi_function().as_constant() {
-            Some(d) => duration::format(d),
-            None => notes
-                .get(RETRY_WAIT)
-                .cloned()
-                .unwrap_or_else(|| format!("{:?}", c.interval_bi_function())),
-        };
-        vec![
-            ("max-attempts", c.max_attempts().to_string()),
-            (RETRY_WAIT, wait),
-            (
-                "fail-after-max-attempts",
-                c.fail_after_max_attempts().to_string(),
-            ),
-            ("retry-errors", list(c.retry_errors())),
-            ("ignore-errors", list(c.ignore_errors())),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
-    }
-
     fn kinds(c: &RetryConfig) -> Vec<(&'static str, Vec<String>)> {
         vec![
             ("retry-errors", owned(c.retry_errors())),
@@ -1045,27 +782,14 @@ impl Binder for Retry {
 impl Binder for RateLimiter {
     const ASPECT: Aspect = Aspect::RateLimiter;
     type Builder = RateLimiterConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::RATE_LIMITER_KEYS;
+    const DESCRIBED: Option<&'static [&'static str]> = Some(keys::RATE_LIMITER_DESCRIBED);
 
     fn builder() -> Self::Builder {
         RateLimiterConfig::builder()
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
-        if let Some(v) = s.count(t, "limit-for-period") {
-            s.map(|b| b.limit_for_period(v));
-        }
-        if let Some(v) = s.duration(t, "limit-refresh-period") {
-            s.map(|b| b.limit_refresh_period(v));
-        }
-        if let Some(v) = s.duration(t, "timeout-duration") {
-            s.map(|b| b.timeout_duration(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
         // The cluster keys are inherited key by key like the others; the
         // backend is made once, for the table the chain ends at.
         let url = s.inherited(t, file::CLUSTER_URL);
@@ -1105,44 +829,6 @@ impl Binder for RateLimiter {
         b.build()
     }
 
-    fn describe(
-        c: &RateLimiterConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        let mut settings = vec![
-            ("limit-for-period", c.limit_for_period().to_string()),
-            (
-                "limit-refresh-period",
-                duration::format(c.limit_refresh_period()),
-            ),
-            ("timeout-duration", duration::format(c.timeout_duration())),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ];
-        if let Some(cluster) = c.cluster() {
-            settings.extend([
-                (file::CLUSTER_URL, cluster.backend().location()),
-                (
-                    file::CLUSTER_KEY,
-                    cluster
-                        .key_name()
-                        .unwrap_or("resil:ratelimiter:<name>")
-                        .to_owned(),
-                ),
-                (file::CLUSTER_LEASE, cluster.lease_size().to_string()),
-                (
-                    file::CLUSTER_TIMEOUT,
-                    duration::format(cluster.timeout_duration()),
-                ),
-                (file::CLUSTER_FAILURE_MODE, cluster.mode().to_string()),
-            ]);
-        }
-        settings
-    }
-
     fn kinds(_: &RateLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
     }
@@ -1151,46 +837,14 @@ impl Binder for RateLimiter {
 impl Binder for TimeLimiter {
     const ASPECT: Aspect = Aspect::TimeLimiter;
     type Builder = TimeLimiterConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::TIME_LIMITER_KEYS;
 
     fn builder() -> Self::Builder {
         TimeLimiterConfig::builder()
     }
 
-    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, _last: bool) {
-        if let Some(v) = s.duration(t, "timeout-duration") {
-            s.map(|b| b.timeout_duration(v));
-        }
-        if let Some(v) = s.boolean(t, "cancel-running-future") {
-            s.map(|b| b.cancel_running_future(v));
-        }
-        if let Some(v) = s.boolean(t, file::SHADOW) {
-            s.map(|b| b.shadow(v));
-        }
-        if let Some(v) = s.count(t, file::EVENT_CONSUMER_BUFFER_SIZE) {
-            s.map(|b| b.event_consumer_buffer_size(v));
-        }
-    }
-
     fn build(b: Self::Builder) -> Result<TimeLimiterConfig, ConfigError> {
         b.build()
-    }
-
-    fn describe(
-        c: &TimeLimiterConfig,
-        _: &BTreeMap<&'static str, String>,
-    ) -> Vec<(&'static str, String)> {
-        vec![
-            ("timeout-duration", duration::format(c.timeout_duration())),
-            (
-                "cancel-running-future",
-                c.cancel_running_future().to_string(),
-            ),
-            (file::SHADOW, c.shadow().to_string()),
-            (
-                file::EVENT_CONSUMER_BUFFER_SIZE,
-                c.event_consumer_buffer_size().to_string(),
-            ),
-        ]
     }
 
     fn kinds(_: &TimeLimiterConfig) -> Vec<(&'static str, Vec<String>)> {
@@ -1205,5 +859,257 @@ impl Binder for TimeLimiter {
             "cancel-running-future",
             "this `#[time_limiter]` cancels the call on timeout (its future borrows the function's arguments, or a fallback needs them afterwards, so it cannot run on in the background); an async function of owned arguments without a fallback at or outside the time limiter leaves it running, or call `TimeLimiter::call_async_detached` with a `'static` future",
         )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use resil_core::circuit_breaker::{SlidingWindowType, State as BreakerState};
+
+    use super::*;
+    use crate::file::{BASE_CONFIG, KEY_LABEL, MAX_KEYS};
+    use crate::keys::Ty;
+
+    /// Every row of `P`'s table is read by validation, and is bound and
+    /// printed: a plain key has a setter and a printer, a key bound by the
+    /// aspect's code is one of `own` (the keys `P::apply`, `bind` and
+    /// `inherit` handle by name), a key never bound is Java code or without
+    /// effect; the error-kind lists are rows of kinds; the description's own
+    /// order, if any, names each printed key once.
+    fn rows_are_complete<P: Binder>(own: &[&str]) {
+        let rows = P::KEYS;
+        for (i, row) in rows.iter().enumerate() {
+            let name = row.def.name;
+            assert!(
+                rows[..i].iter().all(|r| r.def.name != name),
+                "{}: `{name}` has two rows",
+                P::ASPECT
+            );
+            assert!(
+                file::find_key(P::ASPECT, name).is_some_and(|d| d.name == name
+                    && d.alias == row.def.alias
+                    && d.ty == row.def.ty),
+                "{}: validation does not read the row of `{name}`",
+                P::ASPECT
+            );
+            let inert = matches!(row.def.ty, Ty::Code(_) | Ty::NoEffect);
+            match row.bind {
+                Bind::Set(_) => assert!(
+                    row.print.is_some(),
+                    "{}: the plain key `{name}` has no printer",
+                    P::ASPECT
+                ),
+                Bind::Own => assert!(
+                    own.contains(&name),
+                    "{}: `{name}` is bound by the aspect's code, which this test does not know of",
+                    P::ASPECT
+                ),
+                Bind::Never => assert!(
+                    inert,
+                    "{}: `{name}` is never bound, but it is neither Java code nor without effect",
+                    P::ASPECT
+                ),
+            }
+            assert!(
+                !inert || matches!(row.bind, Bind::Never),
+                "{}: `{name}` is bound, but it is Java code or without effect",
+                P::ASPECT
+            );
+        }
+        for key in own {
+            assert!(
+                rows.iter()
+                    .any(|r| r.def.name == *key && matches!(r.bind, Bind::Own)),
+                "{}: `{key}` has no row bound by the aspect's code",
+                P::ASPECT
+            );
+        }
+        for (key, _) in P::kinds(&P::Config::default()) {
+            assert!(
+                rows.iter()
+                    .any(|r| r.def.name == key && r.def.ty == Ty::Kinds),
+                "{}: the error-kind list `{key}` has no row of kinds",
+                P::ASPECT
+            );
+        }
+        if let Some(order) = P::DESCRIBED {
+            for (i, key) in order.iter().enumerate() {
+                assert!(
+                    !order[..i].contains(key),
+                    "{}: `{key}` is described twice",
+                    P::ASPECT
+                );
+                assert!(
+                    rows.iter().any(|r| r.def.name == *key && r.print.is_some()),
+                    "{}: `{key}` is described but has no printer",
+                    P::ASPECT
+                );
+            }
+            for row in rows.iter().filter(|r| r.print.is_some()) {
+                assert!(
+                    order.contains(&row.def.name),
+                    "{}: `{}` has a printer but is not in the description's order",
+                    P::ASPECT,
+                    row.def.name
+                );
+            }
+        }
+    }
+
+    /// Values of type `ty` to try a plain key with (one of them differs from
+    /// its default and passes the builder's rules alone).
+    fn candidates(ty: Ty) -> Vec<Val> {
+        let ms = |ms| Val::Duration(Duration::from_millis(ms));
+        match ty {
+            Ty::Count => [1, 2, 3, 5, 7, 10, 100, 1000, 60_000]
+                .map(Val::Count)
+                .to_vec(),
+            Ty::Duration => vec![ms(1), ms(7), ms(250), ms(3_000), ms(7_000), ms(90_000)],
+            Ty::Percent => vec![Val::Float(33.0), Val::Float(77.0)],
+            Ty::Float => [0.25, 0.75, 2.0, 3.0].map(Val::Float).to_vec(),
+            Ty::Bool => vec![Val::Bool(true), Val::Bool(false)],
+            Ty::WindowType => vec![
+                Val::WindowType(SlidingWindowType::CountBased),
+                Val::WindowType(SlidingWindowType::TimeBased),
+            ],
+            Ty::Kinds => vec![Val::Kinds(vec!["Boom".to_owned()])],
+            Ty::InitialState => [
+                BreakerState::Disabled,
+                BreakerState::ForcedOpen,
+                BreakerState::MetricsOnly,
+                BreakerState::Closed,
+            ]
+            .map(Val::InitialState)
+            .to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn table(key: &'static str, val: Val) -> Table {
+        Table {
+            name: "a".to_owned(),
+            section: "instances",
+            path: "x.instances.a".to_owned(),
+            source: "resilience.toml".to_owned(),
+            settings: BTreeMap::from([(
+                key,
+                Setting {
+                    val,
+                    source: "resilience.toml".to_owned(),
+                    path: format!("x.instances.a.{key}"),
+                    raw: "v".to_owned(),
+                },
+            )]),
+        }
+    }
+
+    /// Every plain key of `P`'s table is bound through its row and printed
+    /// by it: a table that sets it alone to a value other than the default
+    /// records where it came from and changes what the description prints.
+    fn plain_rows_bind_and_print<P: Binder>() {
+        let default = P::describe(&P::Config::default(), &Notes::new());
+        for row in P::KEYS.iter().filter(|r| matches!(r.bind, Bind::Set(_))) {
+            let name = row.def.name;
+            let before = default
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("{}: `{name}` is not described", P::ASPECT));
+            let changed = candidates(row.def.ty).into_iter().any(|val| {
+                let t = table(name, val);
+                let Some(bound) = bind::<P>(&[&t], &mut Diagnostics::default()) else {
+                    return false;
+                };
+                assert!(
+                    bound.provenance.contains_key(name),
+                    "{}: `{name}` has no provenance",
+                    P::ASPECT
+                );
+                P::describe(&bound.config, &bound.notes)
+                    .iter()
+                    .any(|(k, v)| *k == name && *v != before)
+            });
+            assert!(
+                changed,
+                "{}: setting `{name}` does not change what the description prints",
+                P::ASPECT
+            );
+        }
+    }
+
+    const EXTRAS: [&str; 3] = [MAX_KEYS, KEY_LABEL, BASE_CONFIG];
+
+    #[test]
+    fn time_limiter_rows() {
+        rows_are_complete::<TimeLimiter>(&EXTRAS);
+        plain_rows_bind_and_print::<TimeLimiter>();
+    }
+
+    /// The cluster keys: `RateLimiter::apply` and `apply_breaker_cluster`.
+    const RATE_LIMITER_CLUSTER: [&str; 5] = [
+        file::CLUSTER_URL,
+        file::CLUSTER_KEY,
+        file::CLUSTER_LEASE,
+        file::CLUSTER_TIMEOUT,
+        file::CLUSTER_FAILURE_MODE,
+    ];
+
+    /// The flags kept in [`Extras`] by `bind`.
+    const HEALTH: [&str; 2] = [
+        keys::REGISTER_HEALTH_INDICATOR,
+        keys::ALLOW_HEALTH_INDICATOR_TO_FAIL,
+    ];
+
+    /// The keys of a wait's interval function besides the wait itself:
+    /// `State::wait`, `warn_unused`, `check_inert_ranges`.
+    const INTERVAL: [&str; 4] = [ENABLE_EXPONENTIAL, MULTIPLIER, ENABLE_RANDOMIZED, FACTOR];
+
+    #[test]
+    fn circuit_breaker_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.extend(INTERVAL);
+        own.extend([CB_WAIT, CB_MAX]);
+        own.extend(HEALTH);
+        own.extend([
+            file::CLUSTER_URL,
+            file::CLUSTER_KEY,
+            file::CLUSTER_TIMEOUT,
+            file::CLUSTER_PROBE_EXPIRY,
+        ]);
+        rows_are_complete::<CircuitBreaker>(&own);
+        plain_rows_bind_and_print::<CircuitBreaker>();
+    }
+
+    #[test]
+    fn retry_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.extend(INTERVAL);
+        own.extend([RETRY_WAIT, RETRY_MAX]);
+        rows_are_complete::<Retry>(&own);
+        plain_rows_bind_and_print::<Retry>();
+    }
+
+    #[test]
+    fn rate_limiter_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.extend(RATE_LIMITER_CLUSTER);
+        own.extend(HEALTH);
+        own.push(keys::SUBSCRIBE_FOR_EVENTS);
+        rows_are_complete::<RateLimiter>(&own);
+        plain_rows_bind_and_print::<RateLimiter>();
+    }
+
+    #[test]
+    fn thread_pool_bulkhead_rows() {
+        let mut own = EXTRAS.to_vec();
+        own.push(file::CONTEXT_PROPAGATORS);
+        rows_are_complete::<ThreadPoolBulkhead>(&own);
+        plain_rows_bind_and_print::<ThreadPoolBulkhead>();
+    }
+
+    #[test]
+    fn bulkhead_rows() {
+        rows_are_complete::<Bulkhead>(&EXTRAS);
+        plain_rows_bind_and_print::<Bulkhead>();
     }
 }

@@ -281,7 +281,7 @@ fn map_one(
     let key_seg = segments[3];
     let Some(def) = find_key(aspect, key_seg) else {
         path.push(key_seg.to_owned());
-        let names = file::keys(aspect).iter().map(|k| k.name);
+        let names = file::keys(aspect).into_iter().map(|k| k.name);
         return fail(
             d,
             &path,

@@ -22,6 +22,11 @@ use crate::aspect::Aspect;
 use crate::cloud::{self, CloudSettings};
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
+use crate::keys::{self, KeyDef, Ty};
+pub(crate) use crate::keys::{
+    BASE_CONFIG, CLUSTER_FAILURE_MODE, CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_PROBE_EXPIRY,
+    CLUSTER_TIMEOUT, CLUSTER_URL, CONTEXT_PROPAGATORS, KEY_LABEL, MAX_KEYS,
+};
 use crate::value::{
     Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,
 };
@@ -37,238 +42,18 @@ fn suggestion<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     }
 }
 
-/// The type of a key's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ty {
-    /// A percentage (`f32` in the builders).
-    Percent,
-    /// Any number (`f64`).
-    Float,
-    /// A whole number from 0 to `u32::MAX`.
-    Count,
-    Duration,
-    Bool,
-    WindowType,
-    /// A list of error kind names (Java class names reduced to their simple name).
-    Kinds,
-    BaseConfig,
-    /// A Java class name standing for code: refused with this advice.
-    Code(&'static str),
-    /// A list of names of context propagators registered with
-    /// `resil::context_propagator!` (checked when bound).
-    Propagators,
-    /// Accepted for compatibility (a bool) and without effect in Rust.
-    NoEffect,
-    /// The URL of a cluster backend (`redis://...`; needs the `redis` feature).
-    ClusterUrl,
-    /// A non-empty string (a cluster key).
-    Text,
-    /// `local`, `allow` or `deny`.
-    FailureMode,
-    /// A circuit breaker's `initial-state`: `CLOSED`, `DISABLED`,
-    /// `METRICS_ONLY` or `FORCED_OPEN`.
-    InitialState,
-}
-
-/// A key of a config or instance table.
-#[derive(Debug)]
-pub(crate) struct KeyDef {
-    pub(crate) name: &'static str,
-    pub(crate) alias: Option<&'static str>,
-    pub(crate) ty: Ty,
-}
-
-const fn key(name: &'static str, ty: Ty) -> KeyDef {
-    KeyDef {
-        name,
-        alias: None,
-        ty,
-    }
-}
-
-const fn aliased(name: &'static str, alias: &'static str, ty: Ty) -> KeyDef {
-    KeyDef {
-        name,
-        alias: Some(alias),
-        ty,
-    }
-}
-
-pub(crate) const BASE_CONFIG: &str = "base-config";
-pub(crate) const EVENT_CONSUMER_BUFFER_SIZE: &str = "event-consumer-buffer-size";
-/// Keyed instances (`key = expr` on an attribute): the keys a name keeps.
-pub(crate) const MAX_KEYS: &str = "max-keys";
-/// Keyed instances: whether their meters carry a `key` tag.
-pub(crate) const KEY_LABEL: &str = "key-label";
-/// Shadow mode (rate limiter, bulkheads, time limiter, retry): decide, never refuse.
-pub(crate) const SHADOW: &str = "shadow";
-/// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
-pub(crate) const INITIAL_STATE: &str = "initial-state";
-
-const CIRCUIT_BREAKER_KEYS: &[KeyDef] = &[
-    key("failure-rate-threshold", Ty::Percent),
-    key("slow-call-rate-threshold", Ty::Percent),
-    key("slow-call-duration-threshold", Ty::Duration),
-    key("wait-duration-in-open-state", Ty::Duration),
-    key("max-wait-duration-in-half-open-state", Ty::Duration),
-    key("sliding-window-type", Ty::WindowType),
-    key("sliding-window-size", Ty::Count),
-    key("minimum-number-of-calls", Ty::Count),
-    key("permitted-number-of-calls-in-half-open-state", Ty::Count),
-    key(
-        "automatic-transition-from-open-to-half-open-enabled",
-        Ty::Bool,
-    ),
-    key(INITIAL_STATE, Ty::InitialState),
-    key("writable-stack-trace-enabled", Ty::NoEffect),
-    aliased("record-errors", "record-exceptions", Ty::Kinds),
-    aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
-    key(
-        "record-failure-predicate",
-        Ty::Code("write the predicate in Rust: `#[circuit_breaker(record = path)]`"),
-    ),
-    key(
-        "ignore-exception-predicate",
-        Ty::Code("write the predicate in Rust: `#[circuit_breaker(ignore = path)]`"),
-    ),
-    key(
-        "record-result-predicate",
-        Ty::Code("write the predicate in Rust: `#[circuit_breaker(record_result = path)]`"),
-    ),
-    key("enable-exponential-backoff", Ty::Bool),
-    key("exponential-backoff-multiplier", Ty::Float),
-    key("exponential-max-wait-duration-in-open-state", Ty::Duration),
-    key("enable-randomized-wait", Ty::Bool),
-    key("randomized-wait-factor", Ty::Float),
-    key("register-health-indicator", Ty::Bool),
-    key("allow-health-indicator-to-fail", Ty::Bool),
-    key(CLUSTER_URL, Ty::ClusterUrl),
-    key(CLUSTER_KEY, Ty::Text),
-    key(CLUSTER_TIMEOUT, Ty::Duration),
-    key(CLUSTER_PROBE_EXPIRY, Ty::Duration),
-    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
-    key(MAX_KEYS, Ty::Count),
-    key(KEY_LABEL, Ty::Bool),
-    key(BASE_CONFIG, Ty::BaseConfig),
-];
-
-const RETRY_KEYS: &[KeyDef] = &[
-    key("max-attempts", Ty::Count),
-    key("wait-duration", Ty::Duration),
-    key(
-        "interval-bi-function",
-        Ty::Code("write it in Rust: `RetryConfig::builder().interval_bi_function(..)`"),
-    ),
-    aliased("retry-errors", "retry-exceptions", Ty::Kinds),
-    aliased("ignore-errors", "ignore-exceptions", Ty::Kinds),
-    key(
-        "retry-exception-predicate",
-        Ty::Code("write the predicate in Rust: `#[retry(retry_on = path)]`"),
-    ),
-    key(
-        "result-predicate",
-        Ty::Code("write the predicate in Rust: `#[retry(retry_on_result = path)]`"),
-    ),
-    key(
-        "consume-result-before-retry-attempt",
-        Ty::Code("write the consumer in Rust: `#[retry(consume_result = path)]`"),
-    ),
-    key("fail-after-max-attempts", Ty::Bool),
-    key("enable-exponential-backoff", Ty::Bool),
-    key("exponential-backoff-multiplier", Ty::Float),
-    key("exponential-max-wait-duration", Ty::Duration),
-    key("enable-randomized-wait", Ty::Bool),
-    key("randomized-wait-factor", Ty::Float),
-    key(SHADOW, Ty::Bool),
-    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
-    key(MAX_KEYS, Ty::Count),
-    key(KEY_LABEL, Ty::Bool),
-    key(BASE_CONFIG, Ty::BaseConfig),
-];
-
-const BULKHEAD_KEYS: &[KeyDef] = &[
-    key("max-concurrent-calls", Ty::Count),
-    key("max-wait-duration", Ty::Duration),
-    key("fair-call-handling-enabled", Ty::Bool),
-    key(SHADOW, Ty::Bool),
-    key("writable-stack-trace-enabled", Ty::NoEffect),
-    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
-    key(MAX_KEYS, Ty::Count),
-    key(KEY_LABEL, Ty::Bool),
-    key(BASE_CONFIG, Ty::BaseConfig),
-];
-
-/// The thread-pool bulkhead's list of registered context propagators.
-pub(crate) const CONTEXT_PROPAGATORS: &str = "context-propagators";
-
-const THREAD_POOL_BULKHEAD_KEYS: &[KeyDef] = &[
-    key("max-thread-pool-size", Ty::Count),
-    key("core-thread-pool-size", Ty::Count),
-    key("queue-capacity", Ty::Count),
-    key("keep-alive-duration", Ty::Duration),
-    key(SHADOW, Ty::Bool),
-    key("writable-stack-trace-enabled", Ty::NoEffect),
-    key(CONTEXT_PROPAGATORS, Ty::Propagators),
-    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
-    key(MAX_KEYS, Ty::Count),
-    key(KEY_LABEL, Ty::Bool),
-    key(BASE_CONFIG, Ty::BaseConfig),
-];
-
-pub(crate) const CLUSTER_URL: &str = "cluster-url";
-pub(crate) const CLUSTER_KEY: &str = "cluster-key";
-pub(crate) const CLUSTER_LEASE: &str = "cluster-lease";
-pub(crate) const CLUSTER_TIMEOUT: &str = "cluster-timeout";
-pub(crate) const CLUSTER_FAILURE_MODE: &str = "cluster-failure-mode";
-pub(crate) const CLUSTER_PROBE_EXPIRY: &str = "cluster-probe-expiry";
-
-const RATE_LIMITER_KEYS: &[KeyDef] = &[
-    key("limit-for-period", Ty::Count),
-    key("limit-refresh-period", Ty::Duration),
-    key("timeout-duration", Ty::Duration),
-    key(SHADOW, Ty::Bool),
-    key(CLUSTER_URL, Ty::ClusterUrl),
-    key(CLUSTER_KEY, Ty::Text),
-    key(CLUSTER_LEASE, Ty::Count),
-    key(CLUSTER_TIMEOUT, Ty::Duration),
-    key(CLUSTER_FAILURE_MODE, Ty::FailureMode),
-    key("writable-stack-trace-enabled", Ty::NoEffect),
-    key("subscribe-for-events", Ty::Bool),
-    key("register-health-indicator", Ty::Bool),
-    key("allow-health-indicator-to-fail", Ty::Bool),
-    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
-    key(MAX_KEYS, Ty::Count),
-    key(KEY_LABEL, Ty::Bool),
-    key(BASE_CONFIG, Ty::BaseConfig),
-];
-
-const TIME_LIMITER_KEYS: &[KeyDef] = &[
-    key("timeout-duration", Ty::Duration),
-    key("cancel-running-future", Ty::Bool),
-    key(SHADOW, Ty::Bool),
-    key(EVENT_CONSUMER_BUFFER_SIZE, Ty::Count),
-    key(MAX_KEYS, Ty::Count),
-    key(KEY_LABEL, Ty::Bool),
-    key(BASE_CONFIG, Ty::BaseConfig),
-];
-
 /// The keys of a config or instance table of `aspect`.
-pub(crate) fn keys(aspect: Aspect) -> &'static [KeyDef] {
-    match aspect {
-        Aspect::CircuitBreaker => CIRCUIT_BREAKER_KEYS,
-        Aspect::Retry => RETRY_KEYS,
-        Aspect::Bulkhead => BULKHEAD_KEYS,
-        Aspect::ThreadPoolBulkhead => THREAD_POOL_BULKHEAD_KEYS,
-        Aspect::RateLimiter => RATE_LIMITER_KEYS,
-        Aspect::TimeLimiter => TIME_LIMITER_KEYS,
-    }
+///
+/// They are the rows of `aspect`'s table in [`crate::keys`], in its order.
+pub(crate) fn keys(aspect: Aspect) -> Vec<&'static KeyDef> {
+    keys::defs(aspect)
 }
 
 /// The key definition `name` (canonical, alias or any relaxed spelling) stands for.
 pub(crate) fn find_key(aspect: Aspect, name: &str) -> Option<&'static KeyDef> {
     let r = relaxed(name);
     keys(aspect)
-        .iter()
+        .into_iter()
         .find(|k| relaxed(k.name) == r || k.alias.is_some_and(|a| relaxed(a) == r))
 }
 
@@ -594,7 +379,7 @@ fn read_settings(
         let mut segments = at.to_vec();
         segments.push(key);
         let Some(def) = find_key(aspect, key) else {
-            let names = keys(aspect).iter().map(|k| k.name);
+            let names = keys(aspect).into_iter().map(|k| k.name);
             d.error(ctx.problem(
                 node,
                 &segments,
@@ -865,7 +650,7 @@ mod tests {
 
     #[test]
     fn suggestions_find_typos_only() {
-        let names = keys(Aspect::CircuitBreaker).iter().map(|k| k.name);
+        let names = keys(Aspect::CircuitBreaker).into_iter().map(|k| k.name);
         assert_eq!(
             did_you_mean("slidng-window-size", names.clone()),
             Some("sliding-window-size")

@@ -182,6 +182,7 @@ mod inherit;
 mod init;
 pub mod keyed;
 mod keyed_table;
+mod keys;
 pub mod propagators;
 mod reload;
 mod reloader;

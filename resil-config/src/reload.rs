@@ -16,6 +16,7 @@ use crate::file::{self, DEFAULT_FILE};
 use crate::global::{GlobalPrimitive, Registries};
 use crate::init::{Resilience, ResilienceBuilder};
 use crate::keyed::DEFAULT_MAX_KEYS;
+use crate::keys;
 use crate::reloader::{Inputs, Reloader};
 use crate::report::{Effective, Report};
 use crate::value::{self, Setting};
@@ -472,17 +473,17 @@ fn extras(before: Extras, after: Extras) -> Vec<(&'static str, String, String)> 
             flag(after.key_label),
         ),
         (
-            "register-health-indicator",
+            keys::REGISTER_HEALTH_INDICATOR,
             flag(before.register_health_indicator),
             flag(after.register_health_indicator),
         ),
         (
-            "allow-health-indicator-to-fail",
+            keys::ALLOW_HEALTH_INDICATOR_TO_FAIL,
             flag(before.allow_health_indicator_to_fail),
             flag(after.allow_health_indicator_to_fail),
         ),
         (
-            "subscribe-for-events",
+            keys::SUBSCRIBE_FOR_EVENTS,
             flag(before.subscribe_for_events),
             flag(after.subscribe_for_events),
         ),
