@@ -6,15 +6,22 @@
 //! cargo bench -p resil-bench --features bench --bench macros
 //! ```
 //!
+//! The group `five_layers_async_in_runtime` runs the async pair inside one
+//! `block_on`, as the `chain` bench does, next to tower's
+//! `ConcurrencyLimit + RateLimit + Timeout`.
+//!
 //! Both sides use instances of the global registries on the default
 //! configuration (so both publish the same events to the same recent-events
 //! buffers); the macro finds its instances through its per-call-site caches,
 //! the hand-written chain holds them. Sync: Retry(CircuitBreaker(RateLimiter(
 //! Bulkhead(fn)))); async: the same with a TimeLimiter inside the RateLimiter.
 
+#![allow(clippy::disallowed_methods)] // a benchmark measures real time
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use resil::bulkhead::Bulkhead;
@@ -23,6 +30,7 @@ use resil::rate_limiter::RateLimiter;
 use resil::retry::Retry;
 use resil::time_limiter::TimeLimiter;
 use resil::{Decorators, Error, Rejection};
+use tower::{Service, ServiceBuilder, ServiceExt};
 
 #[derive(Debug)]
 enum DbError {
@@ -130,6 +138,56 @@ fn benches(c: &mut Criterion) {
     });
     g.bench_function("macro", |b| {
         b.iter(|| poll_ready(macro_chain_async(black_box(1))))
+    });
+    g.finish();
+
+    // The same two in one `block_on` of a current-thread runtime, as the
+    // `chain` bench runs them, against tower's three layers there (its
+    // `Timeout` needs the runtime's timer).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime");
+    let mut g = c.benchmark_group("five_layers_async_in_runtime");
+    g.bench_function("Decorators", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let r = async_chain.call_async(|| async { work(black_box(1)) }).await;
+                    black_box(r.map_err(Error::into_error).ok());
+                }
+                start.elapsed()
+            })
+        })
+    });
+    g.bench_function("macro", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(macro_chain_async(black_box(1)).await.ok());
+                }
+                start.elapsed()
+            })
+        })
+    });
+    g.bench_function("tower three layers", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut svc = ServiceBuilder::new()
+                    .concurrency_limit(1000)
+                    .rate_limit(1_000_000_000, Duration::from_secs(1))
+                    .timeout(Duration::from_secs(1))
+                    .service(tower::service_fn(|x: u64| async move { work(x) }));
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let r = svc.ready().await.expect("ready").call(black_box(1)).await;
+                    black_box(r.ok());
+                }
+                start.elapsed()
+            })
+        })
     });
     g.finish();
 }
