@@ -154,7 +154,9 @@ fn benches(c: &mut Criterion) {
             rt.block_on(async {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    let r = async_chain.call_async(|| async { work(black_box(1)) }).await;
+                    let r = async_chain
+                        .call_async(|| async { work(black_box(1)) })
+                        .await;
                     black_box(r.map_err(Error::into_error).ok());
                 }
                 start.elapsed()
@@ -179,7 +181,9 @@ fn benches(c: &mut Criterion) {
                     .concurrency_limit(1000)
                     .rate_limit(1_000_000_000, Duration::from_secs(1))
                     .timeout(Duration::from_secs(1))
-                    .service(tower::service_fn(|x: u64| async move { work(x) }));
+                    .service(tower::service_fn(|x: u64| async move {
+                        Ok::<u64, std::io::Error>(black_box(x))
+                    }));
                 let start = Instant::now();
                 for _ in 0..iters {
                     let r = svc.ready().await.expect("ready").call(black_box(1)).await;
