@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered tower attributes registry-decorators; do
+//! for m in bare empty five five-buffered tower attributes registry-decorators rate-limiter breaker; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -152,6 +152,16 @@ fn main() {
             "five" | "five-buffered" => {
                 for _ in 0..CALLS {
                     black_box(five.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "rate-limiter" => {
+                for _ in 0..CALLS {
+                    black_box(limiter.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "breaker" => {
+                for _ in 0..CALLS {
+                    black_box(breaker.call_async(|| ready(black_box(1))).await.ok());
                 }
             }
             "tower" => {
