@@ -62,6 +62,25 @@ where
     }
 }
 
+/// The body's future for a chain that wraps its error itself (an async
+/// attribute chain on [`chain_async`]).
+#[inline(always)]
+pub fn body_async<T, E, F>(body: F) -> impl Future<Output = Result<T, E>>
+where
+    F: AsyncFnOnce() -> Result<T, E>,
+{
+    body()
+}
+
+pub use resil_core::decorators::chain_async;
+
+/// Whether the time limiter drops a timed-out future (its configuration
+/// now): then an attribute chain that could detach runs as `chain_async`.
+#[inline(always)]
+pub fn cancels(time_limiter: &TimeLimiter) -> bool {
+    time_limiter.config().cancel_running_future()
+}
+
 /// Folds rejections into the caller's error type (no fallback on the outermost attribute).
 #[diagnostic::on_unimplemented(
     message = "rejections cannot reach the caller: `{Self}` does not implement `From<resil::Rejection>`",
@@ -285,15 +304,41 @@ pub fn retry_scope<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+pin_project_lite::pin_project! {
+    /// The retry `name`'s future `f`, polled in its scope (the attributes'
+    /// async retry): a named future, so `f` is moved in once and polled in
+    /// place.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct RetryScope<F> {
+        name: &'static str,
+        first: bool,
+        #[pin]
+        f: F,
+    }
+}
+
+impl<F: Future> Future for RetryScope<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = self.project();
+        let _restore = enter_retry(this.name, std::mem::take(this.first));
+        this.f.poll(cx)
+    }
+}
+
 /// Polls the retry `name`'s future `f` in its scope (the attributes' async retry).
-pub async fn retry_scope_async<F: Future>(name: &'static str, f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut first = true;
-    std::future::poll_fn(move |cx| {
-        let _restore = enter_retry(name, std::mem::take(&mut first));
-        f.as_mut().poll(cx)
-    })
-    .await
+#[inline(always)]
+pub fn retry_scope_async<F: Future>(name: &'static str, f: F) -> RetryScope<F> {
+    RetryScope {
+        name,
+        first: true,
+        f,
+    }
 }
 
 /// The body future of an async `#[time_limiter]`, for autoref

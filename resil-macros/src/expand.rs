@@ -461,11 +461,38 @@ impl<'a> Chain<'a> {
                 // one is seen (`resil_retry_nested_total`)
                 let name = Self::name(args);
                 if is_async {
-                    quote! {
+                    let nested = quote! {
                         #p::retry_scope_async(#name, #site.decorate_async(&__resil_retry_classifier, || {
                             #copies
                             async move { #next }
                         })).await
+                    };
+                    if self.flat() {
+                        // The core's one state machine for the whole chain,
+                        // as `Decorators::call_async` runs it.
+                        let layers = self.flat_layers();
+                        let body = self.body_closure(&recv, true);
+                        let flat = quote! {
+                            #p::retry_scope_async(#name, #p::chain_async(#layers, || {
+                                #copies
+                                async move { #p::body_async(#body).await }
+                            })).await
+                        };
+                        match self.layers.iter().find(|l| l.aspect == Aspect::TimeLimiter) {
+                            // A time limiter that may leave its future running
+                            // (`cancel-running-future = false`, read when the
+                            // call starts) keeps the nested chain, whose
+                            // detached call can.
+                            Some(tl) if self.detachable_time_limiter() => {
+                                let tl = self.instance(tl);
+                                quote! {
+                                    if #p::cancels(#tl) { #flat } else { #nested }
+                                }
+                            }
+                            _ => flat,
+                        }
+                    } else {
+                        nested
                     }
                 } else {
                     quote! {
@@ -551,6 +578,58 @@ impl<'a> Chain<'a> {
             }
             _ => call,
         }
+    }
+
+    /// Whether an async chain runs as the core's one state machine
+    /// (`chain_async`, the future of `Decorators::call_async`) rather than
+    /// as the primitives' calls nested: a retry outermost (its attempts make
+    /// the body a closure that is called again), only the five layers of
+    /// `Decorators`, no fallback inside the outermost layer, no `permits`.
+    /// (A time limiter that could detach chooses at each call: see `layer`.)
+    fn flat(&self) -> bool {
+        self.func.is_async()
+            && self
+                .layers
+                .first()
+                .is_some_and(|l| l.aspect == Aspect::Retry)
+            && self.layers.iter().all(|l| {
+                matches!(
+                    l.aspect,
+                    Aspect::Retry
+                        | Aspect::CircuitBreaker
+                        | Aspect::RateLimiter
+                        | Aspect::TimeLimiter
+                        | Aspect::Bulkhead
+                ) && l.permits.is_none()
+            })
+            && self.layers[1..].iter().all(|l| l.fallback.is_none())
+    }
+
+    /// `chain_async`'s five layers: each one's instance (and classifier), or `None`.
+    fn flat_layers(&self) -> TokenStream {
+        let layer = |aspect: Aspect, classifier: Option<TokenStream>| match self
+            .layers
+            .iter()
+            .find(|l| l.aspect == aspect)
+        {
+            Some(l) => {
+                let instance = self.instance(l);
+                match classifier {
+                    Some(c) => quote!(::core::option::Option::Some((#instance, &#c))),
+                    None => quote!(::core::option::Option::Some(#instance)),
+                }
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let retry = layer(Aspect::Retry, Some(quote!(__resil_retry_classifier)));
+        let cb = layer(
+            Aspect::CircuitBreaker,
+            Some(quote!(__resil_circuit_breaker_classifier)),
+        );
+        let rl = layer(Aspect::RateLimiter, None);
+        let tl = layer(Aspect::TimeLimiter, None);
+        let bh = layer(Aspect::Bulkhead, None);
+        quote!(#retry, #cb, #rl, #tl, #bh)
     }
 
     /// The innermost layer: the user's body, run where it was written.

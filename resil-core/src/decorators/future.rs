@@ -242,7 +242,7 @@ where
         call: Pin<&mut Option<InnerErrors<Fut>>>,
         a: &mut Attempt<'a>,
     ) -> Next<T, E> {
-        if let Some(&(cb, _)) = self.layers.circuit_breaker {
+        if let Some((cb, _)) = self.layers.circuit_breaker {
             match cb.start_call() {
                 Ok(guard) => a.guard = Some(guard),
                 Err(e) => return Next::Out(Layer::CircuitBreaker, Err(Error::CallNotPermitted(e))),

@@ -322,11 +322,11 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         Fut: Future<Output = Result<T, E>>,
     {
         let layers = Layers {
-            circuit_breaker: self.circuit_breaker.as_ref(),
+            circuit_breaker: self.circuit_breaker.as_ref().map(|(cb, c)| (*cb, c)),
             rate_limiter: self.rate_limiter,
             time_limiter: self.time_limiter,
             bulkhead: self.bulkhead,
-            fallbacks: &self.fallbacks,
+            fallbacks: Some(&self.fallbacks),
         };
         let retry = self
             .retry
@@ -338,17 +338,48 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
 
 /// The layers inside the retry, by reference.
 struct Layers<'s, 'a, T, E> {
-    circuit_breaker: Option<&'s (&'a CircuitBreaker, Classifier<T, E>)>,
+    circuit_breaker: Option<(&'a CircuitBreaker, &'s Classifier<T, E>)>,
     rate_limiter: Option<&'a RateLimiter>,
     time_limiter: Option<&'a TimeLimiter>,
     bulkhead: Option<&'a Bulkhead>,
-    fallbacks: &'s [Option<Fallback<'a, T, E>>; 5],
+    /// `None`: no layer has one (the attributes' chains).
+    fallbacks: Option<&'s [Option<Fallback<'a, T, E>>; 5]>,
 }
 
 impl<'s, 'a, T, E> Layers<'s, 'a, T, E> {
+    #[inline]
     fn fallback(&self, layer: Layer) -> Option<&'s Fallback<'a, T, E>> {
-        self.fallbacks[layer as usize].as_ref()
+        self.fallbacks?[layer as usize].as_ref()
     }
+}
+
+/// The chain of the attributes without fallbacks inside the outermost
+/// layer, and with a retry (whose attempts make `f` an `FnMut`): the
+/// future of [`Decorators::call_async`] on the given layers.
+#[doc(hidden)]
+#[inline]
+pub fn chain_async<'s, 'a, T, E, F, Fut>(
+    retry: Option<(&'a Retry, &'s RetryClassifier<T, E>)>,
+    circuit_breaker: Option<(&'a CircuitBreaker, &'s Classifier<T, E>)>,
+    rate_limiter: Option<&'a RateLimiter>,
+    time_limiter: Option<&'a TimeLimiter>,
+    bulkhead: Option<&'a Bulkhead>,
+    f: F,
+) -> impl Future<Output = Result<T, Error<E>>>
+where
+    'a: 's,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let layers: Layers<'s, 'a, T, E> = Layers {
+        circuit_breaker,
+        rate_limiter,
+        time_limiter,
+        bulkhead,
+        fallbacks: None,
+    };
+    let retry = retry.map(|(retry, classifier)| (retry.start_async_call(), classifier));
+    ChainFuture::<'s, 'a, T, E, F, Fut>::new(layers, retry, f)
 }
 
 impl<T, E, Mode> fmt::Debug for Decorators<'_, T, E, Mode> {

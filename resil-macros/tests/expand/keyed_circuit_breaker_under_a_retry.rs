@@ -58,30 +58,32 @@ async fn charge(
     let __resil_circuit_breaker_instance: &::resil::__private::CircuitBreaker = &*__resil_circuit_breaker_keyed;
     let __resil_outcome = ::resil::__private::retry_scope_async(
             "pay",
-            __resil_retry_instance
-                .decorate_async(
+            ::resil::__private::chain_async(
+                ::core::option::Option::Some((
+                    __resil_retry_instance,
                     &__resil_retry_classifier,
-                    || {
-                        #[allow(unused_variables)]
-                        let tenant = ::resil::__private::again(&tenant);
-                        #[allow(unused_variables)]
-                        let cents = ::resil::__private::again(&cents);
-                        async move {
-                            __resil_circuit_breaker_instance
-                                .decorate_async(
-                                    &__resil_circuit_breaker_classifier,
-                                    async || {
-                                        ::resil::__private::inner_async(async || -> Result<
-                                                Receipt,
-                                                PayError,
-                                            > { gateway::charge(&tenant, region, cents).await })
-                                            .await
-                                    },
-                                )
-                                .await
-                        }
-                    },
-                ),
+                )),
+                ::core::option::Option::Some((
+                    __resil_circuit_breaker_instance,
+                    &__resil_circuit_breaker_classifier,
+                )),
+                ::core::option::Option::None,
+                ::core::option::Option::None,
+                ::core::option::Option::None,
+                || {
+                    #[allow(unused_variables)]
+                    let tenant = ::resil::__private::again(&tenant);
+                    #[allow(unused_variables)]
+                    let cents = ::resil::__private::again(&cents);
+                    async move {
+                        ::resil::__private::body_async(async || -> Result<
+                                Receipt,
+                                PayError,
+                            > { gateway::charge(&tenant, region, cents).await })
+                            .await
+                    }
+                },
+            ),
         )
         .await;
     match __resil_outcome {
