@@ -50,6 +50,7 @@
 //! ```
 
 mod config;
+mod core;
 mod error;
 mod event;
 mod future;
@@ -61,11 +62,7 @@ mod loom;
 
 use std::fmt;
 use std::future::Future;
-use std::ops::Deref;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Wake, Waker};
-use std::time::Duration;
 
 pub use self::config::{BulkheadConfig, BulkheadConfigBuilder, MAX_CONCURRENT_CALLS};
 pub use self::error::BulkheadFull;
@@ -73,6 +70,8 @@ pub use self::event::{BulkheadEvent, BulkheadEventType};
 pub use self::future::{BulkheadFuture, OwnedBulkheadFuture};
 pub use self::metrics::BulkheadMetrics;
 
+pub(crate) use self::core::Inner;
+use self::core::{Held, permitted};
 use self::future::Stage;
 pub(crate) use self::future::{Admission, Queued};
 use self::semaphore::Semaphore;
@@ -90,22 +89,6 @@ use crate::{Name, Tags};
 #[derive(Clone)]
 pub struct Bulkhead {
     inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    name: Name,
-    tags: Tags,
-    clock: SharedClock,
-    sem: Semaphore,
-    /// The current limit, for rejections and metrics.
-    max_calls: AtomicU32,
-    /// The current wait, in whole milliseconds.
-    max_wait_millis: AtomicU64,
-    /// Shadow mode, read only when a call would be refused.
-    shadow: AtomicBool,
-    /// The current configuration; its lock also serializes `change_config`.
-    config: Mutex<BulkheadConfig>,
-    events: EventPublisher<BulkheadEvent>,
 }
 
 impl Bulkhead {
@@ -533,135 +516,6 @@ impl fmt::Debug for Bulkhead {
     }
 }
 
-/// Publishes `CallPermitted` for a permit just taken from `inner`'s
-/// semaphore, and holds it.
-#[inline]
-fn permitted<R: Deref<Target = Inner>>(inner: R) -> Held<R> {
-    if inner.events.is_active() {
-        inner.publish(BulkheadEvent::CallPermitted);
-    }
-    Held { inner }
-}
-
-impl Inner {
-    #[inline]
-    fn permitted(&self) -> BulkheadPermit<'_> {
-        BulkheadPermit(permitted(self))
-    }
-
-    /// Shadow mode: a call that would be refused takes a permit beyond the
-    /// limit (given back as any other) and the refusal is published.
-    #[cold]
-    fn let_through(&self) -> bool {
-        if !self.shadow.load(Ordering::Relaxed) {
-            return false;
-        }
-        self.sem.force_acquire();
-        self.publish(BulkheadEvent::ShadowRefusal);
-        true
-    }
-
-    #[cold]
-    fn reject(&self) -> BulkheadFull {
-        if self.events.is_active() {
-            self.publish(BulkheadEvent::CallRejected);
-        }
-        BulkheadFull::new(self.name.clone(), self.max_calls.load(Ordering::Relaxed))
-    }
-
-    /// Out of line, so that reading the clock does not weigh on the inlined
-    /// fast paths when nobody listens.
-    #[cold]
-    #[inline(never)]
-    fn publish(&self, event: BulkheadEvent) {
-        self.events.publish_at(self.clock.now(), event);
-    }
-
-    fn max_wait(&self) -> Duration {
-        Duration::from_millis(self.max_wait_millis.load(Ordering::Relaxed))
-    }
-
-    async fn acquire_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
-        let wait_millis = self.max_wait_millis.load(Ordering::Relaxed);
-        if wait_millis == 0 {
-            return if self.let_through() {
-                Ok(self.permitted())
-            } else {
-                Err(self.reject())
-            };
-        }
-        let mut queued = Queued::new(self, wait_millis);
-        std::future::poll_fn(|cx| queued.poll(cx))
-            .await
-            .map(BulkheadPermit)
-    }
-
-    #[cold]
-    fn acquire_blocking_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
-        let wait = self.max_wait();
-        if wait.is_zero() {
-            return if self.let_through() {
-                Ok(self.permitted())
-            } else {
-                Err(self.reject())
-            };
-        }
-        let parker = Arc::new(Parker {
-            thread: std::thread::current(),
-            timed_out: std::sync::atomic::AtomicBool::new(false),
-        });
-        let waker = Waker::from(parker.clone());
-        let mut cx = Context::from_waker(&waker);
-        // Armed before joining the queue: once a caller is seen waiting, its
-        // deadline is fixed, so a test may advance a manual clock past it.
-        let timer = {
-            let parker = parker.clone();
-            self.clock
-                .schedule(wait, Box::new(move || parker.time_out()))
-        };
-        let mut acquire = self.sem.acquire();
-        let granted = loop {
-            if Pin::new(&mut acquire).poll(&mut cx).is_ready() {
-                break true;
-            }
-            if parker.timed_out.load(std::sync::atomic::Ordering::Acquire) {
-                break acquire.cancel();
-            }
-            std::thread::park();
-        };
-        drop(timer);
-        if granted || self.let_through() {
-            Ok(self.permitted())
-        } else {
-            Err(self.reject())
-        }
-    }
-}
-
-/// Wakes a thread blocked in [`Bulkhead::acquire_permission_blocking`].
-struct Parker {
-    thread: std::thread::Thread,
-    timed_out: std::sync::atomic::AtomicBool,
-}
-
-impl Parker {
-    fn time_out(&self) {
-        self.timed_out
-            .store(true, std::sync::atomic::Ordering::Release);
-        self.thread.unpark();
-    }
-}
-
-impl Wake for Parker {
-    fn wake(self: Arc<Self>) {
-        self.thread.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.thread.unpark();
-    }
-}
-
 /// A bulkhead permit: one call in flight. Dropping it gives the permit back
 /// (exactly once) and publishes `CallFinished`.
 ///
@@ -703,26 +557,12 @@ impl fmt::Debug for BulkheadPermit<'_> {
     }
 }
 
-/// One permit of `R`'s bulkhead, given back (exactly once) when dropped.
-struct Held<R: Deref<Target = Inner>> {
-    inner: R,
-}
-
-impl<R: Deref<Target = Inner>> Drop for Held<R> {
-    #[inline]
-    fn drop(&mut self) {
-        // Publish before releasing, so that a call's CALL_FINISHED always comes
-        // before the CALL_PERMITTED of the call that takes its permit
-        // (Resilience4j releases first, and its events can then cross).
-        if self.inner.events.is_active() {
-            self.inner.publish(BulkheadEvent::CallFinished);
-        }
-        self.inner.sem.release();
-    }
-}
-
 #[cfg(all(test, not(resil_loom)))]
 mod tests {
+    use std::pin::Pin;
+    use std::task::{Context, Waker};
+    use std::time::Duration;
+
     use super::*;
     use crate::clock::ManualClock;
 

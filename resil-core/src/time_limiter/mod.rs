@@ -81,6 +81,7 @@
 //! ```
 
 mod config;
+mod core;
 mod error;
 mod event;
 mod future;
@@ -88,11 +89,11 @@ mod metrics;
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub use self::config::{DEFAULT_MAX_DETACHED_FUTURES, TimeLimiterConfig, TimeLimiterConfigBuilder};
+use self::core::Inner;
 pub use self::error::Timeout;
 pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
 pub(crate) use self::future::Deadline;
@@ -106,7 +107,6 @@ use crate::future::InnerErrors;
 use crate::live::{ChangeRefused, Live};
 use crate::thread_pool_bulkhead::Submission;
 use crate::{Name, Tags};
-use std::time::Duration;
 
 /// A time limiter. Cheap to clone: clones share one limiter.
 ///
@@ -114,20 +114,6 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct TimeLimiter {
     inner: Arc<Inner>,
-}
-
-struct Inner {
-    name: Name,
-    config: Live<TimeLimiterConfig>,
-    clock: SharedClock,
-    tags: Tags,
-    successful: AtomicU64,
-    failed: AtomicU64,
-    timeout: AtomicU64,
-    /// Timed-out futures left running; shared with their tasks, which may
-    /// outlive the limiter.
-    detached: Arc<AtomicUsize>,
-    events: EventPublisher<TimeLimiterEvent>,
 }
 
 impl TimeLimiter {
@@ -516,99 +502,5 @@ impl fmt::Debug for TimeLimiter {
             .field("name", &self.inner.name)
             .field("config", self.inner.config.load())
             .finish_non_exhaustive()
-    }
-}
-
-impl Inner {
-    /// Counts and publishes the outcome, and shapes the caller's result.
-    #[inline]
-    fn record<T, E>(&self, outcome: Result<Result<T, Error<E>>, Duration>) -> Result<T, Error<E>> {
-        match outcome {
-            Ok(Ok(value)) => {
-                self.successful.fetch_add(1, Ordering::Relaxed);
-                // Checked here so that the hot path inlines a load and a
-                // branch, not the publisher.
-                if self.events.is_active() {
-                    self.publish(TimeLimiterEvent::Success);
-                }
-                Ok(value)
-            }
-            Ok(Err(e)) => {
-                self.failed.fetch_add(1, Ordering::Relaxed);
-                if self.events.is_active() {
-                    self.publish(TimeLimiterEvent::Error {
-                        error_kind: e.rejection_kind(),
-                    });
-                }
-                Err(e)
-            }
-            Err(timeout) => Err(self.timed_out(timeout)),
-        }
-    }
-
-    /// Shadow mode: a timeout that passed and was let be.
-    #[cold]
-    fn shadow_refusal(&self) {
-        self.events.publish(|| TimeLimiterEvent::ShadowRefusal);
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn publish(&self, event: TimeLimiterEvent) {
-        self.events.publish(|| event);
-    }
-
-    #[cold]
-    fn timed_out<E>(&self, timeout: Duration) -> Error<E> {
-        self.timeout.fetch_add(1, Ordering::Relaxed);
-        self.events.publish(|| TimeLimiterEvent::Timeout);
-        Error::Timeout(Timeout::new(self.name.clone(), timeout))
-    }
-
-    #[cold]
-    fn detach<Fut>(&self, fut: Pin<Box<Fut>>)
-    where
-        Fut: Future + Send + 'static,
-        Fut::Output: Send + 'static,
-    {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            panic!(
-                "time limiter `{}` must leave a timed-out future running (cancel_running_future = false), \
-                 which needs a tokio runtime",
-                self.name
-            )
-        };
-        let max = self.config.load().max_detached_futures as usize;
-        let Some(slot) = DetachedSlot::acquire(&self.detached, max) else {
-            // Full: cancel this one instead of leaving it running.
-            drop(fut);
-            return;
-        };
-        // Dropping the join handle detaches the task. The slot is given back
-        // when the task ends: done, panicked, or dropped with its runtime.
-        drop(runtime.spawn(async move {
-            let _slot = slot;
-            fut.await;
-        }));
-    }
-}
-
-/// One detached future counted in [`Inner::detached`]; given back on drop.
-struct DetachedSlot(Arc<AtomicUsize>);
-
-impl DetachedSlot {
-    fn acquire(count: &Arc<AtomicUsize>, max: usize) -> Option<Self> {
-        count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| DetachedSlot(Arc::clone(count)))
-    }
-}
-
-impl Drop for DetachedSlot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -1,0 +1,127 @@
+//! The time limiter's core: the instance's state (its configuration,
+//! counters and events), the outcome of a call, and the futures it leaves
+//! running.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::{TimeLimiterConfig, TimeLimiterEvent, Timeout};
+use crate::clock::SharedClock;
+use crate::error::Error;
+use crate::event::EventPublisher;
+use crate::live::Live;
+use crate::{Name, Tags};
+
+pub(crate) struct Inner {
+    pub(super) name: Name,
+    pub(super) config: Live<TimeLimiterConfig>,
+    pub(super) clock: SharedClock,
+    pub(super) tags: Tags,
+    pub(super) successful: AtomicU64,
+    pub(super) failed: AtomicU64,
+    pub(super) timeout: AtomicU64,
+    /// Timed-out futures left running; shared with their tasks, which may
+    /// outlive the limiter.
+    pub(super) detached: Arc<AtomicUsize>,
+    pub(super) events: EventPublisher<TimeLimiterEvent>,
+}
+
+impl Inner {
+    /// Counts and publishes the outcome, and shapes the caller's result.
+    #[inline]
+    pub(super) fn record<T, E>(
+        &self,
+        outcome: Result<Result<T, Error<E>>, Duration>,
+    ) -> Result<T, Error<E>> {
+        match outcome {
+            Ok(Ok(value)) => {
+                self.successful.fetch_add(1, Ordering::Relaxed);
+                // Checked here so that the hot path inlines a load and a
+                // branch, not the publisher.
+                if self.events.is_active() {
+                    self.publish(TimeLimiterEvent::Success);
+                }
+                Ok(value)
+            }
+            Ok(Err(e)) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                if self.events.is_active() {
+                    self.publish(TimeLimiterEvent::Error {
+                        error_kind: e.rejection_kind(),
+                    });
+                }
+                Err(e)
+            }
+            Err(timeout) => Err(self.timed_out(timeout)),
+        }
+    }
+
+    /// Shadow mode: a timeout that passed and was let be.
+    #[cold]
+    pub(super) fn shadow_refusal(&self) {
+        self.events.publish(|| TimeLimiterEvent::ShadowRefusal);
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn publish(&self, event: TimeLimiterEvent) {
+        self.events.publish(|| event);
+    }
+
+    #[cold]
+    pub(super) fn timed_out<E>(&self, timeout: Duration) -> Error<E> {
+        self.timeout.fetch_add(1, Ordering::Relaxed);
+        self.events.publish(|| TimeLimiterEvent::Timeout);
+        Error::Timeout(Timeout::new(self.name.clone(), timeout))
+    }
+
+    #[cold]
+    pub(super) fn detach<Fut>(&self, fut: Pin<Box<Fut>>)
+    where
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            panic!(
+                "time limiter `{}` must leave a timed-out future running (cancel_running_future = false), \
+                 which needs a tokio runtime",
+                self.name
+            )
+        };
+        let max = self.config.load().max_detached_futures as usize;
+        let Some(slot) = DetachedSlot::acquire(&self.detached, max) else {
+            // Full: cancel this one instead of leaving it running.
+            drop(fut);
+            return;
+        };
+        // Dropping the join handle detaches the task. The slot is given back
+        // when the task ends: done, panicked, or dropped with its runtime.
+        drop(runtime.spawn(async move {
+            let _slot = slot;
+            fut.await;
+        }));
+    }
+}
+
+/// One detached future counted in [`Inner::detached`]; given back on drop.
+pub(super) struct DetachedSlot(Arc<AtomicUsize>);
+
+impl DetachedSlot {
+    pub(super) fn acquire(count: &Arc<AtomicUsize>, max: usize) -> Option<Self> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| DetachedSlot(Arc::clone(count)))
+    }
+}
+
+impl Drop for DetachedSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
