@@ -83,6 +83,7 @@
 
 mod cluster;
 mod config;
+mod core;
 mod error;
 mod event;
 mod future;
@@ -103,9 +104,10 @@ pub use self::event::{RateLimiterEvent, RateLimiterEventType};
 pub use self::future::{OwnedRateLimiterFuture, RateLimiterFuture};
 pub use self::metrics::RateLimiterMetrics;
 
+pub(crate) use self::core::Inner;
 pub(crate) use self::future::{Admission, Reserved};
 use self::future::{Call, Waiting};
-use self::state::{Core, Decision, nanos_to_wait};
+use self::state::{Core, Decision};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::cluster::ClusterLimiterMetrics;
 use crate::error::{ConfigError, Error, Problems};
@@ -121,19 +123,6 @@ use crate::{Name, Tags};
 #[derive(Clone)]
 pub struct RateLimiter {
     inner: Arc<Inner>,
-}
-
-struct Inner {
-    name: Name,
-    clock: SharedClock,
-    tags: Tags,
-    core: Core,
-    waiting: AtomicU32,
-    event_consumer_buffer_size: AtomicU32,
-    /// Shadow mode, read only when a call would be refused.
-    shadow: AtomicBool,
-    events: EventPublisher<RateLimiterEvent>,
-    cluster: Option<cluster::Cluster>,
 }
 
 impl RateLimiter {
@@ -811,94 +800,5 @@ impl fmt::Debug for RateLimiter {
             .field("name", &self.inner.name)
             .field("config", &self.config())
             .finish_non_exhaustive()
-    }
-}
-
-impl Decision {
-    /// How long an acquire waits: until its reservation, or the whole
-    /// timeout before a refusal; `None` for no wait.
-    #[inline]
-    fn wait(self, timeout: u64) -> Option<Duration> {
-        let nanos = match self {
-            Decision::Granted { wait } => wait,
-            Decision::Refused => timeout,
-        };
-        (nanos > 0).then(|| Duration::from_nanos(nanos))
-    }
-}
-
-impl Inner {
-    /// The clock's reading, in nanoseconds.
-    #[inline]
-    fn now(&self) -> u64 {
-        self.clock.now().as_u64()
-    }
-
-    #[inline]
-    fn decide(&self, permits: u32, timeout: u64) -> Decision {
-        match &self.cluster {
-            None => self
-                .core
-                .acquire_or(|| self.now(), permits, timeout, || self.refused(permits)),
-            Some(c) => match c.acquire(self, permits, timeout) {
-                Decision::Refused => self.refused(permits),
-                granted => granted,
-            },
-        }
-    }
-
-    /// A refusal, or in shadow mode a grant that reserves nothing, with the
-    /// refusal published.
-    #[cold]
-    #[inline(never)]
-    fn refused(&self, permits: u32) -> Decision {
-        if !self.shadow.load(Ordering::Relaxed) {
-            return Decision::Refused;
-        }
-        self.events
-            .publish(|| RateLimiterEvent::ShadowRefusal { permits });
-        Decision::Granted { wait: 0 }
-    }
-
-    #[inline]
-    fn publish(&self, decision: Decision, permits: u32) {
-        // Checked here so that the hot path inlines a load and a branch, not
-        // the publisher.
-        if self.events.is_active() {
-            self.publish_acquire(decision, permits);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn publish_acquire(&self, decision: Decision, permits: u32) {
-        self.events.publish(|| match decision {
-            Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
-            Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
-        });
-    }
-
-    #[inline]
-    fn finish(&self, decision: Decision, permits: u32) -> Result<(), RequestNotPermitted> {
-        self.publish(decision, permits);
-        match decision {
-            Decision::Granted { .. } => Ok(()),
-            Decision::Refused => Err(self.refusal()),
-        }
-    }
-
-    #[cold]
-    fn refusal(&self) -> RequestNotPermitted {
-        let (wait, _, _) = self.next_permit();
-        RequestNotPermitted::new(self.name.clone()).with_retry_after(Duration::from_nanos(wait))
-    }
-
-    /// Nanoseconds until one permit is free, the permits available and the
-    /// cycle, as of now.
-    fn next_permit(&self) -> (u64, i64, u64) {
-        let t = self.core.elapsed(self.now());
-        let (epoch, r) = self.core.refreshed(t);
-        let wait = nanos_to_wait(1, r.available, t, r.cycle, epoch.limit, self.core.period());
-        (wait, r.available, r.cycle)
     }
 }
