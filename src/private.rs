@@ -74,6 +74,19 @@ where
 
 pub use resil_core::decorators::chain_async;
 
+/// The body of a chain without a retry, which `chain_async` calls once.
+#[inline(always)]
+pub fn once<F, R>(f: F) -> impl FnMut() -> R
+where
+    F: FnOnce() -> R,
+{
+    let mut f = Some(f);
+    move || {
+        (f.take()
+            .expect("a chain without a retry calls its body once"))()
+    }
+}
+
 /// Whether the time limiter drops a timed-out future (its configuration
 /// now): then an attribute chain that could detach runs as `chain_async`.
 #[inline(always)]

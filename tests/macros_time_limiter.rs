@@ -149,6 +149,51 @@ async fn the_body_runs_on_after_a_timeout_only_where_it_can() {
     // inside a retry (each attempt its own copy of the key), and within the
     // timeout, the value comes back as usual
     assert_eq!(retried_write("k-3".to_owned()).await, Ok(3));
+
+    // under a breaker, without a retry: the chain runs on after a timeout
+    // where the limiter says so (the nested chain) and is cancelled where
+    // it does not (the flat chain); the breaker records both timeouts
+    let done = Arc::new(AtomicBool::new(false));
+    assert!(
+        guarded_detached_write("k-4".to_owned(), done.clone())
+            .await
+            .is_err()
+    );
+    assert_eq!(limiter.detached_futures(), 1);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(done.load(Ordering::SeqCst), "the guarded body ran on");
+    assert_eq!(limiter.detached_futures(), 0);
+
+    let done = Arc::new(AtomicBool::new(false));
+    assert!(guarded_cancelled_write(done.clone()).await.is_err());
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "the guarded body was cancelled"
+    );
+
+    for name in ["guarded-detached", "guarded-cancelled"] {
+        let breaker = resil::registries().circuit_breakers().find(name).unwrap();
+        let metrics = breaker.metrics();
+        assert_eq!(metrics.number_of_failed_calls(), 1, "{name}");
+        assert_eq!(metrics.number_of_buffered_calls(), 1, "{name}");
+    }
+}
+
+#[resil::circuit_breaker(name = "guarded-detached")]
+#[resil::time_limiter(name = "detached-write")]
+async fn guarded_detached_write(key: String, done: Arc<AtomicBool>) -> Result<usize, WriteError> {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    done.store(true, Ordering::SeqCst);
+    Ok(key.len())
+}
+
+#[resil::circuit_breaker(name = "guarded-cancelled")]
+#[resil::time_limiter(name = "cancelled-write")]
+async fn guarded_cancelled_write(done: Arc<AtomicBool>) -> Result<(), WriteError> {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    done.store(true, Ordering::SeqCst);
+    Ok(())
 }
 
 #[resil::retry(name = "detached-retry")]

@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered tower attributes registry-decorators rate-limiter breaker; do
+//! for m in bare empty five five-buffered tower attributes attributes-without-retry registry-decorators rate-limiter breaker; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -18,7 +18,8 @@
 //! registries' default), `tower` through tower's
 //! `ConcurrencyLimit + RateLimit + Timeout`, `attributes` through the five
 //! attributes on the global registries' instances (defaults: their
-//! recent-events buffers on), `registry-decorators` through `Decorators` on
+//! recent-events buffers on), `attributes-without-retry` through the four
+//! other attributes on the same instances, `registry-decorators` through `Decorators` on
 //! those same instances. The difference of two totals divided by 200 000 is
 //! what one call adds.
 
@@ -60,6 +61,14 @@ impl From<resil::Rejection> for Rejected {
 #[resil::time_limiter(name = "probe")]
 #[resil::bulkhead(name = "probe")]
 async fn attributes(x: u64) -> Result<u64, Rejected> {
+    query(x).map_err(|_| Rejected)
+}
+
+#[resil::circuit_breaker(name = "probe")]
+#[resil::rate_limiter(name = "probe")]
+#[resil::time_limiter(name = "probe")]
+#[resil::bulkhead(name = "probe")]
+async fn attributes_without_retry(x: u64) -> Result<u64, Rejected> {
     query(x).map_err(|_| Rejected)
 }
 
@@ -178,6 +187,11 @@ fn main() {
             "attributes" => {
                 for _ in 0..CALLS {
                     black_box(attributes(black_box(1)).await.ok());
+                }
+            }
+            "attributes-without-retry" => {
+                for _ in 0..CALLS {
+                    black_box(attributes_without_retry(black_box(1)).await.ok());
                 }
             }
             "registry-decorators" => {

@@ -446,6 +446,32 @@ impl<'a> Chain<'a> {
     /// The expression of layer `i` and everything inside it, of type
     /// `Result<T, resil::Error<E>>`.
     fn layer(&self, i: usize, recv: &TokenStream) -> TokenStream {
+        if i == 0 && self.flat_without_retry() {
+            // The core's one state machine for the whole chain, as
+            // `Decorators::call_async` runs it; with no retry the body is
+            // called once.
+            let p = &self.p;
+            let layers = self.flat_layers();
+            let body = self.body_closure(recv, true);
+            let flat = quote! {
+                #p::chain_async(#layers, #p::once(|| #p::body_async(#body))).await
+            };
+            return match self.layers.iter().find(|l| l.aspect == Aspect::TimeLimiter) {
+                // As under a retry: a time limiter that may leave its future
+                // running keeps the nested, detaching chain.
+                Some(tl) if self.detachable_time_limiter() => {
+                    let tl = self.instance(tl);
+                    let nested = self.nested_layer(0, recv);
+                    quote!(if #p::cancels(#tl) { #flat } else { #nested })
+                }
+                _ => flat,
+            };
+        }
+        self.nested_layer(i, recv)
+    }
+
+    /// [`Chain::layer`], each layer through its primitive's own call.
+    fn nested_layer(&self, i: usize, recv: &TokenStream) -> TokenStream {
         let Some(args) = self.layers.get(i) else {
             return self.body(recv);
         };
@@ -597,6 +623,23 @@ impl<'a> Chain<'a> {
                     l.aspect,
                     Aspect::Retry
                         | Aspect::CircuitBreaker
+                        | Aspect::RateLimiter
+                        | Aspect::TimeLimiter
+                        | Aspect::Bulkhead
+                ) && l.permits.is_none()
+            })
+            && self.layers[1..].iter().all(|l| l.fallback.is_none())
+    }
+
+    /// [`Chain::flat`] for a chain without a retry: two layers at least
+    /// (one alone runs as its primitive's own future), none a retry.
+    fn flat_without_retry(&self) -> bool {
+        self.func.is_async()
+            && self.layers.len() >= 2
+            && self.layers.iter().all(|l| {
+                matches!(
+                    l.aspect,
+                    Aspect::CircuitBreaker
                         | Aspect::RateLimiter
                         | Aspect::TimeLimiter
                         | Aspect::Bulkhead

@@ -354,8 +354,8 @@ impl<'s, 'a, T, E> Layers<'s, 'a, T, E> {
 }
 
 /// The chain of the attributes without fallbacks inside the outermost
-/// layer, and with a retry (whose attempts make `f` an `FnMut`): the
-/// future of [`Decorators::call_async`] on the given layers.
+/// layer: the future of [`Decorators::call_async`] on the given layers
+/// (`f` is called once per attempt, once without a retry).
 #[doc(hidden)]
 #[inline]
 pub fn chain_async<'s, 'a, T, E, F, Fut>(
