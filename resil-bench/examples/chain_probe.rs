@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered tower attributes attributes-without-retry registry-decorators rate-limiter breaker; do
+//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -13,7 +13,9 @@
 //! Each mode makes 200 000 calls on one current-thread runtime: `bare`
 //! awaits the query, `empty` runs it through `Decorators` without a layer,
 //! `five` through Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead))))
-//! (limits that never refuse, a `ManualClock`, no event buffers),
+//! (limits that never refuse, a `ManualClock`, no event buffers; with
+//! `-system` after the mode, `five-system` and `five-buffered-system`, on
+//! the system clock, whose readings are one instruction each here),
 //! `five-buffered` the same with a 100-event buffer on every instance (the
 //! registries' default), `tower` through tower's
 //! `ConcurrencyLimit + RateLimit + Timeout`, `attributes` through the five
@@ -29,7 +31,7 @@ use std::time::Duration;
 use resil_core::Decorators;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
-use resil_core::clock::ManualClock;
+use resil_core::clock::{ManualClock, SharedClock, SystemClock};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryConfig};
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
@@ -78,11 +80,15 @@ async fn ready_rejected(x: u64) -> Result<u64, Rejected> {
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
+    // `five-system` and `five-buffered-system`: the same on the system clock.
+    let (mode, clock) = match mode.strip_suffix("-system") {
+        Some(mode) => (mode.to_owned(), SharedClock::new(SystemClock::new())),
+        None => (mode, SharedClock::new(ManualClock::new())),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a tokio runtime");
-    let clock = ManualClock::new();
     let retry = Retry::with_clock("probe", RetryConfig::default(), clock.clone());
     let breaker =
         CircuitBreaker::with_clock("probe", CircuitBreakerConfig::default(), clock.clone());

@@ -46,7 +46,7 @@ use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
 use crate::Name;
-use crate::clock::{Clock, Nanos, SharedClock};
+use crate::clock::{Clock, Nanos, SharedClock, Stamp};
 
 /// An event enum of one primitive.
 pub trait EventKind: Clone + fmt::Debug + Send + Sync + 'static {
@@ -275,6 +275,18 @@ impl<K: EventKind> EventPublisher<K> {
     pub(crate) fn publish(&self, kind: impl FnOnce() -> K) {
         if self.is_active() {
             self.publish_at(self.clock.now(), kind());
+        }
+    }
+
+    /// Publishes an event stamped with `stamp`'s reading of this publisher's
+    /// clock (see [`Stamp`]); consumers that ran clear it.
+    #[inline]
+    pub(crate) fn publish_stamped<'c>(&'c self, stamp: &mut Stamp<'c>, kind: impl FnOnce() -> K) {
+        if self.is_active() {
+            self.publish_at(stamp.now(&self.clock), kind());
+            if self.subscribed.load(Ordering::Relaxed) {
+                stamp.clear();
+            }
         }
     }
 

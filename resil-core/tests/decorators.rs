@@ -492,3 +492,149 @@ fn the_async_chain_holds_the_callers_future_once() {
     let owned = padded::<4096>();
     assert!(grew(std::mem::size_of_val(&c.bh.call_async(move || owned))) < 128);
 }
+
+/// Each event of `publisher`'s buffer, as `(kind, ms on the clock)`.
+fn stamped<K: resil_core::event::EventKind>(
+    publisher: &resil_core::event::EventPublisher<K>,
+) -> Vec<(String, u128)> {
+    publisher
+        .recent_events()
+        .into_iter()
+        .map(|e| {
+            (
+                format!("{:?}", e.kind()),
+                e.created_at().as_duration().as_millis(),
+            )
+        })
+        .collect()
+}
+
+fn owned(events: &[(&str, u128)]) -> Vec<(String, u128)> {
+    events.iter().map(|&(k, t)| (k.to_owned(), t)).collect()
+}
+
+/// The async chain reads the clock once for the layers that run back to
+/// back on one clock, and again after whatever may take time or run user
+/// code between two of them: the caller's future, a fallback, an event
+/// consumer, the retry's wait. (On a `ManualClock` each of these moves the
+/// time, so a reading kept across one would show.)
+#[test]
+fn the_async_chain_reads_the_time_again_after_whatever_could_take_it() {
+    let clock = ManualClock::new();
+    let c = chain(clock.clone());
+    c.cb.event_publisher().enable_buffer(100);
+    c.rl.event_publisher().enable_buffer(100);
+    c.tl.event_publisher().enable_buffer(100);
+    c.bh.event_publisher().enable_buffer(100);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+
+    // The caller's future takes 300 ms: the layers' completion is stamped
+    // after it, their admission before.
+    let d = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_rate_limiter(&c.rl)
+        .with_time_limiter(&c.tl)
+        .with_bulkhead(&c.bh);
+    let call = std::pin::pin!(d.call_async(|| {
+        let clock = clock.clone();
+        async move {
+            clock.advance(Duration::from_millis(300));
+            Ok::<u32, &str>(1)
+        }
+    }));
+    assert!(matches!(call.poll(&mut cx), std::task::Poll::Ready(Ok(1))));
+    assert_eq!(
+        stamped(c.cb.event_publisher()),
+        owned(&[("Success { elapsed: 300ms }", 300)])
+    );
+    assert_eq!(
+        stamped(c.rl.event_publisher()),
+        owned(&[("SuccessfulAcquire { permits: 1 }", 0)])
+    );
+    assert_eq!(
+        stamped(c.bh.event_publisher()),
+        owned(&[("CallPermitted", 0), ("CallFinished", 300)])
+    );
+    assert_eq!(stamped(c.tl.event_publisher()), owned(&[("Success", 300)]));
+
+    // A fallback of the bulkhead takes 200 ms: the time limiter and the
+    // breaker outside it finish after it, as nested layers would.
+    let d = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_time_limiter(&c.tl)
+        .with_bulkhead(&c.bh)
+        .with_fallback(Layer::Bulkhead, |_| {
+            clock.advance(Duration::from_millis(200));
+            Ok(0)
+        });
+    let call = std::pin::pin!(d.call_async(|| async { Err::<u32, &str>("refused") }));
+    assert!(matches!(call.poll(&mut cx), std::task::Poll::Ready(Ok(0))));
+    assert_eq!(
+        stamped(c.cb.event_publisher())[1..],
+        owned(&[("Success { elapsed: 200ms }", 500)])
+    );
+    assert_eq!(
+        stamped(c.bh.event_publisher())[2..],
+        owned(&[("CallPermitted", 300), ("CallFinished", 300)])
+    );
+    assert_eq!(
+        stamped(c.tl.event_publisher())[1..],
+        owned(&[("Success", 500)])
+    );
+
+    // A consumer of the bulkhead's events takes 100 ms on each `CallFinished`.
+    let consumer_clock = clock.clone();
+    let id = c.bh.event_publisher().on(
+        resil_core::bulkhead::BulkheadEventType::CallFinished,
+        move |_| consumer_clock.advance(Duration::from_millis(100)),
+    );
+    let d = Decorators::new()
+        .with_circuit_breaker(&c.cb)
+        .with_time_limiter(&c.tl)
+        .with_bulkhead(&c.bh);
+    let call = std::pin::pin!(d.call_async(|| async { Ok::<u32, &str>(2) }));
+    assert!(matches!(call.poll(&mut cx), std::task::Poll::Ready(Ok(2))));
+    assert!(c.bh.event_publisher().unsubscribe(id));
+    assert_eq!(
+        stamped(c.cb.event_publisher())[2..],
+        owned(&[("Success { elapsed: 100ms }", 600)])
+    );
+    assert_eq!(
+        stamped(c.tl.event_publisher())[2..],
+        owned(&[("Success", 600)])
+    );
+
+    // The retry waits 10 ms (a `ManualClock` sleeps by moving its time, in
+    // the same poll): the second attempt enters the layers after the wait.
+    let d = Decorators::new()
+        .with_retry(&c.retry)
+        .with_circuit_breaker(&c.cb)
+        .with_rate_limiter(&c.rl)
+        .with_bulkhead(&c.bh);
+    let attempts = AtomicU32::new(0);
+    let call = std::pin::pin!(d.call_async(|| {
+        let first = attempts.fetch_add(1, Ordering::SeqCst) == 0;
+        async move {
+            if first {
+                Err("busy")
+            } else {
+                Ok::<u32, &str>(3)
+            }
+        }
+    }));
+    assert!(matches!(call.poll(&mut cx), std::task::Poll::Ready(Ok(3))));
+    assert_eq!(
+        stamped(c.cb.event_publisher())[3..],
+        owned(&[
+            ("Error { elapsed: 0ns, error_kind: None }", 600),
+            ("Success { elapsed: 0ns }", 610)
+        ])
+    );
+    assert_eq!(
+        stamped(c.rl.event_publisher())[1..],
+        owned(&[
+            ("SuccessfulAcquire { permits: 1 }", 600),
+            ("SuccessfulAcquire { permits: 1 }", 610)
+        ])
+    );
+}

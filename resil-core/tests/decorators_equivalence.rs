@@ -217,7 +217,13 @@ impl Ctx {
         publisher: &resil_core::event::EventPublisher<K>,
     ) {
         let ctx = Arc::clone(self);
-        publisher.on_event(move |e| ctx.log(format_args!("{who} event {:?}", e.kind())));
+        publisher.on_event(move |e| {
+            ctx.log(format_args!(
+                "{who} event {:?} stamped {:?}",
+                e.kind(),
+                e.created_at()
+            ))
+        });
     }
 }
 

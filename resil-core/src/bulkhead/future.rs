@@ -9,8 +9,8 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use super::semaphore::{self, Semaphore};
-use super::{Bulkhead, BulkheadFull, BulkheadPermit, Held, Inner, permitted};
-use crate::clock::{Clock, Sleep};
+use super::{Bulkhead, BulkheadEvent, BulkheadFull, BulkheadPermit, Held, Inner, permitted};
+use crate::clock::{Clock, Sleep, Stamp};
 use crate::error::Error;
 use crate::future::{self, AsyncCall};
 use crate::sync::Ordering;
@@ -87,12 +87,16 @@ pub(crate) enum Admission<'a> {
 }
 
 impl Bulkhead {
-    /// Asks for a permit as [`Bulkhead::decorate_async`] does when it is created.
+    /// Asks for a permit as [`Bulkhead::decorate_async`] does when it is
+    /// created, a permit taken at once published at `stamp`'s time.
     #[inline]
-    pub(crate) fn admit(&self) -> Admission<'_> {
+    pub(crate) fn admit<'a>(&'a self, stamp: &mut Stamp<'a>) -> Admission<'a> {
         let inner = &*self.inner;
         if inner.sem.try_acquire() {
-            Admission::Now(inner.permitted())
+            inner
+                .events
+                .publish_stamped(stamp, || BulkheadEvent::CallPermitted);
+            Admission::Now(BulkheadPermit(Held { inner }))
         } else {
             match queue_or_refuse(inner) {
                 Ok(queued) => Admission::Later(queued),

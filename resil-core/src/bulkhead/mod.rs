@@ -75,7 +75,7 @@ use self::core::{Held, permitted};
 use self::future::Stage;
 pub(crate) use self::future::{Admission, Queued};
 use self::semaphore::Semaphore;
-use crate::clock::{Clock, SharedClock, SystemClock};
+use crate::clock::{Clock, SharedClock, Stamp, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
@@ -545,6 +545,20 @@ impl BulkheadPermit<'_> {
     /// that was not made after all (Resilience4j's `releasePermission`).
     pub fn release(self) {
         self.0.inner.sem.release();
+        std::mem::forget(self);
+    }
+}
+
+impl<'a> BulkheadPermit<'a> {
+    /// Gives the permit back as dropping it does, `CallFinished` published
+    /// at `stamp`'s time (the decorator chain's).
+    #[inline]
+    pub(crate) fn finish_stamped(self, stamp: &mut Stamp<'a>) {
+        let inner = self.0.inner;
+        inner
+            .events
+            .publish_stamped(stamp, || BulkheadEvent::CallFinished);
+        inner.sem.release();
         std::mem::forget(self);
     }
 }

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, ready};
 use super::Classifier;
 use super::core::{Inner, Permit, Verdict};
 use crate::circuit_breaker::CallNotPermitted;
-use crate::clock::{Clock, Nanos};
+use crate::clock::{Clock, Nanos, Stamp};
 use crate::error::Error;
 use crate::future::{self, AsyncCall};
 
@@ -26,11 +26,34 @@ impl<'a> CallGuard<'a> {
         Guard::start(inner).map(CallGuard)
     }
 
+    /// [`CallGuard::start`] at `stamp`'s time (the decorator chain's).
+    #[inline(always)]
+    pub(super) fn start_stamped(
+        inner: &'a Inner,
+        stamp: &mut Stamp<'a>,
+    ) -> Result<Self, CallNotPermitted> {
+        Guard::start_at(inner, |_| stamp.now(&inner.clock)).map(CallGuard)
+    }
+
     /// Records `result`, classified by `classifier` and the breaker's
     /// `record_errors` / `ignore_errors`.
     #[inline]
     pub fn record<T, E>(self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
         self.0.record(classifier, result);
+    }
+
+    /// [`CallGuard::record`], the call ending at `stamp`'s time (the
+    /// decorator chain's).
+    #[inline]
+    pub(crate) fn record_stamped<T, E>(
+        self,
+        classifier: &Classifier<T, E>,
+        result: &Result<T, Error<E>>,
+        stamp: &mut Stamp<'a>,
+    ) {
+        let inner: &'a Inner = self.0.inner;
+        let end = stamp.now(&inner.clock);
+        self.0.record_at(classifier, result, end);
     }
 
     /// Records a success.
@@ -89,9 +112,15 @@ struct Guard<R: Deref<Target = Inner>> {
 impl<R: Deref<Target = Inner>> Guard<R> {
     #[inline(always)]
     fn start(inner: R) -> Result<Self, CallNotPermitted> {
+        Self::start_at(inner, |inner| inner.clock.now())
+    }
+
+    /// Asks for permission, the call starting at the time `now` gives.
+    #[inline(always)]
+    fn start_at(inner: R, now: impl FnOnce(&R) -> Nanos) -> Result<Self, CallNotPermitted> {
         let permit = inner.try_acquire()?;
         Ok(Guard {
-            start: inner.clock.now(),
+            start: now(&inner),
             version: inner.settings.version(),
             inner,
             permit,
@@ -101,8 +130,19 @@ impl<R: Deref<Target = Inner>> Guard<R> {
     }
 
     #[inline]
-    fn record<T, E>(mut self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
+    fn record<T, E>(self, classifier: &Classifier<T, E>, result: &Result<T, Error<E>>) {
         let end = self.inner.clock.now();
+        self.record_at(classifier, result, end);
+    }
+
+    /// Records `result` of the call that ended at `end`.
+    #[inline]
+    fn record_at<T, E>(
+        mut self,
+        classifier: &Classifier<T, E>,
+        result: &Result<T, Error<E>>,
+        end: Nanos,
+    ) {
         let elapsed = end.as_u64().saturating_sub(self.start.as_u64());
         // The user's predicates run while the guard is still unfinished: a
         // panic in one drops the guard while unwinding, which records the

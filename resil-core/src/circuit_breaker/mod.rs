@@ -105,7 +105,7 @@ pub use self::state::State;
 
 use self::state::Word;
 use self::window::Window;
-use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
+use crate::clock::{Clock, Nanos, SharedClock, Stamp, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::future::{AsyncCall, InnerCall, InnerErrors};
@@ -546,6 +546,15 @@ impl CircuitBreaker {
     #[inline(always)]
     pub fn start_call(&self) -> Result<CallGuard<'_>, CallNotPermitted> {
         CallGuard::start(&self.inner)
+    }
+
+    /// [`CircuitBreaker::start_call`] at `stamp`'s time (the decorator chain's).
+    #[inline(always)]
+    pub(crate) fn start_call_stamped<'a>(
+        &'a self,
+        stamp: &mut Stamp<'a>,
+    ) -> Result<CallGuard<'a>, CallNotPermitted> {
+        CallGuard::start_stamped(&self.inner, stamp)
     }
 
     /// Runs `f` if permitted and records its outcome: `Ok` is a success, every

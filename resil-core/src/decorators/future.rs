@@ -19,7 +19,7 @@ use super::{Fallback, Layer, Layers, Recovering};
 use crate::Error;
 use crate::bulkhead::{self, BulkheadPermit};
 use crate::circuit_breaker::CallGuard;
-use crate::clock::Sleep;
+use crate::clock::{Sleep, Stamp};
 use crate::future::InnerErrors;
 use crate::rate_limiter;
 use crate::retry::{self, CallState, RetryClassifier};
@@ -160,10 +160,15 @@ where
     ) -> Poll<Result<T, Error<E>>> {
         self.mark(a, true);
         loop {
+            // The layers' one reading of the clock within a step: what a
+            // step does before its first reading (poll the caller's future,
+            // wait) happens before it, and whatever runs user code after
+            // that (a fallback, an event consumer) clears it.
+            let mut stamp = Stamp::default();
             let next = match self.step {
-                Step::Start => self.enter(call.as_mut(), a),
-                Step::Running => Self::run(call.as_mut(), a, cx),
-                Step::RateLimiter => self.rate_limiter_wait(call.as_mut(), a, cx),
+                Step::Start => self.enter(call.as_mut(), a, &mut stamp),
+                Step::Running => Self::run(call.as_mut(), a, cx, &mut stamp),
+                Step::RateLimiter => self.rate_limiter_wait(call.as_mut(), a, cx, &mut stamp),
                 Step::Bulkhead => self.bulkhead_wait(call.as_mut(), a, cx),
                 Step::Recovering(layer) => {
                     let recovering = self.recovering.as_mut();
@@ -179,7 +184,7 @@ where
                         Poll::Pending => Next::Pending,
                         Poll::Ready(result) => {
                             self.recovering = None;
-                            if let Some(result) = self.outward(a, layer, result, true) {
+                            if let Some(result) = self.outward(a, layer, result, true, &mut stamp) {
                                 return Poll::Ready(result);
                             }
                             Next::Continue
@@ -208,7 +213,7 @@ where
                 }
                 Next::Continue => {}
                 Next::Out(layer, result) => {
-                    if let Some(result) = self.outward(a, layer, result, false) {
+                    if let Some(result) = self.outward(a, layer, result, false, &mut stamp) {
                         return Poll::Ready(result);
                     }
                 }
@@ -241,15 +246,16 @@ where
         &mut self,
         call: Pin<&mut Option<InnerErrors<Fut>>>,
         a: &mut Attempt<'a>,
+        stamp: &mut Stamp<'a>,
     ) -> Next<T, E> {
         if let Some((cb, _)) = self.layers.circuit_breaker {
-            match cb.start_call() {
+            match cb.start_call_stamped(stamp) {
                 Ok(guard) => a.guard = Some(guard),
                 Err(e) => return Next::Out(Layer::CircuitBreaker, Err(Error::CallNotPermitted(e))),
             }
         }
         if let Some(limiter) = self.layers.rate_limiter {
-            match limiter.admit() {
+            match limiter.admit(stamp) {
                 rate_limiter::Admission::Now => {}
                 rate_limiter::Admission::Refused(e) => {
                     return Next::Out(Layer::RateLimiter, Err(Error::RequestNotPermitted(e)));
@@ -261,7 +267,7 @@ where
                 }
             }
         }
-        self.enter_time_limiter(call, a)
+        self.enter_time_limiter(call, a, stamp)
     }
 
     /// Enters the time limiter and the bulkhead, and calls `f`.
@@ -270,12 +276,13 @@ where
         &mut self,
         call: Pin<&mut Option<InnerErrors<Fut>>>,
         a: &mut Attempt<'a>,
+        stamp: &mut Stamp<'a>,
     ) -> Next<T, E> {
         if let Some(limiter) = self.layers.time_limiter {
             a.deadline = Some(limiter.deadline());
         }
         if let Some(bulkhead) = self.layers.bulkhead {
-            match bulkhead.admit() {
+            match bulkhead.admit(stamp) {
                 bulkhead::Admission::Now(permit) => a.permit = Some(permit),
                 bulkhead::Admission::Refused(e) => {
                     return Next::Out(Layer::Bulkhead, Err(Error::BulkheadFull(e)));
@@ -305,13 +312,16 @@ where
         mut call: Pin<&mut Option<InnerErrors<Fut>>>,
         a: &mut Attempt<'a>,
         cx: &mut Context<'_>,
+        stamp: &mut Stamp<'a>,
     ) -> Next<T, E> {
         let running = call.as_mut().as_pin_mut();
         match running.expect("a running chain holds its call").poll(cx) {
             Poll::Ready(result) => {
                 // The caller's future first, then the permit.
                 call.set(None);
-                a.permit = None;
+                if let Some(permit) = a.permit.take() {
+                    permit.finish_stamped(stamp);
+                }
                 Next::Out(Layer::Bulkhead, result)
             }
             Poll::Pending => time_limited(a, cx, |a| {
@@ -328,6 +338,7 @@ where
         call: Pin<&mut Option<InnerErrors<Fut>>>,
         a: &mut Attempt<'a>,
         cx: &mut Context<'_>,
+        stamp: &mut Stamp<'a>,
     ) -> Next<T, E> {
         let reserved = a
             .reserved
@@ -341,7 +352,7 @@ where
             .take()
             .expect("a waiting rate limiter holds its reservation");
         match reserved.finish() {
-            Ok(()) => self.enter_time_limiter(call, a),
+            Ok(()) => self.enter_time_limiter(call, a, stamp),
             Err(e) => Next::Out(Layer::RateLimiter, Err(Error::RequestNotPermitted(e))),
         }
     }
@@ -389,6 +400,7 @@ where
         layer: Layer,
         mut result: Result<T, Error<E>>,
         recovered: bool,
+        stamp: &mut Stamp<'a>,
     ) -> Option<Result<T, Error<E>>> {
         // The layer whose fallback already ran, if any.
         let ran = if recovered { Some(layer) } else { None };
@@ -400,7 +412,10 @@ where
                     && let Err(e) = result
                 {
                     match fallback {
-                        Fallback::Sync(f) => result = f(e),
+                        Fallback::Sync(f) => {
+                            result = f(e);
+                            stamp.clear();
+                        }
                         Fallback::Async(f) => {
                             self.recovering = Some(f(e));
                             self.step = Step::Recovering($layer);
@@ -413,7 +428,7 @@ where
         if layer == Layer::Bulkhead {
             fall_back!(Layer::Bulkhead);
             if let Some(deadline) = a.deadline.take() {
-                result = deadline.record(Ok(result));
+                result = deadline.record_stamped(Ok(result), stamp);
             }
         }
         if layer >= Layer::TimeLimiter {
@@ -424,7 +439,7 @@ where
             if let (Some(guard), Some((_, classifier))) =
                 (a.guard.take(), self.layers.circuit_breaker)
             {
-                guard.record(classifier, &result);
+                guard.record_stamped(classifier, &result, stamp);
             }
         }
         if layer >= Layer::CircuitBreaker {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::cluster;
 use super::state::{Core, Decision, nanos_to_wait};
 use super::{RateLimiterEvent, RequestNotPermitted};
-use crate::clock::{Clock, SharedClock};
+use crate::clock::{Clock, SharedClock, Stamp};
 use crate::event::EventPublisher;
 use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::{Name, Tags};
@@ -83,6 +83,20 @@ impl Inner {
     #[inline(never)]
     pub(super) fn publish_acquire(&self, decision: Decision, permits: u32) {
         self.events.publish(|| match decision {
+            Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
+            Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
+        });
+    }
+
+    /// [`Inner::publish_acquire`] at `stamp`'s time.
+    #[inline]
+    pub(super) fn publish_acquire_stamped<'a>(
+        &'a self,
+        decision: Decision,
+        permits: u32,
+        stamp: &mut Stamp<'a>,
+    ) {
+        self.events.publish_stamped(stamp, || match decision {
             Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
             Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
         });

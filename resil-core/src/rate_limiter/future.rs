@@ -9,7 +9,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use super::{Decision, Inner, RateLimiter, RequestNotPermitted};
-use crate::clock::{Clock, Nanos, SharedClock, Sleep};
+use crate::clock::{Clock, Nanos, SharedClock, Sleep, Stamp};
 use crate::error::Error;
 use crate::future::AsyncCall;
 use crate::sync::Ordering;
@@ -156,19 +156,33 @@ pub(crate) struct Reserved<'a> {
 }
 
 impl RateLimiter {
-    /// Reserves one permit as [`RateLimiter::decorate_async`] does when it is created.
+    /// Reserves one permit as [`RateLimiter::decorate_async`] does when it
+    /// is created, at `stamp`'s time: the decision and its event take the
+    /// decorator chain's reading of the clock. (As `Call::new_or_defer`
+    /// decides, written out: an enum of the three outcomes passed between
+    /// them cost its future 9 instructions.)
     #[inline]
-    pub(crate) fn admit(&self) -> Admission<'_> {
-        // As `Call::new_or_defer` decides, written out: an enum of the
-        // three outcomes passed between them cost its future 9 instructions.
+    pub(crate) fn admit<'a>(&'a self, stamp: &mut Stamp<'a>) -> Admission<'a> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
-        let decision = inner.decide(1, timeout);
+        let decision = if inner.cluster.is_none() {
+            let now = stamp.now(&inner.clock).as_u64();
+            inner
+                .core
+                .acquire_or(|| now, 1, timeout, || inner.refused(1))
+        } else {
+            inner.decide(1, timeout)
+        };
         match decision.wait(timeout) {
-            None => match inner.finish(decision, 1) {
-                Ok(()) => Admission::Now,
-                Err(refused) => Admission::Refused(refused),
-            },
+            None => {
+                if inner.events.is_active() {
+                    inner.publish_acquire_stamped(decision, 1, stamp);
+                }
+                match decision {
+                    Decision::Granted { .. } => Admission::Now,
+                    Decision::Refused => Admission::Refused(inner.refusal()),
+                }
+            }
             Some(wait) => Admission::Later(Reserved::new(inner, decision, wait)),
         }
     }

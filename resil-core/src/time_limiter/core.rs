@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::{TimeLimiterConfig, TimeLimiterEvent, Timeout};
-use crate::clock::SharedClock;
+use crate::clock::{SharedClock, Stamp};
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::live::Live;
@@ -36,20 +36,42 @@ impl Inner {
         &self,
         outcome: Result<Result<T, Error<E>>, Duration>,
     ) -> Result<T, Error<E>> {
+        self.record_publishing(outcome, |event| self.publish(event))
+    }
+
+    /// [`Inner::record`], a success or an error published at `stamp`'s
+    /// time (the decorator chain's).
+    #[inline]
+    pub(super) fn record_stamped<'a, T, E>(
+        &'a self,
+        outcome: Result<Result<T, Error<E>>, Duration>,
+        stamp: &mut Stamp<'a>,
+    ) -> Result<T, Error<E>> {
+        self.record_publishing(outcome, |event| {
+            self.events.publish_stamped(stamp, || event);
+        })
+    }
+
+    #[inline(always)]
+    fn record_publishing<T, E>(
+        &self,
+        outcome: Result<Result<T, Error<E>>, Duration>,
+        publish: impl FnOnce(TimeLimiterEvent),
+    ) -> Result<T, Error<E>> {
         match outcome {
             Ok(Ok(value)) => {
                 self.successful.fetch_add(1, Ordering::Relaxed);
                 // Checked here so that the hot path inlines a load and a
                 // branch, not the publisher.
                 if self.events.is_active() {
-                    self.publish(TimeLimiterEvent::Success);
+                    publish(TimeLimiterEvent::Success);
                 }
                 Ok(value)
             }
             Ok(Err(e)) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 if self.events.is_active() {
-                    self.publish(TimeLimiterEvent::Error {
+                    publish(TimeLimiterEvent::Error {
                         error_kind: e.rejection_kind(),
                     });
                 }

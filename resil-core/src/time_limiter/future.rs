@@ -12,7 +12,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use super::{Inner, TimeLimiter};
-use crate::clock::{Clock, Sleep};
+use crate::clock::{Clock, Sleep, Stamp};
 use crate::error::Error;
 
 pin_project_lite::pin_project! {
@@ -124,7 +124,7 @@ impl TimeLimiter {
     }
 }
 
-impl Deadline<'_> {
+impl<'a> Deadline<'a> {
     /// Polled after a poll of the call that was not ready: ready with the
     /// timeout once it has passed (never, when shadow mode let it pass).
     #[cold]
@@ -145,6 +145,16 @@ impl Deadline<'_> {
         outcome: Result<Result<T, Error<E>>, Duration>,
     ) -> Result<T, Error<E>> {
         self.inner.record(outcome)
+    }
+
+    /// [`Deadline::record`], the outcome published at `stamp`'s time.
+    #[inline]
+    pub(crate) fn record_stamped<T, E>(
+        self,
+        outcome: Result<Result<T, Error<E>>, Duration>,
+        stamp: &mut Stamp<'a>,
+    ) -> Result<T, Error<E>> {
+        self.inner.record_stamped(outcome, stamp)
     }
 }
 
