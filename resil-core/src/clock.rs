@@ -209,8 +209,8 @@ impl SharedClock {
 /// call's admission through every layer, or its completion): each layer
 /// asks for the time on its own clock, and a layer on a clock of the same
 /// time as the one last read gets that reading instead of reading again.
-/// Reading a time-stamp counter costs about 10 ns here, more than most
-/// layers.
+/// Reading the system clock costs about 13 ns on the benchmark machine
+/// (BENCHMARKS.md, the `clock` group), more than most layers.
 ///
 /// Whoever runs user code between two layers (a fallback, an event
 /// consumer) or waits calls [`Stamp::clear`]: the next layer reads afresh,
