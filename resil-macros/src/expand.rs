@@ -456,16 +456,7 @@ impl<'a> Chain<'a> {
             let flat = quote! {
                 #p::chain_async(#layers, #p::once(|| #p::body_async(#body))).await
             };
-            return match self.layers.iter().find(|l| l.aspect == Aspect::TimeLimiter) {
-                // As under a retry: a time limiter that may leave its future
-                // running keeps the nested, detaching chain.
-                Some(tl) if self.detachable_time_limiter() => {
-                    let tl = self.instance(tl);
-                    let nested = self.nested_layer(0, recv);
-                    quote!(if #p::cancels(#tl) { #flat } else { #nested })
-                }
-                _ => flat,
-            };
+            return self.flat_or_detaching(flat, || self.nested_layer(0, recv));
         }
         self.nested_layer(i, recv)
     }
@@ -504,19 +495,7 @@ impl<'a> Chain<'a> {
                                 async move { #p::body_async(#body).await }
                             })).await
                         };
-                        match self.layers.iter().find(|l| l.aspect == Aspect::TimeLimiter) {
-                            // A time limiter that may leave its future running
-                            // (`cancel-running-future = false`, read when the
-                            // call starts) keeps the nested chain, whose
-                            // detached call can.
-                            Some(tl) if self.detachable_time_limiter() => {
-                                let tl = self.instance(tl);
-                                quote! {
-                                    if #p::cancels(#tl) { #flat } else { #nested }
-                                }
-                            }
-                            _ => flat,
-                        }
+                        self.flat_or_detaching(flat, || nested)
                     } else {
                         nested
                     }
@@ -606,18 +585,14 @@ impl<'a> Chain<'a> {
         }
     }
 
-    /// Whether an async chain runs as the core's one state machine
+    /// Whether an async chain can run as the core's one state machine
     /// (`chain_async`, the future of `Decorators::call_async`) rather than
-    /// as the primitives' calls nested: a retry outermost (its attempts make
-    /// the body a closure that is called again), only the five layers of
+    /// as the primitives' calls nested: only the five layers of
     /// `Decorators`, no fallback inside the outermost layer, no `permits`.
-    /// (A time limiter that could detach chooses at each call: see `layer`.)
-    fn flat(&self) -> bool {
+    /// (A time limiter that could detach chooses at each call: see
+    /// [`Chain::flat_or_detaching`].)
+    fn flat_shape(&self) -> bool {
         self.func.is_async()
-            && self
-                .layers
-                .first()
-                .is_some_and(|l| l.aspect == Aspect::Retry)
             && self.layers.iter().all(|l| {
                 matches!(
                     l.aspect,
@@ -631,21 +606,40 @@ impl<'a> Chain<'a> {
             && self.layers[1..].iter().all(|l| l.fallback.is_none())
     }
 
-    /// [`Chain::flat`] for a chain without a retry: two layers at least
-    /// (one alone runs as its primitive's own future), none a retry.
+    /// [`Chain::flat_shape`] under a retry, outermost (its attempts make the
+    /// body a closure that is called again): the retry's layer expands it.
+    fn flat(&self) -> bool {
+        self.flat_shape()
+            && self
+                .layers
+                .first()
+                .is_some_and(|l| l.aspect == Aspect::Retry)
+    }
+
+    /// [`Chain::flat_shape`] without a retry: two layers at least (one
+    /// alone runs as its primitive's own future); the outermost expands it.
     fn flat_without_retry(&self) -> bool {
-        self.func.is_async()
-            && self.layers.len() >= 2
-            && self.layers.iter().all(|l| {
-                matches!(
-                    l.aspect,
-                    Aspect::CircuitBreaker
-                        | Aspect::RateLimiter
-                        | Aspect::TimeLimiter
-                        | Aspect::Bulkhead
-                ) && l.permits.is_none()
-            })
-            && self.layers[1..].iter().all(|l| l.fallback.is_none())
+        self.flat_shape() && self.layers.len() >= 2 && !self.has(Aspect::Retry)
+    }
+
+    /// The flat chain `flat`, or, where a time limiter could leave its
+    /// future running, a choice when the call starts: with
+    /// `cancel-running-future = false` the nested chain, whose detached
+    /// call can.
+    fn flat_or_detaching(
+        &self,
+        flat: TokenStream,
+        nested: impl FnOnce() -> TokenStream,
+    ) -> TokenStream {
+        match self.layers.iter().find(|l| l.aspect == Aspect::TimeLimiter) {
+            Some(tl) if self.detachable_time_limiter() => {
+                let p = &self.p;
+                let tl = self.instance(tl);
+                let nested = nested();
+                quote!(if #p::cancels(#tl) { #flat } else { #nested })
+            }
+            _ => flat,
+        }
     }
 
     /// `chain_async`'s five layers: each one's instance (and classifier), or `None`.
