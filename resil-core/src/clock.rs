@@ -181,9 +181,7 @@ impl SharedClock {
     pub fn new(clock: impl Clock) -> Self {
         clock.into_shared()
     }
-}
 
-impl SharedClock {
     /// Whether `self` and `other` read the same time: two handles on one
     /// clock, or two system clocks (they share the process-wide origin).
     #[inline(always)]

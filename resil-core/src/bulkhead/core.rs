@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::semaphore::Semaphore;
 use super::{BulkheadConfig, BulkheadEvent, BulkheadFull, BulkheadPermit, Queued};
-use crate::clock::{Clock, SharedClock};
+use crate::clock::{Clock, SharedClock, Stamp};
 use crate::event::EventPublisher;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering};
 use crate::{Name, Tags};
@@ -44,6 +44,15 @@ impl Inner {
     #[inline]
     pub(super) fn permitted(&self) -> BulkheadPermit<'_> {
         BulkheadPermit(permitted(self))
+    }
+
+    /// [`Inner::permitted`], `CallPermitted` published at `stamp`'s time
+    /// (the decorator chain's).
+    #[inline]
+    pub(super) fn permitted_stamped<'a>(&'a self, stamp: &mut Stamp<'a>) -> BulkheadPermit<'a> {
+        self.events
+            .publish_stamped(stamp, || BulkheadEvent::CallPermitted);
+        BulkheadPermit(Held { inner: self })
     }
 
     /// Shadow mode: a call that would be refused takes a permit beyond the

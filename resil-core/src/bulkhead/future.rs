@@ -9,7 +9,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use super::semaphore::{self, Semaphore};
-use super::{Bulkhead, BulkheadEvent, BulkheadFull, BulkheadPermit, Held, Inner, permitted};
+use super::{Bulkhead, BulkheadFull, BulkheadPermit, Held, Inner, permitted};
 use crate::clock::{Clock, Sleep, Stamp};
 use crate::error::Error;
 use crate::future::{self, AsyncCall};
@@ -93,10 +93,7 @@ impl Bulkhead {
     pub(crate) fn admit<'a>(&'a self, stamp: &mut Stamp<'a>) -> Admission<'a> {
         let inner = &*self.inner;
         if inner.sem.try_acquire() {
-            inner
-                .events
-                .publish_stamped(stamp, || BulkheadEvent::CallPermitted);
-            Admission::Now(BulkheadPermit(Held { inner }))
+            Admission::Now(inner.permitted_stamped(stamp))
         } else {
             match queue_or_refuse(inner) {
                 Ok(queued) => Admission::Later(queued),

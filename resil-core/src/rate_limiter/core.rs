@@ -46,10 +46,21 @@ impl Inner {
 
     #[inline]
     pub(super) fn decide(&self, permits: u32, timeout: u64) -> Decision {
+        self.decide_with(permits, timeout, || self.now())
+    }
+
+    /// [`Inner::decide`], the local limiter deciding at the time `now` gives.
+    #[inline]
+    pub(super) fn decide_with(
+        &self,
+        permits: u32,
+        timeout: u64,
+        now: impl Fn() -> u64,
+    ) -> Decision {
         match &self.cluster {
             None => self
                 .core
-                .acquire_or(|| self.now(), permits, timeout, || self.refused(permits)),
+                .acquire_or(now, permits, timeout, || self.refused(permits)),
             Some(c) => match c.acquire(self, permits, timeout) {
                 Decision::Refused => self.refused(permits),
                 granted => granted,
@@ -82,10 +93,7 @@ impl Inner {
     #[cold]
     #[inline(never)]
     pub(super) fn publish_acquire(&self, decision: Decision, permits: u32) {
-        self.events.publish(|| match decision {
-            Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
-            Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
-        });
+        self.events.publish(|| acquire_event(decision, permits));
     }
 
     /// [`Inner::publish_acquire`] at `stamp`'s time.
@@ -96,10 +104,8 @@ impl Inner {
         permits: u32,
         stamp: &mut Stamp<'a>,
     ) {
-        self.events.publish_stamped(stamp, || match decision {
-            Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
-            Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
-        });
+        self.events
+            .publish_stamped(stamp, || acquire_event(decision, permits));
     }
 
     #[inline]
@@ -109,6 +115,12 @@ impl Inner {
         permits: u32,
     ) -> Result<(), RequestNotPermitted> {
         self.publish(decision, permits);
+        self.outcome(decision)
+    }
+
+    /// What a published decision comes to for the caller.
+    #[inline]
+    pub(super) fn outcome(&self, decision: Decision) -> Result<(), RequestNotPermitted> {
         match decision {
             Decision::Granted { .. } => Ok(()),
             Decision::Refused => Err(self.refusal()),
@@ -128,5 +140,14 @@ impl Inner {
         let (epoch, r) = self.core.refreshed(t);
         let wait = nanos_to_wait(1, r.available, t, r.cycle, epoch.limit, self.core.period());
         (wait, r.available, r.cycle)
+    }
+}
+
+/// The event of a decision on `permits`.
+#[inline]
+fn acquire_event(decision: Decision, permits: u32) -> RateLimiterEvent {
+    match decision {
+        Decision::Granted { .. } => RateLimiterEvent::SuccessfulAcquire { permits },
+        Decision::Refused => RateLimiterEvent::FailedAcquire { permits },
     }
 }

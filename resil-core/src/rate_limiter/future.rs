@@ -160,27 +160,23 @@ impl RateLimiter {
     /// is created, at `stamp`'s time: the decision and its event take the
     /// decorator chain's reading of the clock. (As `Call::new_or_defer`
     /// decides, written out: an enum of the three outcomes passed between
-    /// them cost its future 9 instructions.)
+    /// them cost its future 9 instructions. A cluster limiter reads its own
+    /// clock for its lease; the chain's reading still serves the layers
+    /// after it.)
     #[inline]
     pub(crate) fn admit<'a>(&'a self, stamp: &mut Stamp<'a>) -> Admission<'a> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
-        let decision = if inner.cluster.is_none() {
-            let now = stamp.now(&inner.clock).as_u64();
-            inner
-                .core
-                .acquire_or(|| now, 1, timeout, || inner.refused(1))
-        } else {
-            inner.decide(1, timeout)
-        };
+        let now = stamp.now(&inner.clock).as_u64();
+        let decision = inner.decide_with(1, timeout, || now);
         match decision.wait(timeout) {
             None => {
                 if inner.events.is_active() {
                     inner.publish_acquire_stamped(decision, 1, stamp);
                 }
-                match decision {
-                    Decision::Granted { .. } => Admission::Now,
-                    Decision::Refused => Admission::Refused(inner.refusal()),
+                match inner.outcome(decision) {
+                    Ok(()) => Admission::Now,
+                    Err(refused) => Admission::Refused(refused),
                 }
             }
             Some(wait) => Admission::Later(Reserved::new(inner, decision, wait)),

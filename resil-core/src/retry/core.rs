@@ -150,8 +150,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         }
         // The user's predicates and result consumer run here: a panic in one
         // is the call's own.
-        self.in_attempt
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.mark_attempt(true);
         let settled = match self.next(classifier, &result) {
             Next::Return => Ok(result),
             Next::Exhausted(max) => Ok(Err(self.inner.exhausted(max))),
@@ -163,8 +162,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                 Err(wait)
             }
         };
-        self.in_attempt
-            .store(false, std::sync::atomic::Ordering::Relaxed);
+        self.mark_attempt(false);
         settled
     }
 
@@ -195,13 +193,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         attempt: Pin<&mut F>,
         cx: &mut Context<'_>,
     ) -> Poll<F::Output> {
-        self.in_attempt
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        // Left set if the attempt panics: the unwind is the call's own.
-        let poll = attempt.poll(cx);
-        self.in_attempt
-            .store(false, std::sync::atomic::Ordering::Relaxed);
-        poll
+        poll_marked(&self.in_attempt, attempt, cx)
     }
 
     /// Marks an attempt as the call's own while it is polled, for a future
@@ -444,12 +436,20 @@ impl<F: Future> Future for Attempt<'_, F> {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<F::Output> {
         let this = self.project();
-        this.in_attempt
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        // Left set if the attempt panics: the unwind is the call's own.
-        let poll = this.future.poll(cx);
-        this.in_attempt
-            .store(false, std::sync::atomic::Ordering::Relaxed);
-        poll
+        poll_marked(this.in_attempt, this.future, cx)
     }
+}
+
+/// Polls an attempt with `in_attempt` set, and left set if the attempt
+/// panics: the unwind is the call's own.
+#[inline(always)]
+fn poll_marked<F: Future>(
+    in_attempt: &std::sync::atomic::AtomicBool,
+    attempt: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    in_attempt.store(true, std::sync::atomic::Ordering::Relaxed);
+    let poll = attempt.poll(cx);
+    in_attempt.store(false, std::sync::atomic::Ordering::Relaxed);
+    poll
 }
