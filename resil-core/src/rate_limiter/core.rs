@@ -50,7 +50,7 @@ impl Inner {
     }
 
     /// [`Inner::decide`], the local limiter deciding at the time `now` gives.
-    #[inline]
+    #[inline(always)]
     pub(super) fn decide_with(
         &self,
         permits: u32,
@@ -119,7 +119,7 @@ impl Inner {
     }
 
     /// What a published decision comes to for the caller.
-    #[inline]
+    #[inline(always)]
     pub(super) fn outcome(&self, decision: Decision) -> Result<(), RequestNotPermitted> {
         match decision {
             Decision::Granted { .. } => Ok(()),
