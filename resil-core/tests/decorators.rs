@@ -13,7 +13,7 @@ use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent, Classifier, State,
 };
 use resil_core::clock::{ManualClock, TokioClock};
-use resil_core::decorators::{Decorators, Layer};
+use resil_core::decorators::{AsyncOnly, Decorators, Layer};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryConfig, RetryEvent};
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
@@ -76,6 +76,18 @@ fn chain(clock: impl resil_core::clock::Clock + Clone) -> Chain {
                 .unwrap(),
             clock,
         ),
+    }
+}
+
+impl Chain {
+    /// The five layers, in the builder's usual order.
+    fn all_five<T, E>(&self) -> Decorators<'_, T, E, AsyncOnly> {
+        Decorators::new()
+            .with_retry(&self.retry)
+            .with_circuit_breaker(&self.cb)
+            .with_rate_limiter(&self.rl)
+            .with_time_limiter(&self.tl)
+            .with_bulkhead(&self.bh)
     }
 }
 
@@ -304,12 +316,7 @@ impl std::future::Future for PanicsOnPoll {
 fn a_panic_in_the_call_releases_every_permit_at_once_and_the_breaker_records_it() {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     let c = chain(ManualClock::new());
-    let d = Decorators::new()
-        .with_retry(&c.retry)
-        .with_circuit_breaker(&c.cb)
-        .with_rate_limiter(&c.rl)
-        .with_time_limiter(&c.tl)
-        .with_bulkhead(&c.bh);
+    let d = c.all_five();
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     // Kept alive after the panic: the permits must not wait for its drop,
     // as each layer of a nested chain gives its own back while unwinding.
@@ -407,12 +414,7 @@ fn a_chain_without_fallbacks_allocates_nothing() {
     });
     assert_eq!(n, 0);
     let (_, n) = support::allocations_during(|| {
-        let d = Decorators::new()
-            .with_retry(&c.retry)
-            .with_circuit_breaker(&c.cb)
-            .with_rate_limiter(&c.rl)
-            .with_time_limiter(&c.tl)
-            .with_bulkhead(&c.bh);
+        let d = c.all_five();
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         for _ in 0..100 {
             let fut = std::pin::pin!(d.call_async(|| async { Ok::<u32, ()>(1) }));
@@ -449,12 +451,7 @@ fn padded<const SIZE: usize>() -> Padded<SIZE> {
 #[test]
 fn the_async_chain_holds_the_callers_future_once() {
     let c = chain(ManualClock::new());
-    let d = Decorators::new()
-        .with_retry(&c.retry)
-        .with_circuit_breaker(&c.cb)
-        .with_rate_limiter(&c.rl)
-        .with_time_limiter(&c.tl)
-        .with_bulkhead(&c.bh);
+    let d = c.all_five();
     // Each layer keeps a few words: its permit or guard, a timer or a queue
     // slot while it waits, a tag, and the tags of its optional fallback. The
     // retry's loop is the largest (about 200 bytes, with its backoff timer).
