@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 use resil::actuator::Actuator;
-use resil::circuit_breaker::Classifier;
+use resil::circuit_breaker::CircuitBreakerClassifier;
 use resil::clock::ManualClock;
 use resil::retry::RetryClassifier;
 use resil::{Aspect, Registries, Report, Resilience};
@@ -127,13 +127,15 @@ impl Fixture {
     /// Two recorded failures: the breaker opens.
     fn trip(&self, name: &str) {
         let cb = self.registries.circuit_breakers().circuit_breaker(name);
-        let classifier = Classifier::<(), InventoryError>::classified();
+        let classifier = CircuitBreakerClassifier::<(), InventoryError>::classified();
         self.clock.advance(Duration::from_millis(1500));
         for took in [12, 30] {
-            let _ = cb.call_with(&classifier, || {
-                self.clock.advance(Duration::from_millis(took));
-                Err(InventoryError::ConnectionRefused)
-            });
+            let _ = resil::Decorators::new()
+                .with_circuit_breaker_classified(&cb, classifier)
+                .call(|| {
+                    self.clock.advance(Duration::from_millis(took));
+                    Err(InventoryError::ConnectionRefused)
+                });
         }
     }
 }
@@ -284,13 +286,15 @@ async fn events_of_every_kind_are_sorted_by_creation_time() {
     let retry = r.retries().retry("inventory-query");
     let mut failures = 2;
     let classifier = RetryClassifier::<(), InventoryError>::classified();
-    let ok = retry.call_with(&classifier, || {
-        if failures > 0 {
-            failures -= 1;
-            return Err(InventoryError::ConnectionRefused);
-        }
-        Ok(())
-    });
+    let ok = resil::Decorators::new()
+        .with_retry_classified(&retry, classifier)
+        .call(|| {
+            if failures > 0 {
+                failures -= 1;
+                return Err(InventoryError::ConnectionRefused);
+            }
+            Ok(())
+        });
     assert!(ok.is_ok());
     let at = |ms: u32| {
         if ms == 0 {

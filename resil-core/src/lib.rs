@@ -30,6 +30,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod bulkhead;
+pub mod chain;
 pub mod circuit_breaker;
 mod classify;
 pub mod clock;

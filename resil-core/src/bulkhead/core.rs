@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use super::semaphore::Semaphore;
 use super::{BulkheadConfig, BulkheadEvent, BulkheadFull, BulkheadPermit, Queued};
-use crate::clock::{Clock, SharedClock, Stamp};
+use crate::clock::{Clock, SharedClock};
 use crate::event::EventPublisher;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering};
 use crate::{Name, Tags};
 
-pub(crate) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     pub(super) name: Name,
     pub(super) tags: Tags,
     pub(super) clock: SharedClock,
@@ -30,6 +31,14 @@ pub(crate) struct Inner {
     pub(super) events: EventPublisher<BulkheadEvent>,
 }
 
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Publishes `CallPermitted` for a permit just taken from `inner`'s
 /// semaphore, and holds it.
 #[inline]
@@ -37,22 +46,13 @@ pub(super) fn permitted<R: Deref<Target = Inner>>(inner: R) -> Held<R> {
     if inner.events.is_active() {
         inner.publish(BulkheadEvent::CallPermitted);
     }
-    Held { inner }
+    Held::new(inner)
 }
 
 impl Inner {
     #[inline]
     pub(super) fn permitted(&self) -> BulkheadPermit<'_> {
         BulkheadPermit(permitted(self))
-    }
-
-    /// [`Inner::permitted`], `CallPermitted` published at `stamp`'s time
-    /// (the decorator chain's).
-    #[inline]
-    pub(super) fn permitted_stamped<'a>(&'a self, stamp: &mut Stamp<'a>) -> BulkheadPermit<'a> {
-        self.events
-            .publish_stamped(stamp, || BulkheadEvent::CallPermitted);
-        BulkheadPermit(Held { inner: self })
     }
 
     /// Shadow mode: a call that would be refused takes a permit beyond the
@@ -147,6 +147,19 @@ impl Inner {
 /// One permit of `R`'s bulkhead, given back (exactly once) when dropped.
 pub(super) struct Held<R: Deref<Target = Inner>> {
     pub(super) inner: R,
+    /// `CallFinished` is published already (at a chain's reading of the
+    /// clock): the drop only gives the permit back.
+    pub(super) published: bool,
+}
+
+impl<R: Deref<Target = Inner>> Held<R> {
+    #[inline(always)]
+    pub(super) fn new(inner: R) -> Self {
+        Held {
+            inner,
+            published: false,
+        }
+    }
 }
 
 impl<R: Deref<Target = Inner>> Drop for Held<R> {
@@ -155,7 +168,7 @@ impl<R: Deref<Target = Inner>> Drop for Held<R> {
         // Publish before releasing, so that a call's CALL_FINISHED always comes
         // before the CALL_PERMITTED of the call that takes its permit
         // (Resilience4j releases first, and its events can then cross).
-        if self.inner.events.is_active() {
+        if !self.published && self.inner.events.is_active() {
             self.inner.publish(BulkheadEvent::CallFinished);
         }
         self.inner.sem.release();

@@ -53,7 +53,7 @@ mod config;
 mod core;
 mod error;
 mod event;
-mod future;
+mod layer;
 mod metrics;
 mod semaphore;
 
@@ -65,20 +65,20 @@ use std::future::Future;
 use std::sync::Arc;
 
 pub use self::config::{BulkheadConfig, BulkheadConfigBuilder, MAX_CONCURRENT_CALLS};
+#[doc(hidden)]
+pub use self::core::Inner;
 pub use self::error::BulkheadFull;
 pub use self::event::{BulkheadEvent, BulkheadEventType};
-pub use self::future::{BulkheadFuture, OwnedBulkheadFuture};
+pub use self::layer::{BulkheadAttempt, BulkheadNode, BulkheadPart};
 pub use self::metrics::BulkheadMetrics;
 
-pub(crate) use self::core::Inner;
-use self::core::{Held, permitted};
-use self::future::Stage;
-pub(crate) use self::future::{Admission, Queued};
+use self::core::Held;
+use self::layer::Queued;
 use self::semaphore::Semaphore;
-use crate::clock::{Clock, SharedClock, Stamp, SystemClock};
+use crate::chain::{Lift, Stack, once};
+use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::future::{AsyncCall, InnerCall, InnerErrors};
 use crate::live::ChangeRefused;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
@@ -353,31 +353,19 @@ impl Bulkhead {
     where
         F: FnOnce() -> Result<T, E>,
     {
-        self.decorate(|| f().map_err(Error::Inner))
-    }
-
-    /// Runs a call that already returns `resil::Error` (an inner layer of a
-    /// decorator chain) with a permit.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else `f`'s error.
-    #[inline]
-    pub fn decorate<T, E, F>(&self, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, Error<E>>,
-    {
-        let _permit = self.acquire_permission_blocking()?;
-        f()
+        Stack::new().bulkhead(self.part()).call(Lift(once(f)))
     }
 
     /// Runs the future that `f` returns with a permit, waiting for one as
     /// [`Bulkhead::acquire_permission`] does.
     ///
-    /// A free permit is taken, and `f` called, when this method is called;
-    /// otherwise the returned future waits for one and calls `f` once it has
-    /// it (see [`BulkheadFuture`]). Dropping the returned future at any point
-    /// gives the permit back.
+    /// A free permit is taken, and `f` called, when this method is called
+    /// (as Resilience4j's decorated `CompletionStage` supplier does when
+    /// invoked); otherwise the returned future waits in the queue up to
+    /// `max_wait_duration` (the timer starts at the first poll) and calls
+    /// `f` once it has a permit. Dropping the returned future at any point
+    /// gives the permit back or leaves the queue; a panic while polling the
+    /// caller's future gives the permit back at once and is resumed.
     ///
     /// # Errors
     ///
@@ -386,124 +374,31 @@ impl Bulkhead {
     /// # Examples
     ///
     /// ```
-    /// use resil_core::bulkhead::Bulkhead;
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    /// use resil_core::Error;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
-    /// let stock = bulkhead
-    ///     .call_async(|| async { Ok::<_, std::io::Error>(42) })
-    ///     .await;
-    /// assert_eq!(stock.unwrap(), 42);
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bulkhead = Bulkhead::new("inventory-query", BulkheadConfig::builder().max_concurrent_calls(1).build()?);
+    /// let first = bulkhead.call_async(|| async { Ok::<_, std::io::Error>(1) });
+    /// // The permit was taken when `first` was created: no wait is configured,
+    /// // so the second call is refused.
+    /// let second = bulkhead.call_async(|| async { Ok::<_, std::io::Error>(2) });
+    /// assert!(matches!(second.await, Err(Error::BulkheadFull(_))));
+    /// assert_eq!(first.await?, 1);
+    /// # Ok(())
     /// # }
     /// ```
     #[inline]
     pub fn call_async<T, E, F, Fut>(
         &self,
         f: F,
-    ) -> BulkheadFuture<'_, InnerCall<F>, InnerErrors<Fut>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'_, T, E, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        BulkheadFuture {
-            stage: Stage::start(&*self.inner, InnerCall::new(f)),
-        }
-    }
-
-    /// The async form of [`Bulkhead::decorate`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> BulkheadFuture<'_, F, Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        BulkheadFuture {
-            stage: Stage::start(&*self.inner, f),
-        }
-    }
-
-    /// Like [`Bulkhead::call_async`], for a future that must not borrow the
-    /// bulkhead (a `tower` service's response future, a spawned task): the
-    /// future holds a clone of the bulkhead.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, [`Error::Inner`] with the future's error.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use resil_core::bulkhead::Bulkhead;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
-    /// let call = bulkhead.call_async_owned(|| async { Ok::<_, std::io::Error>(7) });
-    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 24);
-    /// assert_eq!(tokio::spawn(call).await.unwrap().unwrap(), 7);
-    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 25);
-    /// # }
-    /// ```
-    #[inline]
-    pub fn call_async_owned<T, E, F, Fut>(
-        &self,
-        f: F,
-    ) -> OwnedBulkheadFuture<InnerCall<F>, InnerErrors<Fut>>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        OwnedBulkheadFuture {
-            stage: Stage::start(Arc::clone(&self.inner), InnerCall::new(f)),
-        }
-    }
-
-    /// Like [`Bulkhead::decorate_async`], holding a clone of the bulkhead
-    /// (see [`Bulkhead::call_async_owned`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned<T, E, F>(&self, f: F) -> OwnedBulkheadFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedBulkheadFuture {
-            stage: Stage::start(Arc::clone(&self.inner), f),
-        }
-    }
-
-    /// Like [`Bulkhead::decorate_async_owned`], for a call that is cheaper
-    /// to start at once than to keep: with a permit free now, `now(call)`
-    /// makes the future before this returns (so `call` may borrow, such as
-    /// a `tower` service and its request); otherwise `later(call)` makes
-    /// the owned [`AsyncCall`] that is started once the queue gives a
-    /// permit (and is not made at all for a refusal).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned_or_defer<T, E, C, F>(
-        &self,
-        call: C,
-        now: impl FnOnce(C) -> F::Future,
-        later: impl FnOnce(C) -> F,
-    ) -> OwnedBulkheadFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedBulkheadFuture {
-            stage: Stage::start_or_defer(Arc::clone(&self.inner), call, now, later),
-        }
+        Stack::new().bulkhead(self.part()).call_async(Lift(once(f)))
     }
 }
 
@@ -545,20 +440,6 @@ impl BulkheadPermit<'_> {
     /// that was not made after all (Resilience4j's `releasePermission`).
     pub fn release(self) {
         self.0.inner.sem.release();
-        std::mem::forget(self);
-    }
-}
-
-impl<'a> BulkheadPermit<'a> {
-    /// Gives the permit back as dropping it does, `CallFinished` published
-    /// at `stamp`'s time (the decorator chain's).
-    #[inline]
-    pub(crate) fn finish_stamped(self, stamp: &mut Stamp<'a>) {
-        let inner = self.0.inner;
-        inner
-            .events
-            .publish_stamped(stamp, || BulkheadEvent::CallFinished);
-        inner.sem.release();
         std::mem::forget(self);
     }
 }

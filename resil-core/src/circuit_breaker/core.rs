@@ -17,7 +17,8 @@ use crate::live::{Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
-pub(super) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     /// For timers, which must not keep a dropped breaker alive.
     pub(super) me: Weak<Inner>,
     pub(super) name: Name,
@@ -44,6 +45,14 @@ pub(super) struct Inner {
     /// The fleet's half-open probe budget, when shared.
     /// Boxed: most breakers have none, and the call path never reads it in CLOSED.
     pub(super) cluster: Option<Box<cluster::Cluster>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 pub(super) struct MetricsCell {
