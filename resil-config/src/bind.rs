@@ -89,6 +89,12 @@ pub struct Extras {
     pub max_keys: Option<u32>,
     /// `key-label` (every aspect): whether keyed instances carry a `key` tag.
     pub key_label: Option<bool>,
+    /// `shared` (circuit breaker): the functions that declare the name call
+    /// one downstream on purpose, so no start-up warning says otherwise.
+    pub shared: Option<bool>,
+    /// `pool-size` (bulkhead): the connection pool its calls use; a
+    /// `max-concurrent-calls` above it is a start-up warning.
+    pub pool_size: Option<u32>,
 }
 
 /// How one aspect's tables become its configuration.
@@ -250,12 +256,22 @@ pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<
         extras.subscribe_for_events =
             flag(keys::SUBSCRIBE_FOR_EVENTS).or(extras.subscribe_for_events);
         extras.key_label = flag(file::KEY_LABEL).or(extras.key_label);
+        extras.shared = flag(keys::SHARED).or(extras.shared);
         if let Some(s) = t.get(file::MAX_KEYS) {
             match s.val {
                 Val::Count(0) => state.problems.push(s.problem(
                     "`max-keys` must be at least 1: the keys a keyed name keeps (default 100)",
                 )),
                 Val::Count(n) => extras.max_keys = Some(n),
+                _ => {}
+            }
+        }
+        if let Some(s) = t.get(keys::POOL_SIZE) {
+            match s.val {
+                Val::Count(0) => state.problems.push(s.problem(
+                    "`pool-size` must be at least 1: the connections of the pool the bulkhead's calls use",
+                )),
+                Val::Count(n) => extras.pool_size = Some(n),
                 _ => {}
             }
         }
@@ -1067,6 +1083,7 @@ mod tests {
     #[test]
     fn circuit_breaker_rows() {
         let mut own = EXTRAS.to_vec();
+        own.push(keys::SHARED);
         own.extend(INTERVAL);
         own.extend([CB_WAIT, CB_MAX]);
         own.extend(HEALTH);
@@ -1109,7 +1126,9 @@ mod tests {
 
     #[test]
     fn bulkhead_rows() {
-        rows_are_complete::<Bulkhead>(&EXTRAS);
+        let mut own = EXTRAS.to_vec();
+        own.push(keys::POOL_SIZE);
+        rows_are_complete::<Bulkhead>(&own);
         plain_rows_bind_and_print::<Bulkhead>();
     }
 }
