@@ -4,6 +4,7 @@
 //! instance names (tests share the process and its global registries, which
 //! `init` builds once from the file below).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -42,6 +43,8 @@ key-label = true
 [circuitbreaker.instances.keyed-sum]
 [circuitbreaker.instances.keyed-shown]
 max-keys = 3
+[circuitbreaker.instances.keyed-pinned]
+max-keys = 10
 
 [retry.instances.keyed-retry]
 max-attempts = 3
@@ -170,6 +173,47 @@ fn eviction_never_drops_an_open_key_while_a_closed_one_exists() {
     assert_eq!(t.keys(), ["down", "e"]);
     assert_eq!(t.find("down").unwrap().state(), State::Open);
     assert!(matches!(guarded("down", false), Err(PayError::Rejected(_))));
+}
+
+static PINNED_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[resil::circuit_breaker(name = "keyed-pinned", key = tenant)]
+fn pinned(tenant: &str) -> Result<u32, PayError> {
+    PINNED_CALLS.fetch_add(1, Ordering::Relaxed);
+    let _ = tenant;
+    Err(PayError::Declined)
+}
+
+#[test]
+fn open_keys_nobody_calls_cannot_stop_a_failing_tenants_breaker_from_opening() {
+    init();
+    // 9 of the 10 keys are open junk tenants that nobody calls again
+    for junk in 0..9 {
+        let tenant = format!("junk-{junk}");
+        let _ = pinned(&tenant);
+        let _ = pinned(&tenant);
+    }
+    let _ = pinned("quiet"); // one failure: still closed
+    let t = table::<CircuitBreaker>("keyed-pinned");
+    assert_eq!(t.len(), 10);
+    // two real tenants keep failing
+    PINNED_CALLS.store(0, Ordering::Relaxed);
+    let mut refused = 0;
+    for call in 0..1_000 {
+        let tenant = if call % 2 == 0 { "real-a" } else { "real-b" };
+        if matches!(pinned(tenant), Err(PayError::Rejected(_))) {
+            refused += 1;
+        }
+    }
+    assert_eq!(
+        PINNED_CALLS.load(Ordering::Relaxed),
+        4,
+        "each tenant's breaker opens after its two failures"
+    );
+    assert_eq!(refused, 996);
+    assert_eq!(t.find("real-a").unwrap().state(), State::Open);
+    assert_eq!(t.find("real-b").unwrap().state(), State::Open);
+    assert!(t.len() <= 10);
 }
 
 #[resil::circuit_breaker(name = "keyed-fresh", key = tenant)]
