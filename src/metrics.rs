@@ -57,6 +57,18 @@
 //! that old without the application doing anything. The state gauges are
 //! also set on every state transition.
 //!
+//! # Keyed instances
+//!
+//! Keyed instances (`key = expr` on an attribute) add into their name's
+//! series. With `key-label = true` each key's meters carry a `key` tag
+//! instead, and those series are kept by resil rather than by the
+//! recorder: the `metrics` facade cannot remove a series, and an evicted
+//! key's series must go with it, so that a name shows at most its live keys
+//! (`max-keys`) whatever the number of keys seen. `/actuator/prometheus`
+//! merges them into its text; with another exporter, pass its text through
+//! [`with_keyed_series`]. A key's timers there are summaries of `_sum` and
+//! `_count` (no quantiles).
+//!
 //! # Recorders
 //!
 //! A `metrics` handle obtained before a recorder is installed stays a no-op
@@ -123,6 +135,8 @@ use resil_core::event::Event;
 
 use crate::observe::Observed;
 use crate::observe::sink::{Follower, Sink};
+
+mod keyed;
 
 /// `resilience4j_circuitbreaker_state`: 1 for the current state (tag `state`), 0 for the others.
 pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j_circuitbreaker_state";
@@ -312,6 +326,9 @@ static DESCRIBED: AtomicUsize = AtomicUsize::new(0);
 
 /// Gives the current recorder Resilience4j's descriptions and units, once per recorder.
 pub(crate) fn describe() {
+    if keyed::active() {
+        return; // a keyed instance's own series: nothing to describe there
+    }
     let id = recorder_id();
     if DESCRIBED.swap(id, Ordering::AcqRel) == id {
         return;
@@ -560,9 +577,19 @@ fn absolute(
 }
 
 /// The meters' sink: the event-driven meters of each instance followed,
-/// and the gauges set from the snapshots on [`refresh`].
-#[derive(Debug)]
-pub(crate) struct MetricsSink;
+/// and the gauges set from the snapshots on [`refresh`]; the series of the
+/// keyed instances with a `key` tag kept apart ([`keyed`]).
+#[derive(Debug, Default)]
+pub(crate) struct MetricsSink {
+    keyed: keyed::KeyedSeries,
+}
+
+impl MetricsSink {
+    /// The `key`-tagged series of the keyed instances this sink follows, by family.
+    pub(crate) fn keyed_families(&self, families: &mut keyed::Families) {
+        self.keyed.collect(families);
+    }
+}
 
 /// A primitive with meters: its event-driven handles and its gauges.
 pub(crate) trait Metered: Observed {
@@ -583,12 +610,75 @@ impl<P: Metered> Sink<P> for MetricsSink {
         Box::new(move |event| P::record(&meters, event))
     }
 
+    /// A keyed instance with a `key` tag records into series of its own,
+    /// which its eviction drops; without the tag, it adds into the name's.
+    fn follow_keyed(&self, p: &Arc<P>) -> Follower<P::Kind> {
+        if !p.instance_tags().contains_key(resil_config::keyed::KEY_TAG) {
+            return Sink::<P>::follow(self, p);
+        }
+        let series = self.keyed.add(address(p));
+        let meters = p.meters();
+        Box::new(move |event| keyed::with(&series, || P::record(&meters, event)))
+    }
+
+    fn unfollow_keyed(&self, p: &Arc<P>) {
+        self.keyed.remove(address(p));
+    }
+
     fn refresh(&self, instances: &[Arc<P>]) {
         describe();
         for p in instances {
-            p.refresh();
+            match self.keyed.get(address(p)) {
+                Some(series) => keyed::with(&series, || p.refresh()),
+                None => p.refresh(),
+            }
         }
     }
+}
+
+/// What identifies a keyed instance among the live ones.
+fn address<P>(p: &Arc<P>) -> usize {
+    Arc::as_ptr(p) as usize
+}
+
+/// `exposition` (the Prometheus text of the process's recorder) with the
+/// series of the keyed instances that carry a `key` tag (`key-label =
+/// true`) put into their families.
+///
+/// Those series are kept by resil, not by the recorder: the `metrics`
+/// facade cannot remove a series, and a key's series must go when the key
+/// is evicted, so that a name's series hold at most its `max-keys` keys
+/// whatever the number of keys seen. `/actuator/prometheus` shows them
+/// already; with another exporter, pass its text through this function
+/// (after [`refresh`]). Counters and gauges keep their meter's name and
+/// tags, a timer is a summary of its `_sum` and `_count`.
+///
+/// # Examples
+///
+/// ```
+/// let text = "# TYPE resil_retry_attempts_total counter\nresil_retry_attempts_total{name=\"a\"} 3\n\n";
+/// resil::metrics::refresh();
+/// let with_keys = resil::metrics::with_keyed_series(text);
+/// assert!(with_keys.starts_with(text));
+/// ```
+pub fn with_keyed_series(exposition: &str) -> String {
+    let mut families = keyed::Families::new();
+    for binding in crate::observe::bindings() {
+        if let Some(sink) = binding.sink::<MetricsSink>() {
+            sink.keyed_families(&mut families);
+        }
+    }
+    keyed::merge(exposition, families)
+}
+
+/// [`with_keyed_series`] of one binding's keyed instances.
+#[cfg(feature = "actuator")]
+pub(crate) fn with_keyed_series_of(binding: &crate::observe::Binding, exposition: &str) -> String {
+    let mut families = keyed::Families::new();
+    if let Some(sink) = binding.sink::<MetricsSink>() {
+        sink.keyed_families(&mut families);
+    }
+    keyed::merge(exposition, families)
 }
 
 macro_rules! metered {

@@ -35,10 +35,10 @@
 //! | --- | --- |
 //! | `/actuator/health` | Spring Boot's health document; see below |
 //! | `/actuator/health/{component}` | one component (`circuitBreakers`, `rateLimiters`, `ping`) |
-//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}` |
-//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`) |
-//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them |
-//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's) |
+//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}`; a keyed name's details hold its `keys` (see [Keyed instances](#keyed-instances)) |
+//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`), and `keyed` when a name has keys |
+//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them, and `keyed` |
+//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's), and `keyed` |
 //! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
 //! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
@@ -136,6 +136,29 @@
 //! breaker that is `UP` to `UP`). A `ping` component is always `UP`, as
 //! Spring Boot's is. The answer is 503 when the status is `DOWN` or
 //! `OUT_OF_SERVICE`, else 200.
+//!
+//! # Keyed instances
+//!
+//! The instances of `key = expr` call sites (one per key under the
+//! attribute's name) are not entries of the registries; the actuator shows
+//! them under their name, so that an operator sees which tenant is refused.
+//! A name's keys are listed refusing first (an OPEN or FORCED_OPEN breaker,
+//! a full bulkhead, a rate limiter without permits, then a HALF_OPEN
+//! breaker), then by key, at most `max-keys` of them, each its key and its
+//! state as the name's own instance shows it:
+//!
+//! ```json
+//! {"circuitBreakers":{"payment":{..,"state":"CLOSED","keys":[
+//!   {"key":"acme","state":"OPEN","failedCalls":2,..},
+//!   {"key":"globex","state":"CLOSED",..}]}}}
+//! ```
+//!
+//! The other lists add `"keyed":[{"name":"payment","maxKeys":100,"keys":[..]}]`
+//! beside the names. In `/actuator/health`, a keyed name whose health
+//! indicator is registered lists its keys in its details the same way, each
+//! with its own `status`; the keys do not count in the name's status, which
+//! stays its unkeyed instance's (one tenant's open breaker is not the
+//! service's health). `/actuator/resilience` shows every live key's state.
 //!
 //! # State changes
 //!
