@@ -348,23 +348,10 @@ async fn key_label_series_of_evicted_keys_go_with_them() {
         .prometheus(recorder.handle())
         .build()
         .router();
-    let scrape = || {
-        let router = router.clone();
-        async move {
-            let response = router
-                .oneshot(
-                    Request::get("/actuator/prometheus")
-                        .body(Body::empty())
-                        .unwrap(),
-                )
-                .await
-                .unwrap();
-            assert_eq!(response.status(), StatusCode::OK);
-            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-                .await
-                .unwrap();
-            String::from_utf8(body.to_vec()).unwrap()
-        }
+    let scrape = || async {
+        let (status, body) = get_from(&router, "/actuator/prometheus").await;
+        assert_eq!(status, StatusCode::OK);
+        String::from_utf8(body).unwrap()
     };
     // the calls record through the actuator's recorder, as through an
     // installed one
@@ -463,40 +450,16 @@ async fn the_actuator_lists_the_live_keys() {
     let _ = shown("acme", true);
     let _ = shown("acme", true);
     shown("globex", false).unwrap();
-    let router = resil::actuator::Actuator::builder().build().router();
-    let response = router
-        .clone()
-        .oneshot(
-            Request::get("/actuator/resilience")
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let (status, doc) = actuator_json("/actuator/resilience").await;
+    assert_eq!(status, StatusCode::OK);
     let keyed = &doc["instances"]["circuitbreaker"]["keyed-shown"]["keyed"];
     assert_eq!(keyed["maxKeys"], 3, "{doc:#}");
     assert_eq!(keyed["keyLabel"], false);
     assert_eq!(keyed["keys"]["acme"]["state"], "OPEN", "{keyed:#}");
     assert_eq!(keyed["keys"]["globex"]["state"], "CLOSED", "{keyed:#}");
 
-    let response = router
-        .oneshot(
-            Request::get("/actuator/circuitbreakers")
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let (status, doc) = actuator_json("/actuator/circuitbreakers").await;
+    assert_eq!(status, StatusCode::OK);
     let shown = &doc["circuitBreakers"]["keyed-shown"];
     assert_eq!(shown["state"], "CLOSED", "{shown:#}");
     let keys: Vec<(&str, &str)> = shown["keys"]
@@ -533,10 +496,10 @@ async fn listed_timeout(key: String) -> Result<u32, OpError> {
     Ok(key.len() as u32)
 }
 
-/// `uri`'s JSON from the actuator of the global registries.
-async fn actuator_json(uri: &str) -> (StatusCode, Value) {
-    let router = resil::actuator::Actuator::builder().build().router();
+/// `GET uri` from `router`: the status and the body.
+async fn get_from(router: &axum::Router, uri: &str) -> (StatusCode, Vec<u8>) {
     let response = router
+        .clone()
         .oneshot(Request::get(uri).body(Body::empty()).unwrap())
         .await
         .unwrap();
@@ -544,6 +507,13 @@ async fn actuator_json(uri: &str) -> (StatusCode, Value) {
     let body = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .unwrap();
+    (status, body.to_vec())
+}
+
+/// `uri`'s JSON from the actuator of the global registries.
+async fn actuator_json(uri: &str) -> (StatusCode, Value) {
+    let router = resil::actuator::Actuator::builder().build().router();
+    let (status, body) = get_from(&router, uri).await;
     (status, serde_json::from_slice(&body).unwrap())
 }
 

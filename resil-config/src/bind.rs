@@ -257,24 +257,24 @@ pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<
             flag(keys::SUBSCRIBE_FOR_EVENTS).or(extras.subscribe_for_events);
         extras.key_label = flag(file::KEY_LABEL).or(extras.key_label);
         extras.shared = flag(keys::SHARED).or(extras.shared);
-        if let Some(s) = t.get(file::MAX_KEYS) {
-            match s.val {
-                Val::Count(0) => state.problems.push(s.problem(
-                    "`max-keys` must be at least 1: the keys a keyed name keeps (default 100)",
-                )),
-                Val::Count(n) => extras.max_keys = Some(n),
-                _ => {}
+        // counts of at least 1: the value, or the problem
+        let mut positive = |key: &str, what: &str| match t.get(key).map(|s| (s, &s.val)) {
+            Some((s, Val::Count(0))) => {
+                state
+                    .problems
+                    .push(s.problem(format!("`{key}` must be at least 1: {what}")));
+                None
             }
-        }
-        if let Some(s) = t.get(keys::POOL_SIZE) {
-            match s.val {
-                Val::Count(0) => state.problems.push(s.problem(
-                    "`pool-size` must be at least 1: the connections of the pool the bulkhead's calls use",
-                )),
-                Val::Count(n) => extras.pool_size = Some(n),
-                _ => {}
-            }
-        }
+            Some((_, Val::Count(n))) => Some(*n),
+            _ => None,
+        };
+        extras.max_keys = positive(file::MAX_KEYS, "the keys a keyed name keeps (default 100)")
+            .or(extras.max_keys);
+        extras.pool_size = positive(
+            keys::POOL_SIZE,
+            "the connections of the pool the bulkhead's calls use",
+        )
+        .or(extras.pool_size);
     }
     for w in state.warnings.drain(..) {
         d.warn(w);
