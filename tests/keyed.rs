@@ -320,7 +320,7 @@ fn key_label_adds_a_key_tag_and_without_it_keys_add_into_the_name() {
 
 #[resil::circuit_breaker(name = "keyed-scale", key = tenant)]
 fn scaled(tenant: u32) -> Result<u32, PayError> {
-    outcome(tenant % 7 == 0)
+    outcome(tenant.is_multiple_of(7))
 }
 
 /// The distinct `key` values of the series of `name` in `text`, and the
