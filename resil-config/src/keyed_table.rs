@@ -2,7 +2,8 @@
 //! per keyed name, bounded by `max-keys`, and the registry of an aspect's
 //! tables, below the global registries that hold them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -390,25 +391,27 @@ impl<P: Primitive> fmt::Debug for Keyed<P> {
 /// tenants) cannot pin the table and make the active keys evict each other
 /// before any of them gathers the calls that open its breaker.
 fn victim<P: 'static>(map: &HashMap<Box<str>, Slot<P>>, max_keys: usize) -> Option<Box<str>> {
-    let mut refusing: Vec<(&str, u64)> = map
-        .iter()
-        .filter(|(_, s)| protected(&*s.instance))
-        .map(|(k, s)| (&**k, s.used))
+    // each key's recency, and whether its breaker refuses calls
+    let mut refusing: Vec<u64> = map
+        .values()
+        .filter(|s| protected(&*s.instance))
+        .map(|s| s.used)
         .collect();
-    let kept: HashSet<&str> = if refusing.len() < map.len() {
-        refusing.sort_unstable_by_key(|(_, used)| std::cmp::Reverse(*used));
-        refusing
-            .iter()
-            .take(max_keys / 2)
-            .map(|(k, _)| *k)
-            .collect()
+    let quota = max_keys / 2;
+    // the refusing keys used at or after this tick are kept (recencies are
+    // distinct: one tick per call)
+    let kept_from = if refusing.len() == map.len() || quota == 0 {
+        u64::MAX // no key in another state, or no room for refusing keys
+    } else if refusing.len() <= quota {
+        0
     } else {
-        HashSet::new()
+        let (_, nth, _) = refusing.select_nth_unstable_by_key(quota - 1, |used| Reverse(*used));
+        *nth
     };
     map.iter()
         // idle: only the table holds it
         .filter(|(_, s)| Arc::strong_count(&s.instance) == 1)
-        .filter(|(k, _)| !kept.contains(&***k))
+        .filter(|(_, s)| !(s.used >= kept_from && protected(&*s.instance)))
         .min_by_key(|(_, s)| s.used)
         .map(|(k, _)| k.clone())
 }
