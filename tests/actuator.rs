@@ -844,7 +844,7 @@ async fn the_audit_log_names_the_peer_address() {
 }
 
 #[tokio::test]
-async fn a_forced_open_can_have_a_time_limit() {
+async fn a_forced_open_with_a_time_limit_ends_in_half_open_and_its_limit_is_bounded() {
     let f = fixture();
     let router = f.actuator().state_changes("s3cr3t").build().router();
     let cb = f
@@ -861,14 +861,49 @@ async fn a_forced_open_can_have_a_time_limit() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["currentState"], "FORCED_OPEN");
+    assert_eq!(body["forcedOpenFor"], "10m");
+    assert_eq!(body["afterLimit"], "HALF_OPEN");
+    let then = "FORCED_OPEN for 10m, then HALF_OPEN: the half-open probes decide whether it closes";
+    assert_eq!(
+        body["message"],
+        format!("inventory-query state has been changed successfully: {then}")
+    );
     f.clock.advance(std::time::Duration::from_secs(599));
     assert_eq!(cb.state().as_str(), "FORCED_OPEN");
     f.clock.advance(std::time::Duration::from_secs(1));
     assert_eq!(
         cb.state().as_str(),
-        "CLOSED",
-        "back to CLOSED after 10 minutes"
+        "HALF_OPEN",
+        "after 10 minutes the probes decide, not the whole load"
     );
+    // the events say so
+    let (_, events) = get(&router, "/actuator/circuitbreakerevents/inventory-query").await;
+    let transitions: Vec<&str> = events["circuitBreakerEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["stateTransition"].as_str())
+        .collect();
+    assert_eq!(
+        transitions,
+        ["CLOSED_TO_FORCED_OPEN", "FORCED_OPEN_TO_HALF_OPEN"]
+    );
+    // and so does the audit log
+    let log = audit(&router).await;
+    let entry = &log["entries"][0];
+    assert_eq!(
+        entry["request"],
+        json!({"updateState": "FORCE_OPEN", "for": "10m"})
+    );
+    assert_eq!(
+        entry["outcome"],
+        format!("inventory-query state has been changed successfully: {then}")
+    );
+    // the probes close it when the downstream is back
+    for _ in 0..2 {
+        cb.call(|| Ok::<_, ()>(())).unwrap();
+    }
+    assert_eq!(cb.state().as_str(), "CLOSED");
 
     for (body, message) in [
         (
@@ -893,6 +928,25 @@ async fn a_forced_open_can_have_a_time_limit() {
             "CLOSED",
             "a refused change changes nothing"
         );
+    }
+    // a limit out of 1ms ..= 365 days is a 400 that states the range
+    for limit in ["0s", "0", "1ns", "999us", "366d", "100000000000y"] {
+        let body = json!({"updateState": "FORCE_OPEN", "for": limit});
+        let (status, answer) = post(&router, uri, Some("s3cr3t"), body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{limit}: {answer}");
+        let text = answer["message"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!(
+                "`for` = \"{limit}\": circuit breaker `inventory-query`: a forced open's time limit must be from 1ms to 365 days, got "
+            )),
+            "{text}"
+        );
+        assert_eq!(cb.state().as_str(), "CLOSED", "{limit} changed the state");
+    }
+    for limit in ["1ms", "365d"] {
+        let body = json!({"updateState": "FORCE_OPEN", "for": limit});
+        let (status, answer) = post(&router, uri, Some("s3cr3t"), body).await;
+        assert_eq!(status, StatusCode::OK, "{limit}: {answer}");
     }
 }
 

@@ -114,6 +114,35 @@ fn check_names_a_missing_file_and_strict_fails_on_warnings() {
 }
 
 #[test]
+fn check_warns_of_what_the_file_holds_and_resil_does_not_read() {
+    let dir = dir_with("ignored", "");
+    std::fs::write(
+        dir.join("application.yml"),
+        "resilience4j:\n  bulkhead:\n    instances:\n      db:\n        max-concurrent-calls: 20\n        pool-size: 10\nmanagement:\n  endpoints:\n    web:\n      exposure:\n        include: health,circuitbreakers\n",
+    )
+    .unwrap();
+    let out = resil(&["check", "application.yml"], &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let warnings = text(&out.stderr);
+    let lines: Vec<&str> = warnings.lines().collect();
+    assert_eq!(lines.len(), 2, "{warnings}");
+    assert!(
+        lines[0].starts_with("warning: application.yml: management: is not read by resil: the actuator's routes are chosen in code"),
+        "{warnings}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "warning: application.yml: resilience4j.bulkhead.instances.db.pool-size = 10: bulkhead `db` admits 20 concurrent calls (`max-concurrent-calls`) but its connection pool holds 10 (`pool-size`)"
+        ),
+        "{warnings}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "ok: application.yml (1 instances, 2 warnings)\n"
+    );
+}
+
+#[test]
 fn explain_says_where_each_value_came_from() {
     let dir = dir_with("explain", GOOD);
     let out = resil(&["explain"], &dir);

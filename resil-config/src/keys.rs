@@ -16,7 +16,7 @@
 //! retry), the cluster keys (circuit breaker, rate limiter),
 //! `context-propagators` (thread-pool bulkhead), the keys kept in `Extras`
 //! (`max-keys`, `key-label`, the health-indicator flags,
-//! `subscribe-for-events`) and `base-config`. Their rows still give their
+//! `subscribe-for-events`, `shared`, `pool-size`) and `base-config`. Their rows still give their
 //! name and type, and the printer of those the report prints.
 //!
 //! The report prints the keys in the rows' order, except for the circuit
@@ -292,6 +292,12 @@ pub(crate) const REGISTER_HEALTH_INDICATOR: &str = "register-health-indicator";
 pub(crate) const ALLOW_HEALTH_INDICATOR_TO_FAIL: &str = "allow-health-indicator-to-fail";
 /// Kept in `Extras` (rate limiter).
 pub(crate) const SUBSCRIBE_FOR_EVENTS: &str = "subscribe-for-events";
+/// Kept in `Extras` (circuit breaker): functions that share the breaker's
+/// name call one downstream on purpose (no start-up warning).
+pub(crate) const SHARED: &str = "shared";
+/// Kept in `Extras` (bulkhead): the connection pool the bulkhead's calls
+/// use (a warning when `max-concurrent-calls` exceeds it).
+pub(crate) const POOL_SIZE: &str = "pool-size";
 
 /// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
 pub(crate) const INITIAL_STATE: &str = "initial-state";
@@ -449,6 +455,7 @@ pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, Circui
         ),
         own(MAX_KEYS, Ty::Count),
         own(KEY_LABEL, Ty::Bool),
+        own(SHARED, Ty::Bool),
         own(BASE_CONFIG, Ty::BaseConfig),
     ];
 
@@ -570,6 +577,7 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         set!(Count, event_consumer_buffer_size),
         show!(|c| c.event_consumer_buffer_size().to_string()),
     ),
+    own(POOL_SIZE, Ty::Count),
     own(MAX_KEYS, Ty::Count),
     own(KEY_LABEL, Ty::Bool),
     own(BASE_CONFIG, Ty::BaseConfig),

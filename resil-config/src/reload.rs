@@ -487,6 +487,12 @@ fn extras(before: Extras, after: Extras) -> Vec<(&'static str, String, String)> 
             flag(before.subscribe_for_events),
             flag(after.subscribe_for_events),
         ),
+        (keys::SHARED, flag(before.shared), flag(after.shared)),
+        (
+            keys::POOL_SIZE,
+            before.pool_size.map_or_else(unset, |n| n.to_string()),
+            after.pool_size.map_or_else(unset, |n| n.to_string()),
+        ),
     ];
     all.into_iter().filter(|(_, b, a)| b != a).collect()
 }

@@ -50,6 +50,11 @@ pub(super) fn identity(authorized: bool, headers: &HeaderMap) -> &'static str {
     }
 }
 
+/// What a state change did, in its answer's words (a response extension
+/// that [`record`] adds to the entry as `outcome`).
+#[derive(Debug, Clone)]
+pub(super) struct Outcome(pub(super) String);
+
 /// Records one state-change request and its answer.
 pub(super) fn record(
     s: &Shared,
@@ -69,7 +74,7 @@ pub(super) fn record(
     let status = response.status().as_u16();
     // On the registries' clock, as the events' times are.
     let clock = s.registries().circuit_breakers().clock();
-    let entry = json!({
+    let mut entry = json!({
         "time": json::creation_time(clock.system_time(clock.now())),
         "path": uri.path(),
         "request": request,
@@ -77,6 +82,9 @@ pub(super) fn record(
         "identity": identity,
         "status": status,
     });
+    if let Some(Outcome(outcome)) = response.extensions().get::<Outcome>() {
+        entry["outcome"] = json!(outcome);
+    }
     #[cfg(feature = "tracing")]
     tracing::info!(
         target: "resil::actuator",

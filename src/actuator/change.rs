@@ -183,7 +183,7 @@ pub(super) fn change_circuit_breaker(
             ));
         }
         Some(Value::String(text)) => match resil_config::duration::parse(text) {
-            Ok(limit) => Some(limit),
+            Ok(limit) => Some((limit, text.as_str())),
             Err(e) => {
                 return Err(Problem::bad_request(format!("`for` = \"{text}\": {e}")));
             }
@@ -197,7 +197,21 @@ pub(super) fn change_circuit_breaker(
     let result = match update {
         Some("CLOSE") => cb.transition_to_closed_state(),
         Some("FORCE_OPEN") => match limit {
-            Some(limit) => cb.transition_to_forced_open_state_for(limit),
+            Some((limit, text)) => {
+                cb.transition_to_forced_open_state_for(limit)
+                    .map_err(|e| Problem::bad_request(format!("`for` = \"{text}\": {e}")))?;
+                // what happens at the end of the limit, for the answer and the audit log
+                let then = format!(
+                    "FORCED_OPEN for {text}, then HALF_OPEN: the half-open probes decide whether it closes"
+                );
+                return Ok(json!({
+                    "circuitBreakerName": name,
+                    "currentState": cb.state().as_str(),
+                    "forcedOpenFor": text,
+                    "afterLimit": "HALF_OPEN",
+                    "message": format!("{name} state has been changed successfully: {then}"),
+                }));
+            }
             None => {
                 // the seed's 11.1: a forced open needs an end, or it outlives
                 // the incident that called for it
@@ -392,7 +406,21 @@ async fn audited(
         Err(p) => Err(p),
     };
     let (response, body) = match read {
-        Ok(body) => (respond(change(s, name, &body), uri), Some(body)),
+        Ok(body) => {
+            let result = change(s, name, &body);
+            // the answer's message, for the audit log: what the change did
+            let outcome = result
+                .as_ref()
+                .ok()
+                .and_then(|v| v.get("message"))
+                .and_then(Value::as_str)
+                .map(|m| audit::Outcome(m.to_owned()));
+            let mut response = respond(result, uri);
+            if let Some(outcome) = outcome {
+                response.extensions_mut().insert(outcome);
+            }
+            (response, Some(body))
+        }
         Err(p) => (p.into_response(uri), None),
     };
     audit::record(

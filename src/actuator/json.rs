@@ -233,6 +233,12 @@ pub(crate) trait Shown: EventJson {
 
     /// Its live state.
     fn state(&self) -> Value;
+    /// How much it refuses now, for the order of a keyed name's keys: 0
+    /// refuses every call (an OPEN or FORCED_OPEN breaker, a full bulkhead,
+    /// a rate limiter without permits), 1 some (a HALF_OPEN breaker), 2 none.
+    fn refusal_rank(&self) -> u8 {
+        2
+    }
     /// Its current configuration.
     fn current_config(&self) -> Self::Config;
     /// Its buffered events, oldest first, with their time for sorting.
@@ -287,6 +293,14 @@ impl Shown for CircuitBreaker {
 
     fn state(&self) -> Value {
         circuit_breaker_details(self)
+    }
+    fn refusal_rank(&self) -> u8 {
+        use resil_core::circuit_breaker::State;
+        match CircuitBreaker::state(self) {
+            State::Open | State::ForcedOpen => 0,
+            State::HalfOpen => 1,
+            _ => 2,
+        }
     }
     fn current_config(&self) -> CircuitBreakerConfig {
         self.config().clone()
@@ -346,6 +360,13 @@ impl Shown for Bulkhead {
             "maxAllowedConcurrentCalls": m.max_allowed_concurrent_calls(),
         })
     }
+    fn refusal_rank(&self) -> u8 {
+        if self.metrics().available_concurrent_calls() == 0 {
+            0
+        } else {
+            2
+        }
+    }
     fn current_config(&self) -> BulkheadConfig {
         self.config()
     }
@@ -373,6 +394,14 @@ impl Shown for ThreadPoolBulkhead {
             "availableThreadCount": m.available_thread_count(),
         })
     }
+    fn refusal_rank(&self) -> u8 {
+        let m = self.metrics();
+        if m.available_thread_count() == 0 && m.remaining_queue_capacity() == 0 {
+            0
+        } else {
+            2
+        }
+    }
     fn current_config(&self) -> ThreadPoolBulkheadConfig {
         self.config().clone()
     }
@@ -399,6 +428,13 @@ impl Shown for RateLimiter {
             "availablePermissions": m.available_permissions(),
             "numberOfWaitingThreads": m.number_of_waiting_threads(),
         })
+    }
+    fn refusal_rank(&self) -> u8 {
+        if self.metrics().available_permissions() <= 0 {
+            0
+        } else {
+            2
+        }
     }
     fn current_config(&self) -> RateLimiterConfig {
         self.config()

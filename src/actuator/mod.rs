@@ -35,17 +35,17 @@
 //! | --- | --- |
 //! | `/actuator/health` | Spring Boot's health document; see below |
 //! | `/actuator/health/{component}` | one component (`circuitBreakers`, `rateLimiters`, `ping`) |
-//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}` |
-//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`) |
-//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them |
-//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's) |
+//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}`; a keyed name's details hold its `keys` (see [Keyed instances](#keyed-instances)) |
+//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`), and `keyed` when a name has keys |
+//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them, and `keyed` |
+//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's), and `keyed` |
 //! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
 //! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
-//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` returns to CLOSED after 10 minutes on its own; only with [`ActuatorBuilder::state_changes`] |
+//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` moves to HALF_OPEN after 10 minutes on its own, so that the half-open probes decide whether it closes (a `for` outside 1ms ..= 365 days is a 400 that states the range); only with [`ActuatorBuilder::state_changes`] |
 //! | `GET /actuator/metrics`, `GET /actuator/metrics/{name}?tag=key:value` | Spring Boot's metrics endpoint (`names`; `name`, `description`, `baseUnit`, `measurements`, `availableTags`) over the Prometheus registry, only with [`ActuatorBuilder::prometheus`]: `resilience4j.circuitbreaker.calls` is the family `resilience4j_circuitbreaker_calls_seconds` |
-//! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
+//! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status, and the `outcome` of a change made), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //! | `POST /actuator/refresh[?dryRun=true]` | reloads the configuration (see [Refresh](#refresh)): 200 `{"changed":["circuitbreaker.instances.inventory-query.failure-rate-threshold",..]}`, 400 with the problems; `dryRun=true` applies nothing; only with [`ActuatorBuilder::state_changes`] |
 //!
@@ -137,6 +137,29 @@
 //! Spring Boot's is. The answer is 503 when the status is `DOWN` or
 //! `OUT_OF_SERVICE`, else 200.
 //!
+//! # Keyed instances
+//!
+//! The instances of `key = expr` call sites (one per key under the
+//! attribute's name) are not entries of the registries; the actuator shows
+//! them under their name, so that an operator sees which tenant is refused.
+//! A name's keys are listed refusing first (an OPEN or FORCED_OPEN breaker,
+//! a full bulkhead, a rate limiter without permits, then a HALF_OPEN
+//! breaker), then by key, at most `max-keys` of them, each its key and its
+//! state as the name's own instance shows it:
+//!
+//! ```json
+//! {"circuitBreakers":{"payment":{..,"state":"CLOSED","keys":[
+//!   {"key":"acme","state":"OPEN","failedCalls":2,..},
+//!   {"key":"globex","state":"CLOSED",..}]}}}
+//! ```
+//!
+//! The other lists add `"keyed":[{"name":"payment","maxKeys":100,"keys":[..]}]`
+//! beside the names. In `/actuator/health`, a keyed name whose health
+//! indicator is registered lists its keys in its details the same way, each
+//! with its own `status`; the keys do not count in the name's status, which
+//! stays its unkeyed instance's (one tenant's open breaker is not the
+//! service's health). `/actuator/resilience` shows every live key's state.
+//!
 //! # State changes
 //!
 //! Without [`ActuatorBuilder::state_changes`] the `POST` routes do not exist
@@ -151,6 +174,31 @@
 //! length. `Debug` never prints it. Serve the router on an address operators reach, not the
 //! public one: the read routes are not authenticated, as Spring Boot's
 //! actuator is not unless Spring Security is added.
+//!
+//! A forced open with a limit, `{"updateState":"FORCE_OPEN","for":"10m"}`,
+//! refuses every call for that long and then moves to HALF_OPEN (a
+//! `FORCED_OPEN_TO_HALF_OPEN` event): the half-open probes decide whether
+//! the breaker closes or opens again, as after any OPEN, so the end of the
+//! limit never sends the whole load to a dependency that may still be down.
+//! The answer and the audit entry's `outcome` say so; a limit outside 1ms
+//! ..= 365 days is a 400 that states the range. Without a limit a warning is
+//! logged: nothing ends it but another change.
+//!
+//! The audit log names the client's address only when the server hands it
+//! to the router: serve it with connect info, as the example inventory
+//! service does, or every entry's `peer` is `"unknown"`:
+//!
+//! ```no_run
+//! # async fn serve(app: axum::Router) -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(
+//!     listener,
+//!     app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+//! )
+//! .await
+//! # }
+//! # let _ = serve;
+//! ```
 //!
 //! # Refresh
 //!

@@ -61,8 +61,13 @@ impl Shared {
     /// handle (what `/actuator/prometheus` and `/actuator/metrics` read).
     pub(super) fn render_prometheus(&self) -> Option<String> {
         let handle = self.prometheus.as_ref()?;
-        self.binding().refresh();
-        Some(handle.render())
+        let binding = self.binding();
+        binding.refresh();
+        // the keyed instances' `key`-tagged series are resil's, not the recorder's
+        Some(crate::metrics::with_keyed_series_of(
+            &binding,
+            &handle.render(),
+        ))
     }
 
     pub(super) fn registries_if_any(&self) -> Option<&Registries> {

@@ -164,8 +164,8 @@ pub(super) enum Target {
     OpenUntil(Nanos),
     HalfOpen,
     ForcedOpen,
-    /// FORCED_OPEN, back to CLOSED after this long (unless another
-    /// transition comes first).
+    /// FORCED_OPEN, then HALF_OPEN after this long (unless another
+    /// transition comes first), so that probes decide as after any OPEN.
     ForcedOpenFor(Duration),
     Disabled,
     MetricsOnly,
@@ -604,8 +604,8 @@ impl Inner {
                 (Slot::Empty, attempts.saturating_add(1), 0)
             }
             Target::ForcedOpenFor(limit) => {
-                // The limit rides in `open_wait` to the timer (`arm_timer`);
-                // a zero limit closes at once, not never.
+                // The limit (at least 1 ms, checked by the caller) rides in
+                // `open_wait` to the timer (`arm_timer`).
                 open_wait = limit.max(Duration::from_nanos(1));
                 self.reset_cell(Slot::Empty, now);
                 (Slot::Empty, attempts.saturating_add(1), 0)
@@ -691,8 +691,9 @@ impl Inner {
             State::Open if config.automatic_transition_from_open_to_half_open_enabled => {
                 Some((t.open_wait, Target::HalfOpen))
             }
-            // A forced open with a limit (only it carries a wait) ends in CLOSED.
-            State::ForcedOpen if !t.open_wait.is_zero() => Some((t.open_wait, Target::Closed)),
+            // A forced open with a limit (only it carries a wait) ends in
+            // HALF_OPEN: the probes decide, as after any OPEN.
+            State::ForcedOpen if !t.open_wait.is_zero() => Some((t.open_wait, Target::HalfOpen)),
             State::HalfOpen
                 if config.max_wait_duration_in_half_open_state >= Duration::from_millis(1) =>
             {

@@ -99,7 +99,10 @@ pub use self::config::{
 };
 #[doc(hidden)]
 pub use self::core::Inner;
-pub use self::error::{CallNotPermitted, IllegalStateTransition};
+pub use self::error::{
+    CallNotPermitted, ForcedOpenLimitOutOfRange, IllegalStateTransition, MAX_FORCED_OPEN_LIMIT,
+    MIN_FORCED_OPEN_LIMIT,
+};
 pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
 pub use self::layer::{CallGuard, CircuitBreakerAttempt, CircuitBreakerNode, CircuitBreakerPart};
 pub use self::metrics::CircuitBreakerMetrics;
@@ -475,14 +478,20 @@ impl CircuitBreaker {
         self.inner.manual(Target::ForcedOpen)
     }
 
-    /// Refuses every call for `limit`, then returns to CLOSED on its own
-    /// (publishing the FORCED_OPEN → CLOSED transition), unless another
+    /// Refuses every call for `limit`, then moves to HALF_OPEN on its own
+    /// (publishing the FORCED_OPEN → HALF_OPEN transition), unless another
     /// transition comes first: the seed's "forced open with a time limit",
-    /// so that an operator's emergency stop cannot be forgotten.
+    /// so that an operator's emergency stop cannot be forgotten. As after
+    /// any OPEN, the half-open probes decide whether the downstream takes
+    /// the load again (CLOSED) or not (OPEN): the end of the limit does not
+    /// send the whole load to a dependency that may still be down.
     ///
     /// # Errors
     ///
-    /// None in practice: every state may move to FORCED_OPEN.
+    /// [`ForcedOpenLimitOutOfRange`] for a limit shorter than
+    /// [`MIN_FORCED_OPEN_LIMIT`] (1 ms) or longer than
+    /// [`MAX_FORCED_OPEN_LIMIT`] (365 days); the state is unchanged. Every
+    /// state may move to FORCED_OPEN.
     ///
     /// # Examples
     ///
@@ -496,13 +505,22 @@ impl CircuitBreaker {
     /// cb.transition_to_forced_open_state_for(Duration::from_secs(600)).unwrap();
     /// assert_eq!(cb.state(), State::ForcedOpen);
     /// clock.advance(Duration::from_secs(600));
-    /// assert_eq!(cb.state(), State::Closed);
+    /// assert_eq!(cb.state(), State::HalfOpen); // the probes decide
+    /// assert!(cb.transition_to_forced_open_state_for(Duration::ZERO).is_err());
     /// ```
     pub fn transition_to_forced_open_state_for(
         &self,
         limit: Duration,
-    ) -> Result<(), IllegalStateTransition> {
-        self.inner.manual(Target::ForcedOpenFor(limit))
+    ) -> Result<(), ForcedOpenLimitOutOfRange> {
+        if !(MIN_FORCED_OPEN_LIMIT..=MAX_FORCED_OPEN_LIMIT).contains(&limit) {
+            return Err(ForcedOpenLimitOutOfRange::new(
+                self.inner.name.clone(),
+                limit,
+            ));
+        }
+        // every state may move to FORCED_OPEN
+        let _ = self.inner.manual(Target::ForcedOpenFor(limit));
+        Ok(())
     }
 
     /// Admits every call and records nothing.
