@@ -184,7 +184,7 @@ pub struct CircuitBreakerLayer<P = Unclassified, H = CircuitBreaker> {
 
 /// The service of a [`CircuitBreakerLayer`].
 pub type CircuitBreakerService<S, P = Unclassified, H = CircuitBreaker> =
-    Guarded<S, Stack<(), BreakerSlot<H, P>>>;
+    Guarded<S, Stack<(), (), (), BreakerSlot<H, P>>>;
 
 impl CircuitBreakerLayer {
     /// A layer over `breaker` (from a registry or built by hand) with the
@@ -324,7 +324,7 @@ pub struct RetryLayer<P = Unclassified, H = Retry> {
 }
 
 /// The service of a [`RetryLayer`].
-pub type RetryService<S, P = Unclassified, H = Retry> = Guarded<S, Stack<RetrySlot<H, P>>>;
+pub type RetryService<S, P = Unclassified, H = Retry> = Guarded<S, Stack<(), RetrySlot<H, P>>>;
 
 impl RetryLayer {
     /// A layer over `retry` (from a registry or built by hand) with the
@@ -447,9 +447,9 @@ macro_rules! plain_layer {
 
 /// The stack with one place filled.
 macro_rules! slot_stack {
-    (rate_limiter, $t:ty) => { Stack<(), (), $t> };
-    (time_limiter, $t:ty) => { Stack<(), (), (), $t> };
-    (bulkhead, $t:ty) => { Stack<(), (), (), (), $t> };
+    (rate_limiter, $t:ty) => { Stack<(), (), (), (), $t> };
+    (time_limiter, $t:ty) => { Stack<(), (), (), (), (), $t> };
+    (bulkhead, $t:ty) => { Stack<(), (), (), (), (), (), $t> };
 }
 
 plain_layer! {

@@ -189,7 +189,7 @@ pub trait Retries {
     type Requests;
 }
 
-impl<R: Attempts, C, L, T, B> Retries for Stack<R, C, L, T, B> {
+impl<D, R: Attempts, H, C, L, T, B, F> Retries for Stack<D, R, H, C, L, T, B, F> {
     type Requests = R::Requests;
 }
 
@@ -203,33 +203,49 @@ pub trait Slots<S: Service<Req>, Req>: Retries {
     fn node(&self, call: ServiceCall<S, Req, Self::Requests>) -> Self::Node;
 }
 
-impl<S, Req, R, C, L, T, B> Slots<S, Req> for Stack<R, C, L, T, B>
+/// The engine's stack of parts that a stack of slots makes.
+type Parts<S, Req, D, R, H, C, L, T, B, F> = Stack<
+    <D as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <R as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <H as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <C as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <L as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <T as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <B as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <F as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+>;
+
+impl<S, Req, D, R, H, C, L, T, B, F> Slots<S, Req> for Stack<D, R, H, C, L, T, B, F>
 where
     S: Service<Req>,
+    D: Slot<S::Response, S::Error>,
     R: Slot<S::Response, S::Error> + Attempts,
     R::Requests: Requests<Req>,
+    H: Slot<S::Response, S::Error>,
     C: Slot<S::Response, S::Error>,
     L: Slot<S::Response, S::Error>,
     T: Slot<S::Response, S::Error>,
     B: Slot<S::Response, S::Error>,
-    Stack<R::Part, C::Part, L::Part, T::Part, B::Part>: Around<ServiceCall<S, Req, R::Requests>>,
-    <Stack<R::Part, C::Part, L::Part, T::Part, B::Part> as Around<
-        ServiceCall<S, Req, R::Requests>,
-    >>::Node: Node<Output = Result<S::Response, Error<S::Error>>>,
+    F: Slot<S::Response, S::Error>,
+    Parts<S, Req, D, R, H, C, L, T, B, F>: Around<ServiceCall<S, Req, R::Requests>>,
+    <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<ServiceCall<S, Req, R::Requests>>>::Node:
+        Node<Output = Result<S::Response, Error<S::Error>>>,
 {
-    type Node = <Stack<R::Part, C::Part, L::Part, T::Part, B::Part> as Around<
-        ServiceCall<S, Req, R::Requests>,
-    >>::Node;
+    type Node =
+        <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<ServiceCall<S, Req, R::Requests>>>::Node;
 
     #[inline(always)]
     fn node(&self, call: ServiceCall<S, Req, R::Requests>) -> Self::Node {
-        let (r, c, l, t, b) = self.parts();
+        let (d, r, h, c, l, t, b, f) = self.parts();
         Stack::new()
+            .deadline(d.part())
             .retry(r.part())
+            .hedge(h.part())
             .circuit_breaker(c.part())
             .rate_limiter(l.part())
             .time_limiter(t.part())
             .bulkhead(b.part())
+            .fault(f.part())
             .around(call)
     }
 }

@@ -55,7 +55,7 @@ pub fn named(name: &str) -> Named {
 /// live as long as the process, so a call touches no reference count.
 pub struct Named<R = (), C = (), L = (), T = (), B = ()> {
     name: String,
-    slots: Stack<R, C, L, T, B>,
+    slots: Stack<(), R, (), C, L, T, B>,
 }
 
 impl<R, C, L, T, B> Named<R, C, L, T, B> {
@@ -175,7 +175,7 @@ impl<R, C, L, T, B> fmt::Debug for Named<R, C, L, T, B> {
 #[derive(Clone)]
 pub struct NamedLayer<R, C, L, T, B> {
     name: String,
-    slots: Stack<R, C, L, T, B>,
+    slots: Stack<(), R, (), C, L, T, B>,
 }
 
 impl<R, C, L, T, B> NamedLayer<R, C, L, T, B> {
@@ -187,9 +187,9 @@ impl<R, C, L, T, B> NamedLayer<R, C, L, T, B> {
 
 impl<S, R, C, L, T, B> Layer<S> for NamedLayer<R, C, L, T, B>
 where
-    Stack<R, C, L, T, B>: Clone,
+    Stack<(), R, (), C, L, T, B>: Clone,
 {
-    type Service = Guarded<S, Stack<R, C, L, T, B>>;
+    type Service = Guarded<S, Stack<(), R, (), C, L, T, B>>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Guarded::new(inner, self.slots.clone())

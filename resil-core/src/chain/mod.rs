@@ -104,12 +104,15 @@ impl Layer {
 /// A layer left out is `()`; `Option` of a part is a layer that a face has
 /// or not at run time (one test per call when it has not).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Stack<R = (), C = (), L = (), T = (), B = ()> {
+pub struct Stack<D = (), R = (), H = (), C = (), L = (), T = (), B = (), F = ()> {
+    deadline: D,
     retry: R,
+    hedge: H,
     circuit_breaker: C,
     rate_limiter: L,
     time_limiter: T,
     bulkhead: B,
+    fault: F,
 }
 
 impl Stack {
@@ -120,52 +123,97 @@ impl Stack {
     }
 }
 
-impl<R, C, L, T, B> Stack<R, C, L, T, B> {
-    /// The retry's part ([`Retry::part`](crate::retry::Retry::part)), outermost.
+impl<D, R, H, C, L, T, B, F> Stack<D, R, H, C, L, T, B, F> {
+    /// The deadline's part, outermost: it bounds everything inside it, the
+    /// retry's waits included.
     #[inline(always)]
-    pub fn retry<X>(self, retry: X) -> Stack<X, C, L, T, B> {
+    pub fn deadline<X>(self, deadline: X) -> Stack<X, R, H, C, L, T, B, F> {
         Stack {
-            retry,
+            deadline,
+            retry: self.retry,
+            hedge: self.hedge,
             circuit_breaker: self.circuit_breaker,
             rate_limiter: self.rate_limiter,
             time_limiter: self.time_limiter,
             bulkhead: self.bulkhead,
+            fault: self.fault,
+        }
+    }
+
+    /// The retry's part ([`Retry::part`](crate::retry::Retry::part)), inside the
+    /// deadline: every attempt passes the layers inside it.
+    #[inline(always)]
+    pub fn retry<X>(self, retry: X) -> Stack<D, X, H, C, L, T, B, F> {
+        Stack {
+            deadline: self.deadline,
+            retry,
+            hedge: self.hedge,
+            circuit_breaker: self.circuit_breaker,
+            rate_limiter: self.rate_limiter,
+            time_limiter: self.time_limiter,
+            bulkhead: self.bulkhead,
+            fault: self.fault,
+        }
+    }
+
+    /// The hedge's part, inside the retry: its attempts pass the layers
+    /// inside it.
+    #[inline(always)]
+    pub fn hedge<X>(self, hedge: X) -> Stack<D, R, X, C, L, T, B, F> {
+        Stack {
+            deadline: self.deadline,
+            retry: self.retry,
+            hedge,
+            circuit_breaker: self.circuit_breaker,
+            rate_limiter: self.rate_limiter,
+            time_limiter: self.time_limiter,
+            bulkhead: self.bulkhead,
+            fault: self.fault,
         }
     }
 
     /// The circuit breaker's part ([`CircuitBreaker::part`](crate::circuit_breaker::CircuitBreaker::part)).
     #[inline(always)]
-    pub fn circuit_breaker<X>(self, circuit_breaker: X) -> Stack<R, X, L, T, B> {
+    pub fn circuit_breaker<X>(self, circuit_breaker: X) -> Stack<D, R, H, X, L, T, B, F> {
         Stack {
+            deadline: self.deadline,
             retry: self.retry,
+            hedge: self.hedge,
             circuit_breaker,
             rate_limiter: self.rate_limiter,
             time_limiter: self.time_limiter,
             bulkhead: self.bulkhead,
+            fault: self.fault,
         }
     }
 
     /// The rate limiter's part ([`RateLimiter::part`](crate::rate_limiter::RateLimiter::part)).
     #[inline(always)]
-    pub fn rate_limiter<X>(self, rate_limiter: X) -> Stack<R, C, X, T, B> {
+    pub fn rate_limiter<X>(self, rate_limiter: X) -> Stack<D, R, H, C, X, T, B, F> {
         Stack {
+            deadline: self.deadline,
             retry: self.retry,
+            hedge: self.hedge,
             circuit_breaker: self.circuit_breaker,
             rate_limiter,
             time_limiter: self.time_limiter,
             bulkhead: self.bulkhead,
+            fault: self.fault,
         }
     }
 
     /// The time limiter's part ([`TimeLimiter::part`](crate::time_limiter::TimeLimiter::part)).
     #[inline(always)]
-    pub fn time_limiter<X>(self, time_limiter: X) -> Stack<R, C, L, X, B> {
+    pub fn time_limiter<X>(self, time_limiter: X) -> Stack<D, R, H, C, L, X, B, F> {
         Stack {
+            deadline: self.deadline,
             retry: self.retry,
+            hedge: self.hedge,
             circuit_breaker: self.circuit_breaker,
             rate_limiter: self.rate_limiter,
             time_limiter,
             bulkhead: self.bulkhead,
+            fault: self.fault,
         }
     }
 
@@ -173,13 +221,31 @@ impl<R, C, L, T, B> Stack<R, C, L, T, B> {
     /// ([`Bulkhead::part`](crate::bulkhead::Bulkhead::part)) or a thread
     /// pool's ([`ThreadPoolBulkhead::part`](crate::thread_pool_bulkhead::ThreadPoolBulkhead::part)).
     #[inline(always)]
-    pub fn bulkhead<X>(self, bulkhead: X) -> Stack<R, C, L, T, X> {
+    pub fn bulkhead<X>(self, bulkhead: X) -> Stack<D, R, H, C, L, T, X, F> {
         Stack {
+            deadline: self.deadline,
             retry: self.retry,
+            hedge: self.hedge,
             circuit_breaker: self.circuit_breaker,
             rate_limiter: self.rate_limiter,
             time_limiter: self.time_limiter,
             bulkhead,
+            fault: self.fault,
+        }
+    }
+
+    /// The fault's part, innermost, around the call itself.
+    #[inline(always)]
+    pub fn fault<X>(self, fault: X) -> Stack<D, R, H, C, L, T, B, X> {
+        Stack {
+            deadline: self.deadline,
+            retry: self.retry,
+            hedge: self.hedge,
+            circuit_breaker: self.circuit_breaker,
+            rate_limiter: self.rate_limiter,
+            time_limiter: self.time_limiter,
+            bulkhead: self.bulkhead,
+            fault,
         }
     }
 
@@ -216,13 +282,17 @@ impl<R, C, L, T, B> Stack<R, C, L, T, B> {
     }
 
     /// The parts, outermost first.
-    pub fn parts(&self) -> (&R, &C, &L, &T, &B) {
+    #[allow(clippy::type_complexity)]
+    pub fn parts(&self) -> (&D, &R, &H, &C, &L, &T, &B, &F) {
         (
+            &self.deadline,
             &self.retry,
+            &self.hedge,
             &self.circuit_breaker,
             &self.rate_limiter,
             &self.time_limiter,
             &self.bulkhead,
+            &self.fault,
         )
     }
 }
@@ -237,22 +307,28 @@ pub trait Around<N> {
     fn around(self, call: N) -> Self::Node;
 }
 
-impl<R, C, L, T, B, N> Around<N> for Stack<R, C, L, T, B>
+impl<D, R, H, C, L, T, B, F, N> Around<N> for Stack<D, R, H, C, L, T, B, F>
 where
-    B: Wrap<N>,
+    F: Wrap<N>,
+    B: Wrap<F::Node>,
     T: Wrap<B::Node>,
     L: Wrap<T::Node>,
     C: Wrap<L::Node>,
-    R: Wrap<C::Node>,
+    H: Wrap<C::Node>,
+    R: Wrap<H::Node>,
+    D: Wrap<R::Node>,
 {
-    type Node = R::Node;
+    type Node = D::Node;
 
     #[inline(always)]
-    fn around(self, call: N) -> R::Node {
-        let node = self.bulkhead.wrap(call);
+    fn around(self, call: N) -> D::Node {
+        let node = self.fault.wrap(call);
+        let node = self.bulkhead.wrap(node);
         let node = self.time_limiter.wrap(node);
         let node = self.rate_limiter.wrap(node);
         let node = self.circuit_breaker.wrap(node);
-        self.retry.wrap(node)
+        let node = self.hedge.wrap(node);
+        let node = self.retry.wrap(node);
+        self.deadline.wrap(node)
     }
 }

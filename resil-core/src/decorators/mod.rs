@@ -260,6 +260,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         &'s self,
         time_limiter: TL,
     ) -> Stack<
+        (),
         WithFallback<
             's,
             'a,
@@ -267,6 +268,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
             T,
             E,
         >,
+        (),
         WithFallback<
             's,
             'a,
