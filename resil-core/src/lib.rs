@@ -41,6 +41,7 @@ pub mod future;
 pub mod interval;
 pub mod live;
 pub mod rate_limiter;
+pub mod redact;
 pub mod registry;
 #[cfg(feature = "axum")]
 mod response;
