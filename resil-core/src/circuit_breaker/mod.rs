@@ -178,7 +178,8 @@ impl CircuitBreaker {
         });
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
-            c.settings.backend().watch(Box::new(move |up| {
+            let key = Arc::clone(&c.key);
+            c.settings.backend().watch(&key, Box::new(move |up| {
                 if let Some(inner) = weak.upgrade()
                     && let Some(c) = &inner.cluster
                     && c.observe(up)
