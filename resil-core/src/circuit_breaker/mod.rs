@@ -301,7 +301,8 @@ impl CircuitBreaker {
     pub fn can_change_config(&self, config: &CircuitBreakerConfig) -> Result<(), ChangeRefused> {
         let settings = self.inner.settings.load();
         let current = &settings.config;
-        if !same_printed(&current.cluster, &config.cluster) {
+        // compared by backend, not as printed: the printed URL hides its password
+        if current.cluster != config.cluster {
             return Err(ChangeRefused::fixed("cluster"));
         }
         if current.cluster.is_some() && half_open_permits(current) != half_open_permits(config) {
