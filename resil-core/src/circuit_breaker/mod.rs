@@ -371,8 +371,9 @@ impl CircuitBreaker {
         self.inner.give_back(None);
     }
 
-    /// Whether the backend that holds the fleet's half-open probe budget is
-    /// up (`None` for a breaker whose HALF_OPEN is its own).
+    /// Whether the scripts on the backend key that holds the fleet's
+    /// half-open episode succeed (`None` for a breaker whose HALF_OPEN is
+    /// its own).
     pub fn cluster_backend_up(&self) -> Option<bool> {
         self.inner
             .cluster
