@@ -34,7 +34,13 @@ fn loaded() -> Arc<Resilience> {
     )
 }
 
-async fn send(router: &Router, method: Method, uri: &str, token: Option<&str>, body: &str) -> (StatusCode, Value) {
+async fn send(
+    router: &Router,
+    method: Method,
+    uri: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (StatusCode, Value) {
     let mut request = Request::builder().method(method).uri(uri);
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
@@ -87,7 +93,14 @@ async fn anonymous_requests_cannot_flush_the_audit_log() {
         .await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
     }
-    let (status, log) = send(&router, Method::GET, "/actuator/resilienceaudit", Some(TOKEN), "").await;
+    let (status, log) = send(
+        &router,
+        Method::GET,
+        "/actuator/resilienceaudit",
+        Some(TOKEN),
+        "",
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     // the operator's change is still there, alone in the log of changes
     let entries = log["entries"].as_array().unwrap();
@@ -111,9 +124,7 @@ async fn anonymous_requests_cannot_flush_the_audit_log() {
 /// that the server sees another peer.
 async fn connect_from(n: u8, server: SocketAddr) -> TcpStream {
     let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::from(([127, 0, 0, n], 0)))
-        .unwrap();
+    socket.bind(SocketAddr::from(([127, 0, 0, n], 0))).unwrap();
     socket.connect(server).await.unwrap()
 }
 
@@ -242,7 +253,8 @@ fn a_refresh_runs_off_the_runtime() {
         let other = tokio::spawn(async move {
             tx.send(()).unwrap();
         });
-        let (status, body) = send(&router, Method::POST, "/actuator/refresh", Some(TOKEN), "").await;
+        let (status, body) =
+            send(&router, Method::POST, "/actuator/refresh", Some(TOKEN), "").await;
         assert_eq!((status, body), (StatusCode::OK, json!({ "changed": [] })));
         other.await.unwrap();
     });
@@ -271,11 +283,7 @@ async fn a_refresh_keeps_the_file_size_limit() {
         .router();
     // just under 1 MiB of comments and an edit: read, checked, applied
     let padding = "# padding\n".repeat(100_000);
-    std::fs::write(
-        &file,
-        format!("{padding}{}", CONFIG.replace("= 5", "= 6")),
-    )
-    .unwrap();
+    std::fs::write(&file, format!("{padding}{}", CONFIG.replace("= 5", "= 6"))).unwrap();
     let (status, body) = send(&router, Method::POST, "/actuator/refresh", Some(TOKEN), "").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(

@@ -172,7 +172,12 @@ fn a_refused_reload_never_shows_the_password() {
     assert_hidden("the reload's log line", &log);
 }
 
-async fn send(router: &axum::Router, method: Method, uri: &str, body: &str) -> (StatusCode, String) {
+async fn send(
+    router: &axum::Router,
+    method: Method,
+    uri: &str,
+    body: &str,
+) -> (StatusCode, String) {
     let request = Request::builder()
         .method(method)
         .uri(uri)
@@ -208,7 +213,11 @@ async fn the_actuator_never_serves_the_password() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("redis://admin:***@"), "{body}");
     assert_hidden("the refresh's 400", &body);
-    std::fs::write(&f.file, file_text(URL) + "oops = \"redis://admin:s3cr3t@h\" =\n").unwrap();
+    std::fs::write(
+        &f.file,
+        file_text(URL) + "oops = \"redis://admin:s3cr3t@h\" =\n",
+    )
+    .unwrap();
     let (status, body) = send(&router, Method::POST, "/actuator/refresh", "").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_hidden("the refresh's 400", &body);

@@ -3,8 +3,8 @@
 //! [`Setting`]s that hold them, how keys and paths are written in messages
 //! ([`Ctx`]), and the small parsers and helpers both tables use.
 
-use std::fmt;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -223,7 +223,10 @@ impl fmt::Debug for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let val = format!("{:?}", self.val);
         f.debug_struct("Setting")
-            .field("val", &format_args!("{}", resil_core::redact::userinfo(&val)))
+            .field(
+                "val",
+                &format_args!("{}", resil_core::redact::userinfo(&val)),
+            )
             .field("source", &self.source)
             .field("path", &self.path)
             .field("raw", &resil_core::redact::userinfo(&self.raw))

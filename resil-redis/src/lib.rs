@@ -282,7 +282,10 @@ impl Shared {
             .await
             .ok()
             .and_then(Result::ok)
-            .map_or_else(|| "a value of another type".to_owned(), |t| format!("a {t}"));
+            .map_or_else(
+                || "a value of another type".to_owned(),
+                |t| format!("a {t}"),
+            );
             format!(
                 "cluster key `{key}` holds {held}, where resil keeps a hash: delete the key or set another `cluster-key` (Redis said: {text})"
             )
@@ -366,8 +369,11 @@ impl ClusterBackend for RedisBackend {
     fn take_probe(&self, request: ProbeRequest, reply: Reply<ProbeGrant>) {
         let shared = Arc::clone(&self.shared);
         let mut con = self.shared.manager.clone();
-        self.shared
-            .run(Arc::clone(&request.key), Check::Episode, reply, async move {
+        self.shared.run(
+            Arc::clone(&request.key),
+            Check::Episode,
+            reply,
+            async move {
                 let v: Vec<i64> = shared
                     .episode
                     .key(&*request.key)
@@ -385,7 +391,8 @@ impl ClusterBackend for RedisBackend {
                     (3, Some(verdict)) => ProbeGrant::Decided(EpisodeVerdict { episode, verdict }),
                     _ => ProbeGrant::Refused { episode },
                 })
-            });
+            },
+        );
     }
 
     fn report_probe(&self, report: ProbeReport, reply: Reply<Option<EpisodeVerdict>>) {
@@ -446,10 +453,8 @@ impl ClusterBackend for RedisBackend {
     }
 
     fn report_late(&self, key: &str) {
-        self.shared.mark(
-            key,
-            Some("no answer within the cluster timeout".to_owned()),
-        );
+        self.shared
+            .mark(key, Some("no answer within the cluster timeout".to_owned()));
     }
 
     fn watch(&self, key: &str, watcher: Watcher) {

@@ -248,7 +248,9 @@ fn a_key_of_another_type_is_named_and_stays_down() {
     assert_eq!(*changes.lock().unwrap(), [false]);
     // until the key is fixed
     redis.command(&["DEL", key]).unwrap();
-    eventually("the key is up again", || cb.cluster_backend_up() == Some(true));
+    eventually("the key is up again", || {
+        cb.cluster_backend_up() == Some(true)
+    });
     assert_eq!(*changes.lock().unwrap(), [false, true]);
     assert_eq!(backend.last_error(key), None);
 }

@@ -143,10 +143,9 @@ pub(super) fn events_routes<P: Shown>(
     let stream_all = move |State(s): St, uri: Uri, request: Request| async move {
         stream_response(&s, &uri, aspects, None, None, &request)
     };
-    let stream_named =
-        move |State(s): St, Path(name): Path<String>, uri: Uri, request: Request| async move {
-            stream_response(&s, &uri, aspects, Some(name), None, &request)
-        };
+    let stream_named = move |State(s): St, Path(name): Path<String>, uri: Uri, request: Request| async move {
+        stream_response(&s, &uri, aspects, Some(name), None, &request)
+    };
     let stream_typed = move |State(s): St,
                              Path((name, ty)): Path<(String, String)>,
                              uri: Uri,

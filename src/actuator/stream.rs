@@ -1,10 +1,10 @@
 //! Live events as server-sent events, from a broadcast channel fed by the
 //! instances' consumers: the event-stream sink.
 
-use std::convert::Infallible;
-use std::pin::Pin;
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -305,7 +305,10 @@ mod tests {
         assert_eq!(slots.take(A).unwrap_err(), Full::Peer);
         let b = slots.take(B).unwrap();
         // three anonymous streams: the fourth slot is the operator's
-        assert_eq!(slots.take(Client::Anonymous(None)).unwrap_err(), Full::Slots);
+        assert_eq!(
+            slots.take(Client::Anonymous(None)).unwrap_err(),
+            Full::Slots
+        );
         let operator = slots.take(Client::Operator).unwrap();
         assert_eq!(slots.take(Client::Operator).unwrap_err(), Full::Slots);
         drop(b);
@@ -313,7 +316,9 @@ mod tests {
         let again = slots.take(Client::Operator).unwrap();
         drop((a, operator, again));
         assert!(lock(&slots.open).peers.is_empty());
-        let all: Vec<Slot> = (0..4).map(|_| slots.take(Client::Operator).unwrap()).collect();
+        let all: Vec<Slot> = (0..4)
+            .map(|_| slots.take(Client::Operator).unwrap())
+            .collect();
         assert_eq!(all.len(), 4);
     }
 }

@@ -266,7 +266,8 @@ impl Inner {
                         ) {
                             Ok(_) => {
                                 let permit = Permit::Probe(w.generation());
-                                let probe = self.cluster.as_deref().map(|c| c.take(self.clock.now()));
+                                let probe =
+                                    self.cluster.as_deref().map(|c| c.take(self.clock.now()));
                                 match probe {
                                     None | Some(Probe::Taken | Probe::Local) => {
                                         return Ok(permit);
@@ -880,7 +881,11 @@ mod tests {
                         slow_failed: 0,
                     };
                     let opens = matches!(check(&config, counts, minimum), Check::Exceeded { .. });
-                    assert_eq!(opens, failed >= k, "{threshold}% of {minimum}: {failed} failed");
+                    assert_eq!(
+                        opens,
+                        failed >= k,
+                        "{threshold}% of {minimum}: {failed} failed"
+                    );
                 }
             }
         }

@@ -179,16 +179,19 @@ impl CircuitBreaker {
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
             let key = Arc::clone(&c.key);
-            c.settings.backend().watch(&key, Box::new(move |up| {
-                if let Some(inner) = weak.upgrade()
-                    && let Some(c) = &inner.cluster
-                    && c.observe(up)
-                {
-                    inner
-                        .events
-                        .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
-                }
-            }));
+            c.settings.backend().watch(
+                &key,
+                Box::new(move |up| {
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(c) = &inner.cluster
+                        && c.observe(up)
+                    {
+                        inner
+                            .events
+                            .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
+                    }
+                }),
+            );
         }
         CircuitBreaker { inner }
     }

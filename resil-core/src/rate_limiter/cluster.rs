@@ -134,7 +134,10 @@ struct Acquire {
 enum Step {
     Decided(Decision),
     /// Until the count of answers moves from `seen`, or `until` (real time).
-    Wait { seen: u64, until: Nanos },
+    Wait {
+        seen: u64,
+        until: Nanos,
+    },
 }
 
 impl Cluster {
@@ -225,7 +228,12 @@ impl Cluster {
 
     /// [`Cluster::acquire`], awaiting the backend's answer instead of
     /// blocking the thread.
-    pub(crate) async fn acquire_async(&self, inner: &Inner, permits: u32, timeout: u64) -> Decision {
+    pub(crate) async fn acquire_async(
+        &self,
+        inner: &Inner,
+        permits: u32,
+        timeout: u64,
+    ) -> Decision {
         let mut a = Acquire::new(permits, timeout);
         loop {
             match self.step(inner, &mut a) {
@@ -267,11 +275,8 @@ impl Cluster {
                 }
                 if pool.take(now, a.permits) {
                     let low = pool.permits.saturating_mul(2) < lease;
-                    let ahead = low
-                        && lease > 1
-                        && !pool.in_flight
-                        && now >= pool.empty_until
-                        && self.up();
+                    let ahead =
+                        low && lease > 1 && !pool.in_flight && now >= pool.empty_until && self.up();
                     if !ahead {
                         return Step::Decided(Decision::Granted { wait: 0 });
                     }

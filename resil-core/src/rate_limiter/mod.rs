@@ -169,16 +169,19 @@ impl RateLimiter {
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
             let key = std::sync::Arc::clone(&c.key);
-            c.settings.backend.watch(&key, Box::new(move |up| {
-                if let Some(inner) = weak.upgrade()
-                    && let Some(c) = &inner.cluster
-                    && c.observe(up)
-                {
-                    inner
-                        .events
-                        .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
-                }
-            }));
+            c.settings.backend.watch(
+                &key,
+                Box::new(move |up| {
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(c) = &inner.cluster
+                        && c.observe(up)
+                    {
+                        inner
+                            .events
+                            .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
+                    }
+                }),
+            );
         }
         RateLimiter { inner }
     }
