@@ -371,48 +371,44 @@ impl Drop for Process {
 /// window of 4): the probes went to two different processes, one each, and
 /// the third got none. Each process's own half-open window holds one result
 /// of the two it needs; the fleet's holds both, and its verdict moves all
-/// three to CLOSED.
-#[test]
-fn three_processes_recover_together() {
-    let Some(redis) = RedisServer::start_or_skip("three_processes_recover_together") else {
+/// three, the third too, to `state` at their next call, without another
+/// probe.
+fn three_processes_follow_one_verdict(name: &str, outcome: &str, state: &str) {
+    let Some(redis) = RedisServer::start_or_skip(name) else {
         return;
     };
-    let key = "resil:circuitbreaker:{recover}";
+    let key = format!("resil:circuitbreaker:{{{name}}}");
     let mut fleet: Vec<Process> = (0..3)
-        .map(|_| Process::start(&redis, key, Duration::from_secs(30)))
+        .map(|_| Process::start(&redis, &key, Duration::from_secs(30)))
         .collect();
     assert_eq!(fleet[0].ask("take"), "TOOK true");
     assert_eq!(fleet[1].ask("take"), "TOOK true");
     assert_eq!(fleet[2].ask("take"), "TOOK false");
-    // the downstream healed: both probes succeed
-    assert_eq!(fleet[0].ask("success"), "DONE");
-    assert_eq!(fleet[1].ask("success"), "DONE");
-    // every one closes at its next call, without another probe
-    for p in &mut fleet {
-        let answer = p.ask("until Closed");
-        assert!(answer.starts_with("STATE Closed"), "{answer}");
-        assert!(answer.contains(" probes=0 "), "{answer}");
+    assert_eq!(fleet[0].ask(outcome), "DONE");
+    assert_eq!(fleet[1].ask(outcome), "DONE");
+    let answers: Vec<String> = fleet
+        .iter_mut()
+        .map(|p| p.ask(&format!("until {state}")))
+        .collect();
+    for answer in &answers {
+        assert!(
+            answer.starts_with(&format!("STATE {state} ")),
+            "{answers:?}"
+        );
+        assert!(answer.contains(" probes=0 "), "{answers:?}");
     }
 }
 
-/// The same fleet with failing probes: every process goes back to OPEN.
+/// The downstream healed: both probes succeed, and the fleet closes.
+#[test]
+fn three_processes_recover_together() {
+    three_processes_follow_one_verdict("three_processes_recover_together", "success", "Closed");
+}
+
+/// Both probes fail: every process goes back to OPEN.
 #[test]
 fn three_processes_open_together() {
-    let Some(redis) = RedisServer::start_or_skip("three_processes_open_together") else {
-        return;
-    };
-    let key = "resil:circuitbreaker:{reopen}";
-    let mut fleet: Vec<Process> = (0..3)
-        .map(|_| Process::start(&redis, key, Duration::from_secs(30)))
-        .collect();
-    assert_eq!(fleet[0].ask("take"), "TOOK true");
-    assert_eq!(fleet[1].ask("take"), "TOOK true");
-    assert_eq!(fleet[0].ask("failure"), "DONE");
-    assert_eq!(fleet[1].ask("failure"), "DONE");
-    let answers: Vec<String> = fleet.iter_mut().map(|p| p.ask("until Open")).collect();
-    for answer in &answers {
-        assert!(answer.starts_with("STATE Open admitted=0"), "{answers:?}");
-    }
+    three_processes_follow_one_verdict("three_processes_open_together", "failure", "Open");
 }
 
 /// A process killed while it holds a probe: its lease expires (the probe

@@ -61,6 +61,43 @@ fn sleep_until(t: u64) {
     }
 }
 
+/// A child's `RESULT name=value ...` line, by name (`admitted` is a list of
+/// Unix µs, the others counts).
+struct ChildResult {
+    line: String,
+}
+
+impl ChildResult {
+    /// The result the child printed on `stdout`.
+    fn of(stdout: Vec<u8>) -> ChildResult {
+        let out = String::from_utf8(stdout).unwrap();
+        let line = out
+            .lines()
+            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_owned()))
+            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
+        ChildResult { line }
+    }
+
+    fn text(&self, name: &str) -> &str {
+        self.line
+            .split(' ')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {name} in {}", self.line))
+    }
+
+    fn count(&self, name: &str) -> u64 {
+        self.text(name).parse().unwrap()
+    }
+
+    fn times(&self, name: &str) -> Vec<u64> {
+        self.text(name)
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect()
+    }
+}
+
 const LIMIT: u32 = 20;
 const PERIOD_MS: u64 = 100;
 const LEASE: u32 = 4;
@@ -136,31 +173,21 @@ fn processes_share_one_limit() {
                 .unwrap()
         })
         .collect();
-    let outputs: Vec<String> = children
+    let results: Vec<ChildResult> = children
         .into_iter()
-        .map(|c| String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap())
+        .map(|c| ChildResult::of(c.wait_with_output().unwrap().stdout))
         .collect();
     let mut per_cycle = std::collections::BTreeMap::<u64, u32>::new();
     let (mut total_leased, mut total_admitted) = (0u64, 0u64);
-    for out in &outputs {
-        let line = out
-            .lines()
-            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
-        let field = |name: &str| {
-            line.split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .unwrap_or_else(|| panic!("no {name} in {line}"))
-        };
-        let leased: u64 = field("leased=").parse().unwrap();
-        let spent: u64 = field("spent=").parse().unwrap();
-        let fallback: u64 = field("fallback=").parse().unwrap();
-        let admitted: Vec<u64> = field("admitted=")
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse().unwrap())
-            .collect();
-        assert_eq!(fallback, 0, "Redis was up the whole time: {line}");
+    for r in &results {
+        let (leased, spent) = (r.count("leased"), r.count("spent"));
+        let admitted = r.times("admitted");
+        assert_eq!(
+            r.count("fallback"),
+            0,
+            "Redis was up the whole time: {}",
+            r.line
+        );
         // every admitted call spent one leased permit, and no process spent
         // a permit it did not lease
         assert_eq!(spent, admitted.len() as u64);
@@ -508,24 +535,12 @@ fn processes_through_an_outage(mode: ClusterFailureMode) {
     redis.restart();
     let mut per_cycle = std::collections::BTreeMap::<u64, u32>::new();
     for child in children {
-        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-        let line = out
-            .lines()
-            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
-        let field = |name: &str| {
-            line.split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .unwrap_or_else(|| panic!("no {name} in {line}"))
-                .to_owned()
-        };
-        let leased: u64 = field("leased=").parse().unwrap();
-        let spent: u64 = field("spent=").parse().unwrap();
-        let fallback: u64 = field("fallback=").parse().unwrap();
+        let r = ChildResult::of(child.wait_with_output().unwrap().stdout);
+        let (leased, spent) = (r.count("leased"), r.count("spent"));
         assert!(spent <= leased, "spent {spent} of {leased} leased");
-        assert!(fallback > 0, "the outage reached the failure mode: {line}");
-        for t in field("admitted=").split(',').filter(|s| !s.is_empty()) {
-            let t: u64 = t.parse().unwrap();
+        let reached = r.count("fallback") > 0;
+        assert!(reached, "the outage reached the failure mode: {}", r.line);
+        for t in r.times("admitted") {
             *per_cycle.entry((t - start) / period).or_default() += 1;
         }
     }
@@ -695,21 +710,10 @@ fn three_processes_spend_a_fifth_of_a_command_per_permit() {
         .collect();
     let (mut spent, mut refused) = (0u64, 0u64);
     for child in children {
-        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-        let line = out
-            .lines()
-            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
-        let field = |name: &str| -> u64 {
-            line.split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .unwrap_or_else(|| panic!("no {name} in {line}"))
-                .parse()
-                .unwrap()
-        };
-        assert_eq!(field("fallback="), 0, "{line}");
-        spent += field("spent=");
-        refused += field("local_refusals=");
+        let r = ChildResult::of(child.wait_with_output().unwrap().stdout);
+        assert_eq!(r.count("fallback"), 0, "{}", r.line);
+        spent += r.count("spent");
+        refused += r.count("local_refusals");
     }
     let ran = commands(&redis) - before;
     let per_permit = ran as f64 / spent as f64;
