@@ -94,61 +94,50 @@ fn a_dead_process_does_not_hold_the_fleet_half_open() {
     eventually("the dead probes expired", || probes(&b, 1) == 1);
 }
 
-#[test]
-fn probes_spread_over_processes_decide_for_every_one() {
-    let Some(redis) =
-        RedisServer::start_or_skip("probes_spread_over_processes_decide_for_every_one")
-    else {
+/// Three breakers (three processes), two probes for the fleet: a and b
+/// take one each, c none, and a's outcome is a failure when `a_fails`.
+/// Neither a nor b has the 2 outcomes a half-open window needs: the fleet
+/// counts them together, the process whose report completes the count
+/// follows the verdict at once, and the others at their next call.
+fn two_probes_decide_for_three(name: &str, a_fails: bool, verdict: State) {
+    let Some(redis) = RedisServer::start_or_skip(name) else {
         return;
     };
-    let key = "resil:circuitbreaker:{spread}";
-    let a = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    let b = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    let c = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    // one probe each for a and b; c gets none
+    let key = format!("resil:circuitbreaker:{{{name}}}");
+    let [a, b, c] = [0; 3].map(|_| breaker(&redis.url(), &key, 2, Duration::from_secs(30)));
     assert_eq!(probes(&a, 1), 1);
     assert_eq!(probes(&b, 1), 1);
     assert_eq!(probes(&c, 1), 0);
-    // neither a nor b has the 2 outcomes a half-open window needs: the
-    // fleet counts them together
-    a.on_success(Duration::from_millis(1));
+    if a_fails {
+        a.on_error(Duration::from_millis(1));
+    } else {
+        a.on_success(Duration::from_millis(1));
+    }
     assert_eq!(a.state(), State::HalfOpen);
     b.on_success(Duration::from_millis(1));
-    // the process whose report completed the count follows at once
     eventually("a or b follows the fleet's verdict", || {
-        a.state() == State::Closed || b.state() == State::Closed
+        a.state() == verdict || b.state() == verdict
     });
-    // the others at their next call, which goes through
     for cb in [&a, &b, &c] {
-        assert!(cb.try_acquire_permission());
-        assert_eq!(cb.state(), State::Closed);
+        // the call goes through a CLOSED breaker, not an OPEN one
+        assert_eq!(cb.try_acquire_permission(), verdict == State::Closed);
+        assert_eq!(cb.state(), verdict);
     }
 }
 
 #[test]
+fn probes_spread_over_processes_decide_for_every_one() {
+    two_probes_decide_for_three(
+        "probes_spread_over_processes_decide_for_every_one",
+        false,
+        State::Closed,
+    );
+}
+
+/// One failure in two: 50%, the threshold.
+#[test]
 fn failed_probes_open_every_process() {
-    let Some(redis) = RedisServer::start_or_skip("failed_probes_open_every_process") else {
-        return;
-    };
-    let key = "resil:circuitbreaker:{failed}";
-    let a = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    let b = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    let c = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    assert_eq!(probes(&a, 1), 1);
-    assert_eq!(probes(&b, 1), 1);
-    assert_eq!(probes(&c, 1), 0);
-    // one failure in two: 50%, the threshold
-    a.on_error(Duration::from_millis(1));
-    b.on_success(Duration::from_millis(1));
-    // the process whose report completed the count follows at once
-    eventually("a or b opens on the fleet's verdict", || {
-        a.state() == State::Open || b.state() == State::Open
-    });
-    // the others at their next call, which is refused
-    for cb in [&a, &b, &c] {
-        assert!(!cb.try_acquire_permission());
-        assert_eq!(cb.state(), State::Open);
-    }
+    two_probes_decide_for_three("failed_probes_open_every_process", true, State::Open);
 }
 
 #[test]
