@@ -734,9 +734,10 @@ impl Inner {
     /// Publishes the transition and arms (or cancels) the timer of the new state.
     pub(super) fn after_transition(&self, mut t: Transitioned, to: State, reset: bool) {
         if t.from == State::HalfOpen {
-            // This process left its half-open episode (decided, timed out or
-            // moved by hand): the fleet's episode ends with it, so that a
-            // process still HALF_OPEN is not left without probes.
+            // This process left its part in the fleet's half-open episode
+            // (on the fleet's verdict, or on its own: timed out, moved by
+            // hand): the probes it holds go back, so that a process still
+            // HALF_OPEN can take them; the episode goes on.
             self.end_episode();
         }
         if let Some(c) = &self.cluster
