@@ -1,5 +1,5 @@
 //! The Redis backend of resil's fleet: fleet-wide rate limits and half-open
-//! probe budgets ([`resil_core::cluster`]) on one Redis server.
+//! episodes ([`resil_core::cluster`]) on one Redis server.
 //!
 //! Each operation is one atomic Lua script (`EVALSHA`, falling back to
 //! `EVAL` after a restart emptied the script cache), reading time from

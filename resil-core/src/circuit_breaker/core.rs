@@ -42,7 +42,7 @@ pub(super) struct Inner {
     /// The pending auto-transition timer and the generation it belongs to.
     pub(super) timer: Mutex<(u32, TimerHandle)>,
     pub(super) events: EventPublisher<CircuitBreakerEvent>,
-    /// The fleet's half-open probe budget, when shared.
+    /// The fleet's half-open episode, when shared.
     /// Boxed: most breakers have none, and the call path never reads it in CLOSED.
     pub(super) cluster: Option<Box<cluster::Cluster>>,
 }
