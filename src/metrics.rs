@@ -27,7 +27,7 @@
 //! | `resilience4j_bulkhead_queue_depth`, `_queue_capacity`, `_thread_pool_size`, `_max_thread_pool_size`, `_core_thread_pool_size`, `_active_thread_count`, `_available_thread_count` | gauges | | the thread-pool bulkhead's snapshot |
 //! | `resilience4j_ratelimiter_available_permissions` | gauge | | permits in the current cycle (negative while reserved ahead) |
 //! | `resilience4j_ratelimiter_waiting_threads` | gauge | | callers waiting |
-//! | `resil_cluster_backend_up` | gauge | `kind` = `ratelimiter`, `circuitbreaker` | 1 while the instance's Redis backend answers, 0 while it is down (instances with a `cluster-url` only) |
+//! | `resil_cluster_backend_up` | gauge | `kind` = `ratelimiter`, `circuitbreaker` | 1 while the scripts on the instance's Redis key succeed, 0 while they fail or are late (Redis down, or the key holds another type) (instances with a `cluster-url` only) |
 //! | `resilience4j_timelimiter_calls_total` | counter × 3 | `kind` = `successful`, `failed`, `timeout` | the time limiter's counts |
 //!
 //! Beyond Resilience4j's, signals its meters do not give, with bounded tags
@@ -191,10 +191,10 @@ pub const RATE_LIMITER_AVAILABLE_PERMISSIONS: &str =
     "resilience4j_ratelimiter_available_permissions";
 /// `resilience4j_ratelimiter_waiting_threads`: callers waiting (Resilience4j's underscore kept).
 pub const RATE_LIMITER_WAITING_THREADS: &str = "resilience4j_ratelimiter_waiting_threads";
-/// `resil_cluster_backend_up`: 1 while the Redis backend of a fleet-wide
-/// limiter (`kind` = `ratelimiter`) or half-open budget (`kind` =
-/// `circuitbreaker`) answers, 0 while it is down (only for instances with a
-/// `cluster-url`).
+/// `resil_cluster_backend_up`: 1 while the scripts on the Redis key of a
+/// fleet-wide limiter (`kind` = `ratelimiter`) or half-open episode (`kind`
+/// = `circuitbreaker`) succeed, 0 while they fail or are late (only for
+/// instances with a `cluster-url`).
 pub const CLUSTER_BACKEND_UP: &str = "resil_cluster_backend_up";
 /// `resilience4j_timelimiter_calls_total`: calls by outcome (tag `kind` = `successful`, `failed`, `timeout`).
 pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";

@@ -769,11 +769,18 @@ async fn every_state_change_request_is_audited_and_the_log_is_bounded() {
                 200,
                 &json!({"updateState": "FORCE_OPEN", "for": "5m"})
             ),
-            ("invalid-token", 401, &Value::Null),
-            ("no-token", 401, &Value::Null),
             ("operator", 400, &json!({"updateState": "HALF_OPEN"})),
         ]
     );
+    // requests refused for want of the token are counted apart
+    assert_eq!(log["rejected"]["count"], 2);
+    let rejected: Vec<&str> = log["rejected"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["identity"].as_str().unwrap())
+        .collect();
+    assert_eq!(rejected, ["invalid-token", "no-token"]);
     for e in entries {
         assert_eq!(e["path"], uri);
         assert_eq!(e["peer"], "unknown", "no ConnectInfo in-process");

@@ -294,3 +294,25 @@ fn suggest_names_a_bad_argument() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--latency-p99 100ms is below --latency-p50 500ms"));
 }
+
+#[test]
+fn no_command_prints_the_password_of_a_cluster_url() {
+    let good = "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\ncluster-url = \"redis://admin:s3cr3t@127.0.0.1:1/0\"\n";
+    let bad = "[ratelimiter.instances.partner]\ncluster-url = \"redis://admin:s3cr3t@127.0.0.1:notaport/0\"\n\n[circuitbreaker.instances.partner]\ncluster-url = \"http://admin:s3cr3t@127.0.0.1/0\"\n";
+    let syntax = "[ratelimiter.instances.partner]\ncluster-url = \"redis://admin:s3cr3t@127.0.0.1:1/0\" oops\n";
+    // (file, command, succeeds, prints the url)
+    for (name, toml, command, ok, shown) in [
+        ("redact-explain", good, "explain", true, true),
+        ("redact-check-good", good, "check", true, false),
+        ("redact-check-bad", bad, "check", false, true),
+        ("redact-explain-bad", bad, "explain", false, true),
+        ("redact-check-syntax", syntax, "check", false, false),
+    ] {
+        let dir = dir_with(name, toml);
+        let out = resil(&[command], &dir);
+        let printed = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.success(), ok, "{name}: {printed}");
+        assert!(!printed.contains("s3cr3t"), "{name}: {printed}");
+        assert_eq!(printed.contains("admin:***@"), shown, "{name}: {printed}");
+    }
+}

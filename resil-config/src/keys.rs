@@ -235,7 +235,11 @@ pub(crate) fn describe<B, C>(
     c: &C,
     notes: &Notes,
 ) -> Vec<(&'static str, String)> {
-    let print = |row: &Row<B, C>| Some((row.def.name, row.print?(c, notes)?));
+    // a URL's password is never shown, whatever a backend's `location` says
+    let print = |row: &Row<B, C>| {
+        let value = row.print?(c, notes)?;
+        Some((row.def.name, crate::error::redacted(value)))
+    };
     match order {
         None => rows.iter().filter_map(print).collect(),
         Some(order) => order

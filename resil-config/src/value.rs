@@ -4,6 +4,7 @@
 //! ([`Ctx`]), and the small parsers and helpers both tables use.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -205,8 +206,9 @@ pub(crate) enum Val {
     InitialState(State),
 }
 
-/// One key of one table, typed, with where it was written.
-#[derive(Debug, Clone)]
+/// One key of one table, typed, with where it was written. Its `Debug`
+/// hides a URL's password (a report's `Debug` prints it).
+#[derive(Clone)]
 pub(crate) struct Setting {
     pub(crate) val: Val,
     /// The file's name or `env NAME`.
@@ -215,6 +217,21 @@ pub(crate) struct Setting {
     pub(crate) path: String,
     /// The value as written.
     pub(crate) raw: String,
+}
+
+impl fmt::Debug for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let val = format!("{:?}", self.val);
+        f.debug_struct("Setting")
+            .field(
+                "val",
+                &format_args!("{}", resil_core::redact::userinfo(&val)),
+            )
+            .field("source", &self.source)
+            .field("path", &self.path)
+            .field("raw", &resil_core::redact::userinfo(&self.raw))
+            .finish()
+    }
 }
 
 impl Setting {

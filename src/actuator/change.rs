@@ -315,11 +315,25 @@ pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Resul
     }))
 }
 
-/// `POST /actuator/refresh[?dryRun=true]`: reloads the configuration.
+/// `POST /actuator/refresh[?dryRun=true]`: reloads the configuration, on
+/// the blocking pool: reading, parsing and validating a file (up to the
+/// 1 MiB resil reads) must not stall the runtime's other tasks.
 pub(super) async fn refresh(State(s): St, uri: Uri, request: axum::extract::Request) -> Response {
     // the query is judged after the token, like a body
     let dry_run = dry_run(&uri);
-    audited(&s, "", &uri, request, move |s, _, _| reload(s, dry_run?)).await
+    let shared = s.clone();
+    audited_with(&s, "", &uri, request, move |_, _, _| async move {
+        let dry_run = dry_run?;
+        tokio::task::spawn_blocking(move || reload(&shared, dry_run))
+            .await
+            .unwrap_or_else(|e| {
+                Err(Problem::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("the reload did not finish: {e}"),
+                ))
+            })
+    })
+    .await
 }
 
 /// `?dryRun=true` (or `false`); anything else is a 400.
@@ -398,6 +412,23 @@ async fn audited(
     request: axum::extract::Request,
     change: impl FnOnce(&Shared, &str, &Bytes) -> Result<Value, Problem>,
 ) -> Response {
+    audited_with(s, name, uri, request, |s, name, body| {
+        std::future::ready(change(s, name, body))
+    })
+    .await
+}
+
+/// [`audited`] for a change that is awaited.
+async fn audited_with<F>(
+    s: &Shared,
+    name: &str,
+    uri: &Uri,
+    request: axum::extract::Request,
+    change: impl FnOnce(&Shared, &str, &Bytes) -> F,
+) -> Response
+where
+    F: Future<Output = Result<Value, Problem>>,
+{
     let (parts, body) = request.into_parts();
     let authorized = authorize(s, &parts.headers);
     let identity = audit::identity(authorized.is_ok(), &parts.headers);
@@ -407,7 +438,7 @@ async fn audited(
     };
     let (response, body) = match read {
         Ok(body) => {
-            let result = change(s, name, &body);
+            let result = change(s, name, &body).await;
             // the answer's message, for the audit log: what the change did
             let outcome = result
                 .as_ref()

@@ -40,12 +40,12 @@
 //! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them, and `keyed` |
 //! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's), and `keyed` |
 //! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
-//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it |
+//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it, of which [`ActuatorBuilder::operator_stream_clients`] (default a quarter) only for requests with the bearer token, and at most [`ActuatorBuilder::max_stream_clients_per_peer`] (default 4) per IP address without it, a 429 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
 //! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` moves to HALF_OPEN after 10 minutes on its own, so that the half-open probes decide whether it closes (a `for` outside 1ms ..= 365 days is a 400 that states the range); only with [`ActuatorBuilder::state_changes`] |
 //! | `GET /actuator/metrics`, `GET /actuator/metrics/{name}?tag=key:value` | Spring Boot's metrics endpoint (`names`; `name`, `description`, `baseUnit`, `measurements`, `availableTags`) over the Prometheus registry, only with [`ActuatorBuilder::prometheus`]: `resilience4j.circuitbreaker.calls` is the family `resilience4j_circuitbreaker_calls_seconds` |
-//! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status, and the `outcome` of a change made), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
+//! | `GET /actuator/resilienceaudit` | `entries`: the last 100 requests made with the bearer token (time, path, request, peer address, identity, status, and the `outcome` of a change made), oldest first; `rejected`: the count of requests refused without it and the last 20 of them, kept apart so that no number of them pushes a change out of the log; also `tracing` events with target `resil::actuator` (for refused requests, the 1st, 2nd, 4th, 8th ...); with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()`; URL passwords in a request body are kept as `***` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //! | `POST /actuator/refresh[?dryRun=true]` | reloads the configuration (see [Refresh](#refresh)): 200 `{"changed":["circuitbreaker.instances.inventory-query.failure-rate-threshold",..]}`, 400 with the problems; `dryRun=true` applies nothing; only with [`ActuatorBuilder::state_changes`] |
 //!
@@ -208,7 +208,9 @@
 //! or nothing, as [`reload`](crate::reload) does: for the global registries
 //! [`reload`](crate::reload) itself, for a [`Resilience`] given with
 //! [`ActuatorBuilder::resilience`] its [`Resilience::reload`], or what
-//! [`ActuatorBuilder::reload_with`] gives. The answer lists the key paths
+//! [`ActuatorBuilder::reload_with`] gives. The reload (reading, parsing
+//! and checking the file, at most 1 MiB) runs on tokio's blocking pool, so
+//! the runtime's other tasks go on meanwhile. The answer lists the key paths
 //! that changed, `{"changed":[]}` for none (an instance created or back to
 //! the defaults is its table's path, `bulkhead.instances.inventory-query`).
 //! A refused configuration is a 400: Spring Boot's error document with
@@ -230,6 +232,13 @@
 //! [`ActuatorBuilder::max_stream_clients`]); each stream filters by
 //! instance and type on its own task. A stream that falls more than 256
 //! events behind misses the oldest.
+//!
+//! The streams' routes are read routes, open to anyone who reaches the
+//! actuator; each stream holds a slot while it is open. So that anonymous
+//! clients cannot take them all, some are kept for the operator (requests
+//! with the bearer token; [`ActuatorBuilder::operator_stream_clients`]),
+//! and one IP address holds at most
+//! [`ActuatorBuilder::max_stream_clients_per_peer`] without the token.
 //!
 //! # Registries
 //!
@@ -336,6 +345,8 @@ pub struct ActuatorBuilder {
     prometheus: Option<PrometheusHandle>,
     token: Option<String>,
     max_stream_clients: usize,
+    operator_stream_clients: Option<usize>,
+    max_stream_clients_per_peer: usize,
     expose_sources: bool,
 }
 
@@ -351,6 +362,11 @@ impl std::fmt::Debug for ActuatorBuilder {
             .field("prometheus", &self.prometheus.is_some())
             .field("token", &self.token.as_ref().map(|_| REDACTED))
             .field("max_stream_clients", &self.max_stream_clients)
+            .field("operator_stream_clients", &self.operator_stream_clients)
+            .field(
+                "max_stream_clients_per_peer",
+                &self.max_stream_clients_per_peer,
+            )
             .field("expose_sources", &self.expose_sources)
             .finish()
     }
@@ -409,6 +425,8 @@ impl Actuator {
             prometheus: None,
             token: None,
             max_stream_clients: DEFAULT_MAX_STREAM_CLIENTS,
+            operator_stream_clients: None,
+            max_stream_clients_per_peer: DEFAULT_MAX_STREAM_CLIENTS_PER_PEER,
             expose_sources: false,
         }
     }
@@ -511,6 +529,29 @@ impl ActuatorBuilder {
         self
     }
 
+    /// Of [`ActuatorBuilder::max_stream_clients`], `n` only for clients that
+    /// send `Authorization: Bearer <token>` (the token of
+    /// [`ActuatorBuilder::state_changes`]), so that no number of anonymous
+    /// clients keeps the operator from watching. Default: a quarter of the
+    /// streams, at least 1, with state changes enabled; none without (there
+    /// is no token to tell the operator by). The operator may take any
+    /// free slot; anonymous clients get a 503 once only reserved ones are
+    /// left.
+    pub fn operator_stream_clients(mut self, n: usize) -> Self {
+        self.operator_stream_clients = Some(n);
+        self
+    }
+
+    /// At most `n` event streams open from one IP address without the
+    /// bearer token (default 4); past it a 429. Needs the peer's address:
+    /// serve the router with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`, without which
+    /// only the limits of all streams apply.
+    pub fn max_stream_clients_per_peer(mut self, n: usize) -> Self {
+        self.max_stream_clients_per_peer = n;
+        self
+    }
+
     /// Shows where things come from in `/actuator/resilience`: the
     /// configuration file's path and its warnings (which name it), and each
     /// call site's source file and lines. Off by default: the document then
@@ -524,13 +565,23 @@ impl ActuatorBuilder {
     /// the event streams and the meters (the global registries are
     /// subscribed to as soon as they are built).
     pub fn build(self) -> Actuator {
+        let reserved = match (&self.token, self.operator_stream_clients) {
+            (_, Some(n)) => n,
+            (Some(_), None) => (self.max_stream_clients / 4).max(1),
+            (None, None) => 0,
+        };
+        let streams = stream::Slots::new(
+            self.max_stream_clients,
+            reserved,
+            self.max_stream_clients_per_peer,
+        );
         let shared = Shared {
             source: self.source,
             report: self.report.map(Arc::new),
             reload: self.reload,
             prometheus: self.prometheus,
             token: self.token,
-            streams: stream::Slots::new(self.max_stream_clients),
+            streams,
             expose_sources: self.expose_sources,
             audit: audit::Audit::default(),
         };

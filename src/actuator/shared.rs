@@ -38,6 +38,9 @@ pub(super) struct Shared {
 /// [`ActuatorBuilder::max_stream_clients`]'s default.
 pub(super) const DEFAULT_MAX_STREAM_CLIENTS: usize = 16;
 
+/// [`ActuatorBuilder::max_stream_clients_per_peer`]'s default.
+pub(super) const DEFAULT_MAX_STREAM_CLIENTS_PER_PEER: usize = 4;
+
 /// The most a state change's body may hold, whatever limit the application's
 /// router sets (or lifts with `DefaultBodyLimit::disable()`).
 pub(super) const MAX_BODY: usize = 64 * 1024;

@@ -183,16 +183,20 @@ impl CircuitBreaker {
         });
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
-            c.settings.backend().watch(Box::new(move |up| {
-                if let Some(inner) = weak.upgrade()
-                    && let Some(c) = &inner.cluster
-                    && c.observe(up)
-                {
-                    inner
-                        .events
-                        .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
-                }
-            }));
+            let key = Arc::clone(&c.key);
+            c.settings.backend().watch(
+                &key,
+                Box::new(move |up| {
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(c) = &inner.cluster
+                        && c.observe(up)
+                    {
+                        inner
+                            .events
+                            .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
+                    }
+                }),
+            );
         }
         CircuitBreaker { inner }
     }
@@ -305,7 +309,8 @@ impl CircuitBreaker {
     pub fn can_change_config(&self, config: &CircuitBreakerConfig) -> Result<(), ChangeRefused> {
         let settings = self.inner.settings.load();
         let current = &settings.config;
-        if !same_printed(&current.cluster, &config.cluster) {
+        // compared by backend, not as printed: the printed URL hides its password
+        if current.cluster != config.cluster {
             return Err(ChangeRefused::fixed("cluster"));
         }
         if current.cluster.is_some() && half_open_permits(current) != half_open_permits(config) {
@@ -374,8 +379,9 @@ impl CircuitBreaker {
         self.inner.give_back(None);
     }
 
-    /// Whether the backend that holds the fleet's half-open probe budget is
-    /// up (`None` for a breaker whose HALF_OPEN is its own).
+    /// Whether the scripts on the backend key that holds the fleet's
+    /// half-open episode succeed (`None` for a breaker whose HALF_OPEN is
+    /// its own).
     pub fn cluster_backend_up(&self) -> Option<bool> {
         self.inner
             .cluster

@@ -77,6 +77,19 @@ impl Inner {
         }
     }
 
+    /// [`Inner::decide`] for an async caller: a cluster limiter awaits the
+    /// backend's answer instead of blocking the thread (the futures of the
+    /// decorator chain decide synchronously, with [`Inner::decide_with`]).
+    pub(super) async fn decide_async(&self, permits: u32, timeout: u64) -> Decision {
+        match &self.cluster {
+            None => self.decide(permits, timeout),
+            Some(c) => match c.acquire_async(self, permits, timeout).await {
+                Decision::Refused => self.refused(permits),
+                granted => granted,
+            },
+        }
+    }
+
     /// A refusal, or in shadow mode a grant that reserves nothing, with the
     /// refusal published.
     #[cold]

@@ -52,8 +52,10 @@
 //! the leased permits this process may still spend, and
 //! [`RateLimiter::drain_permissions`] discards them (the fleet's cycle goes
 //! on for the other processes). A call that must wait for a round trip
-//! blocks its thread for at most the cluster timeout, also in the async
-//! methods: the common call, served from the lease, does not.
+//! waits at most the cluster timeout: [`RateLimiter::acquire_permission`]
+//! awaits the answer without blocking its thread, the other methods block
+//! it; the common call, served from the lease, waits for nothing, and once
+//! the fleet's cycle is spent a call is refused without a round trip.
 //!
 //! # Examples
 //!
@@ -166,16 +168,20 @@ impl RateLimiter {
         });
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
-            c.settings.backend.watch(Box::new(move |up| {
-                if let Some(inner) = weak.upgrade()
-                    && let Some(c) = &inner.cluster
-                    && c.observe(up)
-                {
-                    inner
-                        .events
-                        .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
-                }
-            }));
+            let key = std::sync::Arc::clone(&c.key);
+            c.settings.backend.watch(
+                &key,
+                Box::new(move |up| {
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(c) = &inner.cluster
+                        && c.observe(up)
+                    {
+                        inner
+                            .events
+                            .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
+                    }
+                }),
+            );
         }
         RateLimiter { inner }
     }
@@ -319,7 +325,7 @@ impl RateLimiter {
     pub fn metrics(&self) -> RateLimiterMetrics {
         let (nanos_to_wait, mut available, cycle) = self.inner.next_permit();
         if let Some(c) = &self.inner.cluster
-            && c.settings.backend.is_up()
+            && c.settings.backend.is_up(&c.key)
         {
             // the permits this process holds of the fleet's cycle
             available = c.leased_now(self.inner.now());
@@ -402,6 +408,11 @@ impl RateLimiter {
     /// their cycle if that is within the timeout. A refusal also waits, for
     /// the whole timeout, as in Resilience4j. The event is published after the wait.
     ///
+    /// A fleet-wide limiter (with cluster settings) that must ask its
+    /// backend awaits the answer, for at most the cluster timeout, without
+    /// blocking the thread: on a stalled backend, the runtime's other tasks
+    /// keep running.
+    ///
     /// Dropping the future while it waits keeps the reservation (see the
     /// [module documentation](self)).
     ///
@@ -434,7 +445,7 @@ impl RateLimiter {
     pub async fn acquire_permission(&self, permits: u32) -> Result<(), RequestNotPermitted> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
-        let decision = inner.decide(permits, timeout);
+        let decision = inner.decide_async(permits, timeout).await;
         if let Some(wait) = decision.wait(timeout) {
             let _waiting = Waiting::new(inner);
             inner.clock.sleep_async(wait).await;
