@@ -779,6 +779,21 @@ fn an_async_caller_never_blocks_its_runtime_on_a_stalled_redis() {
         assert!(admitted.is_ok(), "refused after {waited:?}: {m:?}");
         assert_eq!(m.fallback_calls(), 0, "{m:?}");
         assert!(m.backend_up());
+
+        // The same through a chain (the attributes', `Decorators`', tower's):
+        // the rate limiter's layer awaits the backend's answer too.
+        redis.pause();
+        let waker = Arc::clone(&redis);
+        let other = tokio::spawn(async move {
+            waker.resume();
+        });
+        let called = limiter
+            .call_async(|| async { Ok::<_, std::io::Error>(7) })
+            .await;
+        other.await.unwrap();
+        let m = limiter.cluster_metrics().unwrap();
+        assert_eq!(called.unwrap(), 7, "{m:?}");
+        assert_eq!(m.fallback_calls(), 0, "{m:?}");
     });
 }
 

@@ -20,8 +20,6 @@
 //! and no lease is taken ahead. So once a cycle is spent, the refusals of
 //! the rest of it cost the backend nothing.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -234,13 +232,49 @@ impl Cluster {
         permits: u32,
         timeout: u64,
     ) -> Decision {
-        let mut a = Acquire::new(permits, timeout);
+        match self.start_deciding(inner, permits, timeout) {
+            Ok(decision) => decision,
+            Err(mut deciding) => {
+                std::future::poll_fn(|cx| self.poll_deciding(inner, &mut deciding, cx)).await
+            }
+        }
+    }
+
+    /// An async caller's acquisition: decided at once (from the lease, or a
+    /// failure mode), or in progress, waiting for the backend's answer.
+    pub(crate) fn start_deciding(
+        &self,
+        inner: &Inner,
+        permits: u32,
+        timeout: u64,
+    ) -> Result<Decision, Deciding> {
+        let mut acquire = Acquire::new(permits, timeout);
+        match self.step(inner, &mut acquire) {
+            Step::Decided(decision) => Ok(decision),
+            Step::Wait { seen, until } => Err(Deciding {
+                acquire,
+                waiting: Some(Answered::new(seen, until)),
+            }),
+        }
+    }
+
+    /// Moves an acquisition in progress on: its decision once an answer
+    /// came (or the wait for one ran out: the failure mode's).
+    pub(crate) fn poll_deciding(
+        &self,
+        inner: &Inner,
+        deciding: &mut Deciding,
+        cx: &mut Context<'_>,
+    ) -> Poll<Decision> {
         loop {
-            match self.step(inner, &mut a) {
-                Step::Decided(decision) => return decision,
-                Step::Wait { seen, until } => {
-                    a.late = !Answered::new(&self.shared, seen, until).await;
-                }
+            if let Some(waiting) = deciding.waiting.as_mut() {
+                let came = std::task::ready!(waiting.poll(&self.shared, cx));
+                deciding.acquire.late = !came;
+                deciding.waiting = None;
+            }
+            match self.step(inner, &mut deciding.acquire) {
+                Step::Decided(decision) => return Poll::Ready(decision),
+                Step::Wait { seen, until } => deciding.waiting = Some(Answered::new(seen, until)),
             }
         }
     }
@@ -412,11 +446,16 @@ impl Acquire {
     }
 }
 
+/// An async caller's acquisition in progress (see [`Cluster::start_deciding`]).
+pub(crate) struct Deciding {
+    acquire: Acquire,
+    waiting: Option<Answered>,
+}
+
 /// The wait of an async caller for the next answer: `true` when one came,
 /// `false` when `until` (real time, on resil's timer thread, whatever
 /// clock the limiter reads) came first.
-struct Answered<'a> {
-    shared: &'a Shared,
+struct Answered {
     seen: u64,
     until: Nanos,
     timer: Option<(TimerHandle, Arc<Deadline>)>,
@@ -430,23 +469,18 @@ struct Deadline {
     waker: Mutex<Option<Waker>>,
 }
 
-impl<'a> Answered<'a> {
-    fn new(shared: &'a Shared, seen: u64, until: Nanos) -> Self {
+impl Answered {
+    fn new(seen: u64, until: Nanos) -> Self {
         Answered {
-            shared,
             seen,
             until,
             timer: None,
         }
     }
-}
 
-impl Future for Answered<'_> {
-    type Output = bool;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+    fn poll(&mut self, shared: &Shared, cx: &mut Context<'_>) -> Poll<bool> {
         {
-            let mut pool = self.shared.pool.lock();
+            let mut pool = shared.pool.lock();
             if pool.received != self.seen {
                 return Poll::Ready(true);
             }

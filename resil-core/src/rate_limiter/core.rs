@@ -90,6 +90,16 @@ impl Inner {
         }
     }
 
+    /// A fleet's decision as the caller sees it: a refusal stays one unless
+    /// shadow mode lets the call through.
+    #[inline(always)]
+    pub(super) fn shadowed(&self, decision: Decision, permits: u32) -> Decision {
+        match decision {
+            Decision::Refused => self.refused(permits),
+            granted => granted,
+        }
+    }
+
     /// A refusal, or in shadow mode a grant that reserves nothing, with the
     /// refusal published.
     #[cold]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use super::cluster::Deciding;
 use super::core::Inner;
 use super::state::Decision;
 use super::{RateLimiter, RequestNotPermitted};
@@ -177,6 +178,9 @@ pin_project_lite::pin_project! {
         Waiting {
             reserved: Reserved<R>,
         },
+        Deciding {
+            deciding: Deciding,
+        },
         Running {
             #[pin]
             inner: A,
@@ -193,18 +197,44 @@ enum Admission<R: Deref<Target = Inner>> {
     Now,
     Refused(RequestNotPermitted),
     Later(Reserved<R>),
+    /// A fleet-wide limiter waits for its backend's answer (async calls).
+    Deciding(Deciding),
 }
 
 impl<R: Deref<Target = Inner> + Clone> RateLimiterPart<R> {
     /// Reserves the permits at `ctx`'s time; the decision's event takes
     /// that reading too. (A fleet-wide limiter reads its own clock for its
-    /// lease; the reading still serves the layers after it.)
+    /// lease, blocking while it asks its backend; the reading still serves
+    /// the layers after it.)
     #[inline(always)]
     fn admit(&self, ctx: &mut Ctx) -> Admission<R> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
         let now = ctx.stamp.now(&inner.clock).as_u64();
         let decision = inner.decide_with(self.permits, timeout, || now);
+        self.settle(decision, timeout, ctx)
+    }
+
+    /// [`RateLimiterPart::admit`] for an async call: a fleet-wide limiter
+    /// that must ask its backend does not block the thread, the attempt
+    /// waits for the answer.
+    #[inline(always)]
+    fn admit_async(&self, ctx: &mut Ctx) -> Admission<R> {
+        let inner = &*self.inner;
+        let Some(cluster) = &inner.cluster else {
+            return self.admit(ctx);
+        };
+        let timeout = inner.core.timeout();
+        match cluster.start_deciding(inner, self.permits, timeout) {
+            Ok(decision) => self.settle(inner.shadowed(decision, self.permits), timeout, ctx),
+            Err(deciding) => Admission::Deciding(deciding),
+        }
+    }
+
+    /// What a decision comes to: the permits now, a refusal, or a wait.
+    #[inline(always)]
+    fn settle(&self, decision: Decision, timeout: u64, ctx: &mut Ctx) -> Admission<R> {
+        let inner = &*self.inner;
         match decision.wait(timeout) {
             None => {
                 if inner.events.is_active() {
@@ -237,12 +267,13 @@ where
             None => Stage::Through {
                 inner: self.next.start(ctx),
             },
-            Some(part) => match part.admit(ctx) {
+            Some(part) => match part.admit_async(ctx) {
                 Admission::Now => Stage::Running {
                     inner: self.next.start(ctx),
                 },
                 Admission::Refused(error) => Stage::Refused { error: Some(error) },
                 Admission::Later(reserved) => Stage::Waiting { reserved },
+                Admission::Deciding(deciding) => Stage::Deciding { deciding },
             },
         };
         RateLimiterAttempt { stage }
@@ -282,6 +313,32 @@ where
                         }
                     }
                 }
+                StageProj::Deciding { deciding } => {
+                    let part = self
+                        .part
+                        .as_ref()
+                        .expect("a deciding attempt has its limiter");
+                    let inner = &*part.inner;
+                    let cluster = inner
+                        .cluster
+                        .as_ref()
+                        .expect("only a fleet's limiter decides late");
+                    let decision = std::task::ready!(cluster.poll_deciding(inner, deciding, cx));
+                    ctx.user_code_ran();
+                    let timeout = inner.core.timeout();
+                    let decision = inner.shadowed(decision, part.permits);
+                    match part.settle(decision, timeout, ctx) {
+                        Admission::Now => stage.set(Stage::Running {
+                            inner: self.next.start(ctx),
+                        }),
+                        Admission::Refused(error) => {
+                            stage.set(Stage::Done);
+                            return Poll::Ready(Err(Error::RequestNotPermitted(error)));
+                        }
+                        Admission::Later(reserved) => stage.set(Stage::Waiting { reserved }),
+                        Admission::Deciding(_) => unreachable!("a decision is settled"),
+                    }
+                }
                 StageProj::Refused { error } => {
                     let error = error.take().expect("a refused attempt holds its error");
                     stage.set(Stage::Done);
@@ -307,6 +364,7 @@ where
         };
         match part.admit(ctx) {
             Admission::Now => {}
+            Admission::Deciding(_) => unreachable!("a blocking call decides at once"),
             Admission::Refused(refused) => return Err(Error::RequestNotPermitted(refused)),
             Admission::Later(reserved) => {
                 let wait = reserved
@@ -328,6 +386,7 @@ impl<R: Deref<Target = Inner>, A> fmt::Debug for RateLimiterAttempt<R, A> {
         let stage = match &self.stage {
             Stage::Through { .. } => "through",
             Stage::Waiting { .. } => "waiting",
+            Stage::Deciding { .. } => "deciding",
             Stage::Running { .. } => "running",
             Stage::Refused { .. } => "refused",
             Stage::Done => "done",
