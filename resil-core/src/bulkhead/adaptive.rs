@@ -1,0 +1,180 @@
+//! The limiter of an adaptive bulkhead: the samples of finished calls
+//! folded into windows, the algorithm that turns each window into a limit,
+//! and the move of the semaphore to that limit.
+//!
+//! Everything here runs under the limiter's lock, held for a few
+//! instructions per call (the window's sums) and for the algorithm's
+//! arithmetic once per window. The same lock serializes every change of
+//! the limit, the algorithm's and `change_config`'s, so the semaphore's
+//! permits and the limit move together: a smaller limit takes free permits
+//! at once and retires the permits of calls in flight as they come back
+//! (the semaphore's count goes negative meanwhile), a larger one adds
+//! permits; no permit in use is lost either way.
+
+use super::algorithm::{Algorithm, Window};
+use super::config::MAX_CONCURRENT_CALLS;
+use super::core::{Inner, started_at};
+use super::limit::{LimitSettings, Sample};
+use super::{BulkheadConfig, BulkheadEvent};
+use crate::classify;
+use crate::clock::Nanos;
+use crate::sync::{Ordering, short_lock};
+
+/// An adaptive limit's state (a fixed one keeps its settings only).
+#[derive(Debug)]
+pub(crate) struct Limiter {
+    settings: LimitSettings,
+    algorithm: Algorithm,
+    window: Window,
+    /// The ceiling, `max_concurrent_calls`.
+    max: u32,
+    /// The limit the semaphore holds now.
+    limit: u32,
+    /// Seeds Vegas's probe jitter, so that a bulkhead replays exactly.
+    seed: u64,
+}
+
+/// Where a bulkhead of `config` starts.
+fn initial_limit(config: &BulkheadConfig) -> u32 {
+    let max = config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS);
+    if config.limit.algorithm.is_adaptive() {
+        config.initial_concurrent_calls().min(max).max(config.limit.min)
+    } else {
+        max
+    }
+}
+
+impl Limiter {
+    pub(super) fn new(config: &BulkheadConfig, name: &str) -> Self {
+        let limit = initial_limit(config);
+        let seed = seed_of(name);
+        Limiter {
+            algorithm: Algorithm::new(&config.limit, limit, seed),
+            settings: config.limit.clone(),
+            window: Window::new(),
+            max: config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS),
+            limit,
+            seed,
+        }
+    }
+
+    /// The limit the semaphore holds.
+    pub(super) fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// Folds one finished call into the window: the new limit when the
+    /// call closes a window and the algorithm moves the limit.
+    fn sample(&mut self, end: u64, rtt: u64, inflight: u32, sample: Sample) -> Option<u32> {
+        if !self.settings.algorithm.is_adaptive() {
+            return None;
+        }
+        let dropped = match sample {
+            Sample::Success => false,
+            Sample::Dropped => true,
+            Sample::Error { kind } if classify::listed(&self.settings.drop_errors, kind) => true,
+            Sample::Error { .. } | Sample::Ignored => return None,
+        };
+        let window = self.window.add(end, rtt, inflight, dropped, &self.settings)?;
+        let next = self
+            .algorithm
+            .update(self.limit, window, self.settings.min, self.max);
+        (next != self.limit).then_some(next)
+    }
+
+    /// Takes `config`'s settings and returns the limit to hold: a fixed
+    /// bulkhead's `max_concurrent_calls`; when adaptation is switched on,
+    /// `initial_concurrent_calls`; when it stays on, the limit reached so
+    /// far, within the new bounds, the same algorithm with the same
+    /// parameters keeping what it learned and any other starting from there.
+    fn reconfigure(&mut self, config: &BulkheadConfig) -> u32 {
+        let new = &config.limit;
+        let max = config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS);
+        let limit = if !new.algorithm.is_adaptive() {
+            self.algorithm = Algorithm::Fixed;
+            max
+        } else if !self.settings.algorithm.is_adaptive() {
+            let limit = initial_limit(config);
+            self.algorithm = Algorithm::new(new, limit, self.seed);
+            limit
+        } else {
+            let limit = self.limit.min(max).max(new.min);
+            if self.settings.same_algorithm(new) {
+                if limit != self.limit {
+                    self.algorithm.rebase(limit);
+                }
+            } else {
+                self.algorithm = Algorithm::new(new, limit, self.seed);
+            }
+            limit
+        };
+        self.settings = new.clone();
+        self.max = max;
+        limit
+    }
+}
+
+/// FNV-1a of the name: a fixed seed per instance.
+fn seed_of(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl Inner {
+    /// Gives back the permit of a call timed from `start` (as the permit
+    /// keeps it) that ended at `end`, publishing `CallFinished` first when
+    /// `publish` asks for it, and folds the call into the adaptive limit.
+    #[inline(never)]
+    pub(super) fn finish_timed(&self, start: u64, end: Nanos, sample: Sample, publish: bool) {
+        if publish && self.events.is_active() {
+            self.events.publish_at(end, BulkheadEvent::CallFinished);
+        }
+        let available = self.sem.release_counted();
+        // The calls in flight as this one ended, itself included.
+        let limit = i64::from(self.max_calls.load(Ordering::Relaxed));
+        let inflight = u32::try_from((limit - available).max(1)).unwrap_or(u32::MAX);
+        let end = end.as_u64();
+        let changed = {
+            let mut limiter = short_lock(&self.limiter);
+            limiter
+                .sample(end, end.saturating_sub(started_at(start)), inflight, sample)
+                .map(|next| self.move_limit(&mut limiter, next))
+        };
+        if let Some((from, to)) = changed {
+            self.limit_changed(from, to);
+        }
+    }
+
+    /// Applies `config` to the limit (see [`Limiter::reconfigure`]);
+    /// returns the limit before and after.
+    pub(super) fn reconfigure(&self, config: &BulkheadConfig) -> (u32, u32) {
+        let mut limiter = short_lock(&self.limiter);
+        let next = limiter.reconfigure(config);
+        self.adaptive
+            .store(config.limit.algorithm.is_adaptive(), Ordering::Relaxed);
+        self.move_limit(&mut limiter, next)
+    }
+
+    /// Moves the semaphore and the published limit to `next`, under the
+    /// limiter's lock; returns the limit before and after.
+    fn move_limit(&self, limiter: &mut Limiter, next: u32) -> (u32, u32) {
+        let prev = limiter.limit;
+        if next > prev {
+            self.sem.add_permits(next - prev);
+        } else if next < prev {
+            self.sem.forget_permits(prev - next);
+        }
+        self.max_calls.store(next, Ordering::Relaxed);
+        limiter.limit = next;
+        (prev, next)
+    }
+
+    /// Publishes `LimitChanged` (outside the limiter's lock: a consumer may
+    /// read the bulkhead).
+    pub(super) fn limit_changed(&self, from: u32, to: u32) {
+        if from != to && self.events.is_active() {
+            self.publish(BulkheadEvent::LimitChanged { from, to });
+        }
+    }
+}
