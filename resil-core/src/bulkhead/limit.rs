@@ -64,7 +64,7 @@ impl LimitAlgorithm {
 
 impl fmt::Display for LimitAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
