@@ -114,6 +114,19 @@ impl Limiter {
     }
 }
 
+#[cfg(test)]
+impl Limiter {
+    /// Closes a window at every call that ends later than the last one
+    /// (a loom model's few calls then move the limit): settings that
+    /// `build()` refuses, set only by tests.
+    pub(super) fn sample_every_call(&mut self) {
+        self.settings.window_size = 1;
+        self.settings.min_rtt_threshold = std::time::Duration::ZERO;
+        self.settings.min_window_time = std::time::Duration::ZERO;
+        self.settings.max_window_time = std::time::Duration::ZERO;
+    }
+}
+
 /// FNV-1a of the name: a fixed seed per instance.
 fn seed_of(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -176,5 +189,89 @@ impl Inner {
         if from != to && self.events.is_active() {
             self.publish(BulkheadEvent::LimitChanged { from, to });
         }
+    }
+}
+
+#[cfg(all(test, not(resil_loom)))]
+mod tests {
+    use std::future::Future;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::pin::pin;
+    use std::task::{Context, Waker};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::bulkhead::{Bulkhead, LimitAlgorithm};
+    use crate::clock::ManualClock;
+
+    /// The calls in the open window.
+    fn samples(b: &Bulkhead) -> u32 {
+        short_lock(&b.inner.limiter).window.count()
+    }
+
+    /// Every way a call ends gives one sample, or none when it was not
+    /// made, never two: the permit is given back once.
+    #[test]
+    fn each_call_is_one_sample_however_it_ends() {
+        let clock = ManualClock::new();
+        let config = BulkheadConfig::builder()
+            .limit_algorithm(LimitAlgorithm::Aimd)
+            .max_concurrent_calls(10)
+            .build()
+            .unwrap();
+        let b = Bulkhead::with_clock("b", config, clock.clone());
+        let ms = Duration::from_millis;
+        // closes the empty first window; the next one lasts a second
+        b.call(|| {
+            clock.advance(ms(1));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(samples(&b), 0);
+        let cx = &mut Context::from_waker(Waker::noop());
+
+        let p = b.try_acquire_permission().unwrap();
+        clock.advance(ms(1));
+        p.finish_with(Sample::Success);
+        assert_eq!(samples(&b), 1, "finished");
+
+        let p = b.try_acquire_permission().unwrap();
+        clock.advance(ms(1));
+        drop(p);
+        assert_eq!(samples(&b), 2, "dropped");
+
+        b.try_acquire_permission().unwrap().release();
+        assert_eq!(samples(&b), 2, "released unused");
+
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            b.call(|| -> Result<(), ()> {
+                clock.advance(ms(1));
+                panic!("in the call")
+            })
+        }));
+        assert!(r.is_err());
+        assert_eq!(samples(&b), 3, "a panic in `call`");
+
+        {
+            let mut call = pin!(b.call_async(|| std::future::pending::<Result<(), ()>>()));
+            assert!(call.as_mut().poll(cx).is_pending());
+            clock.advance(ms(1));
+        }
+        assert_eq!(samples(&b), 4, "a future dropped mid-way");
+
+        {
+            let mut call = pin!(b.call_async(|| async {
+                if true {
+                    panic!("in the future");
+                }
+                Ok::<_, ()>(())
+            }));
+            clock.advance(ms(1));
+            let r = catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx)));
+            assert!(r.is_err());
+            assert_eq!(samples(&b), 5, "a panic while polling gives the permit back");
+        }
+        assert_eq!(samples(&b), 5, "and dropping the future after gives nothing more");
+        assert_eq!(b.metrics().available_concurrent_calls(), 10);
     }
 }

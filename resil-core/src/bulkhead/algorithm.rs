@@ -94,6 +94,14 @@ impl Window {
     }
 }
 
+#[cfg(test)]
+impl Window {
+    /// The calls the window holds, for the tests that count samples.
+    pub(super) fn count(&self) -> u32 {
+        self.count
+    }
+}
+
 fn nanos(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
