@@ -16,11 +16,18 @@
 #[allow(dead_code, unreachable_pub)]
 mod downstream;
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use downstream::{Downstream, Load};
+use metrics_exporter_prometheus::PrometheusBuilder;
+use resil::Resilience;
+use resil::actuator::Actuator;
 use resil::bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder, LimitAlgorithm};
 use resil::clock::ManualClock;
+use tower::ServiceExt as _;
 
 const BASE: Duration = Duration::from_millis(10);
 const C: u32 = 40;
@@ -114,4 +121,77 @@ fn the_simulation_replays_exactly() {
     let (_, admitted, first) = run(LimitAlgorithm::Vegas, tune);
     let (_, again, second) = run(LimitAlgorithm::Vegas, tune);
     assert_eq!((admitted, &first), (again, &second));
+}
+
+/// The live limit in the meters, between refreshes too, and its changes in
+/// the actuator's events.
+#[tokio::test(flavor = "current_thread")]
+async fn the_limit_shows_in_the_meters_and_the_actuator_events() {
+    let clock = ManualClock::new();
+    let text = r#"
+[bulkhead.instances.inventory-query]
+limit-algorithm = "aimd"
+initial-concurrent-calls = 20
+max-concurrent-calls = 40
+min-window-time = "100ms"
+max-window-time = "100ms"
+drop-timeout = "15ms"
+event-consumer-buffer-size = 20000
+"#;
+    let (registries, report) = Resilience::builder()
+        .file_contents("resilience.toml", text)
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .clock(clock.clone())
+        .load()
+        .unwrap()
+        .into_parts();
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let _recording = metrics::set_default_local_recorder(&recorder);
+    resil::metrics::bind(&registries);
+    let bulkhead = registries.bulkheads().bulkhead("inventory-query");
+    let downstream = Downstream {
+        capacity: 10,
+        base: BASE,
+    };
+    let mut load = Load::new(&bulkhead, clock.clone(), 4.0 * 10.0 / BASE.as_secs_f64(), 7);
+    load.run(&downstream, Duration::from_secs(3), Duration::from_secs(1), |_, _| {});
+    let live = bulkhead.metrics().max_allowed_concurrent_calls();
+    assert!(live < 20, "the limit fell to the capacity: {live}");
+
+    // set at each LIMIT_CHANGED event: no refresh needed
+    let rendered = handle.render();
+    for line in [
+        format!(r#"resil_bulkhead_limit{{name="inventory-query"}} {live}"#),
+        format!(r#"resilience4j_bulkhead_max_allowed_concurrent_calls{{name="inventory-query"}} {live}"#),
+    ] {
+        assert!(rendered.lines().any(|l| l == line), "missing `{line}` in\n{rendered}");
+    }
+
+    drop(load);
+    let router = Actuator::builder()
+        .registries(Arc::new(registries))
+        .report(report)
+        .prometheus(handle)
+        .build()
+        .router();
+    let request = Request::get("/actuator/bulkheadevents/inventory-query/limit_changed")
+        .body(Body::empty())
+        .unwrap();
+    let response = router.oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let events = json["bulkheadEvents"].as_array().unwrap();
+    assert!(!events.is_empty(), "{json}");
+    assert_eq!(events[0]["previousLimit"], 20, "{json}");
+    for e in events {
+        assert_eq!(e["type"], "LIMIT_CHANGED");
+        assert_eq!(e["bulkheadName"], "inventory-query");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["limit"], live, "{json}");
 }
