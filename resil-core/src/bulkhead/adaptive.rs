@@ -11,13 +11,13 @@
 //! (the semaphore's count goes negative meanwhile), a larger one adds
 //! permits; no permit in use is lost either way.
 
-use super::algorithm::{Algorithm, Window};
+use super::algorithm::{Algorithm, Window, WindowSettings};
 use super::config::MAX_CONCURRENT_CALLS;
 use super::core::{Inner, started_at};
 use super::limit::{LimitSettings, Sample};
 use super::{BulkheadConfig, BulkheadEvent};
 use crate::classify;
-use crate::clock::Nanos;
+use crate::clock::{Clock, Nanos};
 use crate::sync::{Ordering, short_lock};
 
 /// An adaptive limit's state (a fixed one keeps its settings only).
@@ -26,6 +26,7 @@ pub(crate) struct Limiter {
     settings: LimitSettings,
     algorithm: Algorithm,
     window: Window,
+    windows: WindowSettings,
     /// The ceiling, `max_concurrent_calls`.
     max: u32,
     /// The limit the semaphore holds now.
@@ -52,6 +53,7 @@ impl Limiter {
             algorithm: Algorithm::new(&config.limit, limit, seed),
             settings: config.limit.clone(),
             window: Window::new(),
+            windows: WindowSettings::of(&config.limit),
             max: config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS),
             limit,
             seed,
@@ -65,6 +67,7 @@ impl Limiter {
 
     /// Folds one finished call into the window: the new limit when the
     /// call closes a window and the algorithm moves the limit.
+    #[inline]
     fn sample(&mut self, end: u64, rtt: u64, inflight: u32, sample: Sample) -> Option<u32> {
         if !self.settings.algorithm.is_adaptive() {
             return None;
@@ -75,7 +78,7 @@ impl Limiter {
             Sample::Error { kind } if classify::listed(&self.settings.drop_errors, kind) => true,
             Sample::Error { .. } | Sample::Ignored => return None,
         };
-        let window = self.window.add(end, rtt, inflight, dropped, &self.settings)?;
+        let window = self.window.add(end, rtt, inflight, dropped, &self.windows)?;
         let next = self
             .algorithm
             .update(self.limit, window, self.settings.min, self.max);
@@ -109,12 +112,13 @@ impl Limiter {
             limit
         };
         self.settings = new.clone();
+        self.windows = WindowSettings::of(new);
         self.max = max;
         limit
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, resil_loom))]
 impl Limiter {
     /// Closes a window at every call that ends later than the last one
     /// (a loom model's few calls then move the limit): settings that
@@ -124,6 +128,7 @@ impl Limiter {
         self.settings.min_rtt_threshold = std::time::Duration::ZERO;
         self.settings.min_window_time = std::time::Duration::ZERO;
         self.settings.max_window_time = std::time::Duration::ZERO;
+        self.windows = WindowSettings::of(&self.settings);
     }
 }
 
@@ -136,10 +141,20 @@ fn seed_of(name: &str) -> u64 {
 
 impl Inner {
     /// Gives back the permit of a call timed from `start` (as the permit
-    /// keeps it) that ended at `end`, publishing `CallFinished` first when
-    /// `publish` asks for it, and folds the call into the adaptive limit.
+    /// keeps it) that ended at `end` (now when `None`), publishing
+    /// `CallFinished` first when `publish` asks for it, and folds the call
+    /// into the adaptive limit with `sample` ([`Sample::on_drop`] when
+    /// `None`: the permit was dropped).
     #[inline(never)]
-    pub(super) fn finish_timed(&self, start: u64, end: Nanos, sample: Sample, publish: bool) {
+    pub(super) fn finish_timed(
+        &self,
+        start: u64,
+        end: Option<Nanos>,
+        sample: Option<Sample>,
+        publish: bool,
+    ) {
+        let end = end.unwrap_or_else(|| self.clock.now());
+        let sample = sample.unwrap_or_else(Sample::on_drop);
         if publish && self.events.is_active() {
             self.events.publish_at(end, BulkheadEvent::CallFinished);
         }

@@ -21,6 +21,27 @@ pub(super) struct WindowSample {
     pub(super) dropped: bool,
 }
 
+/// A window's settings in nanoseconds, converted once rather than at every
+/// call.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WindowSettings {
+    min_rtt_threshold: u64,
+    min_window_time: u64,
+    max_window_time: u64,
+    window_size: u32,
+}
+
+impl WindowSettings {
+    pub(super) fn of(s: &LimitSettings) -> Self {
+        WindowSettings {
+            min_rtt_threshold: nanos(s.min_rtt_threshold),
+            min_window_time: nanos(s.min_window_time),
+            max_window_time: nanos(s.max_window_time),
+            window_size: s.window_size,
+        }
+    }
+}
+
 /// The calls of the current sampling window (Netflix's `WindowedLimit`
 /// with its `AverageSampleWindow`).
 #[derive(Debug)]
@@ -53,15 +74,16 @@ impl Window {
     /// Netflix discards a call faster than `min_rtt_threshold` whole; we
     /// keep its drop, so that a refusal below the bulkhead (which comes back
     /// at once) still counts as one.
+    #[inline]
     pub(super) fn add(
         &mut self,
         end: u64,
         rtt: u64,
         inflight: u32,
         dropped: bool,
-        s: &LimitSettings,
+        s: &WindowSettings,
     ) -> Option<WindowSample> {
-        if rtt >= nanos(s.min_rtt_threshold) {
+        if rtt >= s.min_rtt_threshold {
             self.min_rtt = self.min_rtt.min(rtt);
             self.sum = self.sum.saturating_add(rtt);
             self.max_inflight = self.max_inflight.max(inflight);
@@ -73,18 +95,17 @@ impl Window {
         if end <= self.next_update {
             return None;
         }
-        let closed = std::mem::replace(
-            self,
-            Window {
-                next_update: self.next_update,
-                ..Window::new()
-            },
-        );
+        self.close(end, s)
+    }
+
+    #[cold]
+    fn close(&mut self, end: u64, s: &WindowSettings) -> Option<WindowSample> {
+        let closed = std::mem::replace(self, Window::new());
         let length = closed
             .min_rtt
             .saturating_mul(2)
-            .max(nanos(s.min_window_time))
-            .min(nanos(s.max_window_time));
+            .max(s.min_window_time)
+            .min(s.max_window_time);
         self.next_update = end.saturating_add(length);
         (closed.count >= s.window_size && closed.min_rtt != u64::MAX).then(|| WindowSample {
             rtt: closed.sum / u64::from(closed.count),
@@ -506,6 +527,7 @@ mod tests {
             max_window_time: Duration::from_millis(100),
             ..settings(LimitAlgorithm::Aimd)
         };
+        let s = WindowSettings::of(&s);
         let mut w = Window::new();
         // The first call closes the empty first window, too small to count.
         assert_eq!(w.add(MS, MS, 1, false, &s), None);

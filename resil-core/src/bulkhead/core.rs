@@ -220,8 +220,7 @@ impl<R: Deref<Target = Inner>> Held<R> {
     #[inline]
     pub(super) fn finish(mut self, sample: Sample) {
         if self.start != UNTIMED {
-            let inner = &*self.inner;
-            inner.finish_timed(self.start, inner.clock.now(), sample, true);
+            self.inner.finish_timed(self.start, None, Some(sample), true);
             self.start = FINISHED;
         }
     }
@@ -253,7 +252,7 @@ impl<'a> Held<&'a Inner> {
             inner
                 .events
                 .publish_stamped(stamp, || BulkheadEvent::CallFinished);
-            inner.finish_timed(start, end, sample, false);
+            inner.finish_timed(start, Some(end), Some(sample), false);
         }
     }
 }
@@ -270,19 +269,22 @@ impl<R: Deref<Target = Inner>> Drop for Held<R> {
                 self.inner.publish(BulkheadEvent::CallFinished);
             }
             self.inner.sem.release();
-        } else if self.start != FINISHED {
-            self.inner.dropped_timed(self.start);
+        } else {
+            self.inner.drop_timed(self.start);
         }
     }
 }
 
 impl Inner {
-    /// A timed permit dropped without a sample (out of line: a fixed
-    /// bulkhead's drop stays a test and a release).
+    /// A timed permit dropped without a sample, or any permit already given
+    /// back: out of line, so that a fixed bulkhead's drop stays one test
+    /// and a release.
     #[cold]
     #[inline(never)]
-    fn dropped_timed(&self, start: u64) {
-        self.finish_timed(start, self.clock.now(), Sample::on_drop(), true);
+    fn drop_timed(&self, start: u64) {
+        if start != FINISHED {
+            self.finish_timed(start, None, None, true);
+        }
     }
 }
 
