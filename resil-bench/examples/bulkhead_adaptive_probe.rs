@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release -p resil-bench --example bulkhead_adaptive_probe
-//! for m in bare try-acquire call chain chain-buffered; do
+//! for m in bare try-acquire call chain chain-buffered breaker-chain; do
 //!   for a in fixed aimd gradient2 vegas; do
 //!     valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$a-$m.out \
 //!       target/release/examples/bulkhead_adaptive_probe $a $m
@@ -18,7 +18,9 @@
 //! windows of a second: the algorithm runs every thousand calls). `bare`
 //! calls the query, `try-acquire` takes `try_acquire_permission` and drops
 //! the permit around it, `call` runs it through `Bulkhead::call`, `chain`
-//! through `Decorators` with the bulkhead alone (async, polled once);
+//! through `Decorators` with the bulkhead alone (async, polled once),
+//! `breaker-chain` with a circuit breaker outside it (which reads the clock
+//! at both ends of the call too: the chain shares those readings);
 //! `-buffered` turns on a 100-event buffer (the registries' default). The
 //! difference of two totals divided by 200 000 is what one call adds: an
 //! algorithm's minus `fixed`'s is what adapting costs.
@@ -31,6 +33,7 @@ use std::time::Duration;
 
 use resil_core::Decorators;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm};
+use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::clock::ManualClock;
 
 const CALLS: usize = 200_000;
@@ -70,7 +73,14 @@ fn main() {
     if buffered {
         bulkhead.event_publisher().enable_buffer(100);
     }
+    let breaker = CircuitBreaker::with_clock("probe", Default::default(), clock.clone());
+    if buffered {
+        breaker.event_publisher().enable_buffer(100);
+    }
     let chain = Decorators::new().with_bulkhead(&bulkhead);
+    let breaker_chain = Decorators::new()
+        .with_circuit_breaker(&breaker)
+        .with_bulkhead(&bulkhead);
     let clock = &clock;
     match mode.as_str() {
         "bare" => repeat(|| query(clock, black_box(1)).ok()),
@@ -83,6 +93,9 @@ fn main() {
         "call" => repeat(|| bulkhead.call(|| query(clock, black_box(1))).ok()),
         "chain" => repeat(|| {
             ready(chain.call_async(|| async { query(clock, black_box(1)) })).ok()
+        }),
+        "breaker-chain" => repeat(|| {
+            ready(breaker_chain.call_async(|| async { query(clock, black_box(1)) })).ok()
         }),
         other => panic!("unknown mode `{other}`"),
     }
