@@ -96,7 +96,11 @@ fn main() {
                 );
                 limits.push(last);
             }
-            let note = if s == 0 { format!("  <- {what}") } else { String::new() };
+            let note = if s == 0 {
+                format!("  <- {what}")
+            } else {
+                String::new()
+            };
             println!(
                 "{second:5}s {capacity:9} {:6} {:10} {:6}{note}",
                 limits[0], limits[1], limits[2]

@@ -13,7 +13,7 @@
 //! congestion stays there (see the bulkhead's documentation).
 
 #[path = "../examples/adaptive/downstream.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code)]
 mod downstream;
 
 use std::sync::Arc;
@@ -36,7 +36,10 @@ const EVERY: Duration = Duration::from_millis(10);
 
 /// The limit's mean over the second half of each phase, the calls
 /// admitted, and the whole trace.
-fn run(algorithm: LimitAlgorithm, tune: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder) -> (Vec<(u32, f64)>, u64, Vec<u32>) {
+fn run(
+    algorithm: LimitAlgorithm,
+    tune: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
+) -> (Vec<(u32, f64)>, u64, Vec<u32>) {
     let config = tune(
         BulkheadConfig::builder()
             .limit_algorithm(algorithm)
@@ -84,16 +87,20 @@ fn assert_converges(algorithm: LimitAlgorithm, means: &[(u32, f64)], admitted: u
         );
     }
     let [a, b, c, d] = [means[0].1, means[1].1, means[2].1, means[3].1];
-    assert!(b < a, "{algorithm}: the limit did not fall when C halved: {means:?}");
-    assert!(c > b && d > c, "{algorithm}: the limit did not rise when C doubled: {means:?}");
+    assert!(
+        b < a,
+        "{algorithm}: the limit did not fall when C halved: {means:?}"
+    );
+    assert!(
+        c > b && d > c,
+        "{algorithm}: the limit did not rise when C doubled: {means:?}"
+    );
 }
 
 #[test]
 fn aimd_settles_falls_and_rises() {
     // A window slower than 1.5 × the normal latency is a drop.
-    let (means, admitted, _) = run(LimitAlgorithm::Aimd, |b| {
-        b.drop_timeout(BASE.mul_f64(1.5))
-    });
+    let (means, admitted, _) = run(LimitAlgorithm::Aimd, |b| b.drop_timeout(BASE.mul_f64(1.5)));
     assert_converges(LimitAlgorithm::Aimd, &means, admitted);
 }
 
@@ -156,7 +163,12 @@ event-consumer-buffer-size = 20000
         base: BASE,
     };
     let mut load = Load::new(&bulkhead, clock.clone(), 4.0 * 10.0 / BASE.as_secs_f64(), 7);
-    load.run(&downstream, Duration::from_secs(3), Duration::from_secs(1), |_, _| {});
+    load.run(
+        &downstream,
+        Duration::from_secs(3),
+        Duration::from_secs(1),
+        |_, _| {},
+    );
     let live = bulkhead.metrics().max_allowed_concurrent_calls();
     assert!(live < 20, "the limit fell to the capacity: {live}");
 
@@ -164,9 +176,14 @@ event-consumer-buffer-size = 20000
     let rendered = handle.render();
     for line in [
         format!(r#"resil_bulkhead_limit{{name="inventory-query"}} {live}"#),
-        format!(r#"resilience4j_bulkhead_max_allowed_concurrent_calls{{name="inventory-query"}} {live}"#),
+        format!(
+            r#"resilience4j_bulkhead_max_allowed_concurrent_calls{{name="inventory-query"}} {live}"#
+        ),
     ] {
-        assert!(rendered.lines().any(|l| l == line), "missing `{line}` in\n{rendered}");
+        assert!(
+            rendered.lines().any(|l| l == line),
+            "missing `{line}` in\n{rendered}"
+        );
     }
 
     drop(load);

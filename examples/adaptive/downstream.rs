@@ -20,17 +20,17 @@ use resil::clock::ManualClock;
 /// takes `base` times the fourth power of the overload: 1.2 × capacity in
 /// flight, twice as long; twice the capacity, sixteen times.
 #[derive(Debug, Clone, Copy)]
-pub struct Downstream {
+pub(crate) struct Downstream {
     /// The calls it serves at once without slowing down: the number an
     /// adaptive limit should find.
-    pub capacity: u32,
+    pub(crate) capacity: u32,
     /// How long a call takes within the capacity.
-    pub base: Duration,
+    pub(crate) base: Duration,
 }
 
 impl Downstream {
     /// How long a call takes that finds `in_flight` calls there, itself included.
-    pub fn latency(&self, in_flight: u32) -> Duration {
+    pub(crate) fn latency(&self, in_flight: u32) -> Duration {
         if in_flight <= self.capacity {
             return self.base;
         }
@@ -69,7 +69,7 @@ impl Ord for Call<'_> {
 /// Callers that arrive at random (a Poisson process from a fixed seed) at
 /// `rate` calls a second, each asking `bulkhead` for a permit at once (a
 /// refused call is not retried) and calling the downstream with it.
-pub struct Load<'b> {
+pub(crate) struct Load<'b> {
     bulkhead: &'b Bulkhead,
     clock: ManualClock,
     now: Duration,
@@ -79,14 +79,14 @@ pub struct Load<'b> {
     seq: u64,
     in_flight: BinaryHeap<Reverse<Call<'b>>>,
     /// Calls that got a permit.
-    pub admitted: u64,
+    pub(crate) admitted: u64,
     /// Calls the bulkhead refused.
-    pub refused: u64,
+    pub(crate) refused: u64,
 }
 
 impl<'b> Load<'b> {
     /// Callers of `bulkhead`, whose clock is `clock` (at zero).
-    pub fn new(bulkhead: &'b Bulkhead, clock: ManualClock, rate: f64, seed: u64) -> Self {
+    pub(crate) fn new(bulkhead: &'b Bulkhead, clock: ManualClock, rate: f64, seed: u64) -> Self {
         let mut load = Load {
             bulkhead,
             clock,
@@ -105,7 +105,7 @@ impl<'b> Load<'b> {
 
     /// Runs the callers against `downstream` for `duration`, calling
     /// `observe(now, limit)` every `every` (the bulkhead's limit then).
-    pub fn run(
+    pub(crate) fn run(
         &mut self,
         downstream: &Downstream,
         duration: Duration,

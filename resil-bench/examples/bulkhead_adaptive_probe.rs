@@ -91,12 +91,10 @@ fn main() {
             out
         }),
         "call" => repeat(|| bulkhead.call(|| query(clock, black_box(1))).ok()),
-        "chain" => repeat(|| {
-            ready(chain.call_async(|| async { query(clock, black_box(1)) })).ok()
-        }),
-        "breaker-chain" => repeat(|| {
-            ready(breaker_chain.call_async(|| async { query(clock, black_box(1)) })).ok()
-        }),
+        "chain" => repeat(|| ready(chain.call_async(|| async { query(clock, black_box(1)) })).ok()),
+        "breaker-chain" => {
+            repeat(|| ready(breaker_chain.call_async(|| async { query(clock, black_box(1)) })).ok())
+        }
         other => panic!("unknown mode `{other}`"),
     }
 }

@@ -64,9 +64,9 @@ fn main() {
             out
         }),
         "call" => repeat(|| bulkhead.call(|| query(black_box(1))).ok()),
-        "call-async" => repeat(|| {
-            ready(bulkhead.call_async(|| async { query(black_box(1)) })).ok()
-        }),
+        "call-async" => {
+            repeat(|| ready(bulkhead.call_async(|| async { query(black_box(1)) })).ok())
+        }
         "chain" => repeat(|| ready(chain.call_async(|| async { query(black_box(1)) })).ok()),
         other => panic!("unknown mode `{other}`"),
     }

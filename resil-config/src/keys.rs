@@ -585,7 +585,11 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         "limit-drop-errors",
         Ty::Kinds,
         set!(Kinds, limit_drop_errors, |k| k.clone()),
-        |c, _| adaptive(c, c.limit_drop_errors().len(), 0, |_| list(c.limit_drop_errors())),
+        |c, _| {
+            adaptive(c, c.limit_drop_errors().len(), 0, |_| {
+                list(c.limit_drop_errors())
+            })
+        },
     ),
     plain(
         "backoff-ratio",
@@ -597,7 +601,14 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         "drop-timeout",
         Ty::Duration,
         set!(Duration, drop_timeout),
-        |c, _| adaptive(c, c.drop_timeout(), Duration::from_secs(5), duration::format),
+        |c, _| {
+            adaptive(
+                c,
+                c.drop_timeout(),
+                Duration::from_secs(5),
+                duration::format,
+            )
+        },
     ),
     plain(
         "rtt-tolerance",
@@ -605,48 +616,31 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         set!(Float, rtt_tolerance),
         |c, _| adaptive(c, c.rtt_tolerance(), 1.5, |v| v.to_string()),
     ),
-    plain(
-        "smoothing",
-        Ty::Float,
-        set!(Float, smoothing),
-        |c, _| {
-            let default = BulkheadConfig::builder()
-                .limit_algorithm(c.limit_algorithm())
-                .build()
-                .map_or(0.2, |d| d.smoothing());
-            adaptive(c, c.smoothing(), default, |v| v.to_string())
-        },
-    ),
+    plain("smoothing", Ty::Float, set!(Float, smoothing), |c, _| {
+        let default = BulkheadConfig::builder()
+            .limit_algorithm(c.limit_algorithm())
+            .build()
+            .map_or(0.2, |d| d.smoothing());
+        adaptive(c, c.smoothing(), default, |v| v.to_string())
+    }),
     plain(
         "long-window",
         Ty::Count,
         set!(Count, long_window),
         |c, _| adaptive(c, c.long_window(), 600, |v| v.to_string()),
     ),
-    plain(
-        "queue-size",
-        Ty::Count,
-        set!(Count, queue_size),
-        |c, _| adaptive(c, c.queue_size(), None, |v| function_or(v, "sqrt(limit)")),
-    ),
-    plain(
-        "alpha",
-        Ty::Count,
-        set!(Count, alpha),
-        |c, _| adaptive(c, c.alpha(), None, |v| function_or(v, "3*log10(limit)")),
-    ),
-    plain(
-        "beta",
-        Ty::Count,
-        set!(Count, beta),
-        |c, _| adaptive(c, c.beta(), None, |v| function_or(v, "6*log10(limit)")),
-    ),
-    plain(
-        "threshold",
-        Ty::Count,
-        set!(Count, threshold),
-        |c, _| adaptive(c, c.threshold(), None, |v| function_or(v, "log10(limit)")),
-    ),
+    plain("queue-size", Ty::Count, set!(Count, queue_size), |c, _| {
+        adaptive(c, c.queue_size(), None, |v| function_or(v, "sqrt(limit)"))
+    }),
+    plain("alpha", Ty::Count, set!(Count, alpha), |c, _| {
+        adaptive(c, c.alpha(), None, |v| function_or(v, "3*log10(limit)"))
+    }),
+    plain("beta", Ty::Count, set!(Count, beta), |c, _| {
+        adaptive(c, c.beta(), None, |v| function_or(v, "6*log10(limit)"))
+    }),
+    plain("threshold", Ty::Count, set!(Count, threshold), |c, _| {
+        adaptive(c, c.threshold(), None, |v| function_or(v, "log10(limit)"))
+    }),
     plain(
         "probe-multiplier",
         Ty::Count,
@@ -657,13 +651,27 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         "min-window-time",
         Ty::Duration,
         set!(Duration, min_window_time),
-        |c, _| adaptive(c, c.min_window_time(), Duration::from_secs(1), duration::format),
+        |c, _| {
+            adaptive(
+                c,
+                c.min_window_time(),
+                Duration::from_secs(1),
+                duration::format,
+            )
+        },
     ),
     plain(
         "max-window-time",
         Ty::Duration,
         set!(Duration, max_window_time),
-        |c, _| adaptive(c, c.max_window_time(), Duration::from_secs(1), duration::format),
+        |c, _| {
+            adaptive(
+                c,
+                c.max_window_time(),
+                Duration::from_secs(1),
+                duration::format,
+            )
+        },
     ),
     plain(
         "window-size",
@@ -675,7 +683,14 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         "min-rtt-threshold",
         Ty::Duration,
         set!(Duration, min_rtt_threshold),
-        |c, _| adaptive(c, c.min_rtt_threshold(), Duration::from_micros(100), duration::format),
+        |c, _| {
+            adaptive(
+                c,
+                c.min_rtt_threshold(),
+                Duration::from_micros(100),
+                duration::format,
+            )
+        },
     ),
     plain(
         SHADOW,

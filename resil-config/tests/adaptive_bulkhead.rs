@@ -72,21 +72,38 @@ limit-algorithm = "fixed"
     let c = b.config();
     assert_eq!(c.limit_algorithm(), LimitAlgorithm::Gradient2);
     assert_eq!(
-        (c.min_concurrent_calls(), c.initial_concurrent_calls(), c.max_concurrent_calls()),
+        (
+            c.min_concurrent_calls(),
+            c.initial_concurrent_calls(),
+            c.max_concurrent_calls()
+        ),
         (4, 8, 40)
     );
-    assert_eq!(limit(&b), 8, "an adaptive bulkhead starts at its initial limit");
+    assert_eq!(
+        limit(&b),
+        8,
+        "an adaptive bulkhead starts at its initial limit"
+    );
     assert_eq!(&*c.limit_drop_errors()[0], "Overloaded");
-    assert_eq!((c.rtt_tolerance(), c.smoothing(), c.long_window()), (2.0, 0.5, 100));
+    assert_eq!(
+        (c.rtt_tolerance(), c.smoothing(), c.long_window()),
+        (2.0, 0.5, 100)
+    );
     assert_eq!(c.queue_size(), Some(3));
-    assert_eq!((c.alpha(), c.beta(), c.probe_multiplier()), (Some(2), Some(5), 20));
+    assert_eq!(
+        (c.alpha(), c.beta(), c.probe_multiplier()),
+        (Some(2), Some(5), 20)
+    );
     assert_eq!(c.threshold(), None);
     assert_eq!(
         (c.min_window_time(), c.max_window_time(), c.window_size()),
         (Duration::from_millis(200), Duration::from_secs(2), 20)
     );
     assert_eq!(c.min_rtt_threshold(), Duration::from_millis(1));
-    assert_eq!((c.backoff_ratio(), c.drop_timeout()), (0.75, Duration::from_millis(800)));
+    assert_eq!(
+        (c.backoff_ratio(), c.drop_timeout()),
+        (0.75, Duration::from_millis(800))
+    );
 
     let report = loaded.report();
     let setting = |name, key| {
@@ -96,14 +113,23 @@ limit-algorithm = "fixed"
             .setting(key)
             .map(str::to_owned)
     };
-    assert_eq!(setting("inventory-query", "limit-algorithm").as_deref(), Some("gradient2"));
-    assert_eq!(setting("inventory-query", "threshold").as_deref(), Some("log10(limit)"));
+    assert_eq!(
+        setting("inventory-query", "limit-algorithm").as_deref(),
+        Some("gradient2")
+    );
+    assert_eq!(
+        setting("inventory-query", "threshold").as_deref(),
+        Some("log10(limit)")
+    );
     assert_eq!(
         setting("inventory-query", "limit-drop-errors").as_deref(),
         Some("[\"Overloaded\", \"Timeout\"]")
     );
     // a fixed bulkhead's report names its algorithm, not the settings it ignores
-    assert_eq!(setting("fixed", "limit-algorithm").as_deref(), Some("fixed"));
+    assert_eq!(
+        setting("fixed", "limit-algorithm").as_deref(),
+        Some("fixed")
+    );
     assert_eq!(setting("fixed", "backoff-ratio"), None);
     let fixed = loaded.registries().bulkheads().bulkhead("fixed");
     assert_eq!(limit(&fixed), 3);
@@ -112,7 +138,9 @@ limit-algorithm = "fixed"
 #[test]
 fn mistakes_are_start_up_errors_with_the_key_path_and_the_value() {
     assert_eq!(
-        problems("[bulkhead.instances.a]\nlimit-algorithm = \"aimd\"\nmax-concurrent-calls = 10\nmin-concurrent-calls = 20\ninitial-concurrent-calls = 30\n"),
+        problems(
+            "[bulkhead.instances.a]\nlimit-algorithm = \"aimd\"\nmax-concurrent-calls = 10\nmin-concurrent-calls = 20\ninitial-concurrent-calls = 30\n"
+        ),
         [
             "resilience.toml: bulkhead.instances.a.initial-concurrent-calls = 30: must be between min-concurrent-calls and max-concurrent-calls (max-concurrent-calls is 10 at bulkhead.instances.a.max-concurrent-calls) (min-concurrent-calls is 20 at bulkhead.instances.a.min-concurrent-calls)",
             "resilience.toml: bulkhead.instances.a.min-concurrent-calls = 20: must be at most max-concurrent-calls, the ceiling of the limit (max-concurrent-calls is 10 at bulkhead.instances.a.max-concurrent-calls)",
@@ -120,10 +148,14 @@ fn mistakes_are_start_up_errors_with_the_key_path_and_the_value() {
     );
     assert_eq!(
         problems("[bulkhead.instances.a]\nlimit-algorithm = \"tcp\"\n"),
-        ["resilience.toml: bulkhead.instances.a.limit-algorithm = \"tcp\": expected \"fixed\", \"aimd\", \"gradient2\" or \"vegas\""]
+        [
+            "resilience.toml: bulkhead.instances.a.limit-algorithm = \"tcp\": expected \"fixed\", \"aimd\", \"gradient2\" or \"vegas\""
+        ]
     );
     assert_eq!(
-        problems("[bulkhead.instances.a]\nlimit-algorithm = \"gradient2\"\nsmoothing = 0\nrtt-tolerance = 0.9\n"),
+        problems(
+            "[bulkhead.instances.a]\nlimit-algorithm = \"gradient2\"\nsmoothing = 0\nrtt-tolerance = 0.9\n"
+        ),
         [
             "resilience.toml: bulkhead.instances.a.rtt-tolerance = 0.9: must be at least 1 (how many times the long-term latency is still no queue)",
             "resilience.toml: bulkhead.instances.a.smoothing = 0: must be above 0 and at most 1",
@@ -157,8 +189,9 @@ fn drop_errors_must_be_kinds_of_the_declared_error_type() {
     let problems: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
-        problems[0].starts_with("resilience.toml: bulkhead.instances.inventory-query.limit-drop-errors = ")
-            && problems[0].contains("`Overload` is not an error kind of `InventoryError`")
+        problems[0].starts_with(
+            "resilience.toml: bulkhead.instances.inventory-query.limit-drop-errors = "
+        ) && problems[0].contains("`Overload` is not an error kind of `InventoryError`")
             && problems[0].contains("did you mean `Overloaded`?"),
         "{problems:?}"
     );
@@ -195,13 +228,17 @@ fn a_refused_reload_keeps_the_limit_reached() {
     a_second_of(&b, &clock, Sample::Dropped);
     let reached = limit(&b);
     assert!(reached < 20, "{reached}");
-    let bad = AIMD.replace("max-concurrent-calls = 40", "max-concurrent-calls = 40\nmin-concurrent-calls = 50");
+    let bad = AIMD.replace(
+        "max-concurrent-calls = 40",
+        "max-concurrent-calls = 40\nmin-concurrent-calls = 50",
+    );
     let err = loaded
         .reload_from_contents("resilience.toml", bad)
         .unwrap_err();
     assert!(
-        err.to_string()
-            .contains("bulkhead.instances.a.min-concurrent-calls = 50: must be at most max-concurrent-calls"),
+        err.to_string().contains(
+            "bulkhead.instances.a.min-concurrent-calls = 50: must be at most max-concurrent-calls"
+        ),
         "{err}"
     );
     assert_eq!(limit(&b), reached);
@@ -214,14 +251,27 @@ fn a_refused_reload_keeps_the_limit_reached() {
 #[test]
 fn a_reload_switches_algorithm_and_bounds_keeping_the_permits_in_use() {
     let clock = ManualClock::new();
-    let loaded = load("[bulkhead.instances.a]\nmax-concurrent-calls = 10\n", &clock);
+    let loaded = load(
+        "[bulkhead.instances.a]\nmax-concurrent-calls = 10\n",
+        &clock,
+    );
     let b = loaded.registries().bulkheads().bulkhead("a");
-    let held: Vec<_> = (0..6).map(|_| b.try_acquire_permission().unwrap()).collect();
+    let held: Vec<_> = (0..6)
+        .map(|_| b.try_acquire_permission().unwrap())
+        .collect();
 
-    let report = loaded.reload_from_contents("resilience.toml", AIMD).unwrap();
+    let report = loaded
+        .reload_from_contents("resilience.toml", AIMD)
+        .unwrap();
     let lines: Vec<String> = report.to_string().lines().map(str::to_owned).collect();
-    assert!(lines.contains(&"bulkhead a: limit-algorithm fixed -> aimd".to_owned()), "{lines:?}");
-    assert!(lines.contains(&"bulkhead a: max-concurrent-calls 10 -> 40".to_owned()), "{lines:?}");
+    assert!(
+        lines.contains(&"bulkhead a: limit-algorithm fixed -> aimd".to_owned()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"bulkhead a: max-concurrent-calls 10 -> 40".to_owned()),
+        "{lines:?}"
+    );
     assert_eq!(limit(&b), 20);
     assert_eq!(b.metrics().available_concurrent_calls(), 14);
 
@@ -230,24 +280,39 @@ fn a_reload_switches_algorithm_and_bounds_keeping_the_permits_in_use() {
         .reload_from_contents(
             "resilience.toml",
             AIMD.replace("\"aimd\"", "\"gradient2\"")
-                .replace("initial-concurrent-calls = 20", "initial-concurrent-calls = 4")
+                .replace(
+                    "initial-concurrent-calls = 20",
+                    "initial-concurrent-calls = 4",
+                )
                 .replace("max-concurrent-calls = 40", "max-concurrent-calls = 4"),
         )
         .unwrap();
     assert!(
-        report.to_string().contains("bulkhead a: limit-algorithm aimd -> gradient2"),
+        report
+            .to_string()
+            .contains("bulkhead a: limit-algorithm aimd -> gradient2"),
         "{report}"
     );
     assert_eq!(limit(&b), 4);
-    assert_eq!(b.metrics().available_concurrent_calls(), 0, "six calls in flight");
+    assert_eq!(
+        b.metrics().available_concurrent_calls(),
+        0,
+        "six calls in flight"
+    );
     drop(held);
     assert_eq!(b.metrics().available_concurrent_calls(), 4);
 
     // back to a fixed limit
     loaded
-        .reload_from_contents("resilience.toml", "[bulkhead.instances.a]\nmax-concurrent-calls = 10\n")
+        .reload_from_contents(
+            "resilience.toml",
+            "[bulkhead.instances.a]\nmax-concurrent-calls = 10\n",
+        )
         .unwrap();
-    assert_eq!((limit(&b), b.metrics().available_concurrent_calls()), (10, 10));
+    assert_eq!(
+        (limit(&b), b.metrics().available_concurrent_calls()),
+        (10, 10)
+    );
 }
 
 #[test]
@@ -255,9 +320,18 @@ fn the_environment_sets_the_algorithm_and_its_settings() {
     let loaded = Resilience::builder()
         .file_contents("resilience.toml", "[bulkhead.instances.inventory-query]\n")
         .env_vars([
-            ("RESIL_BULKHEAD__INSTANCES__INVENTORY_QUERY__LIMIT_ALGORITHM", "aimd"),
-            ("RESIL_BULKHEAD__INSTANCES__INVENTORY_QUERY__BACKOFF_RATIO", "0.8"),
-            ("RESIL_BULKHEAD__INSTANCES__INVENTORY_QUERY__DROP_TIMEOUT", "2s"),
+            (
+                "RESIL_BULKHEAD__INSTANCES__INVENTORY_QUERY__LIMIT_ALGORITHM",
+                "aimd",
+            ),
+            (
+                "RESIL_BULKHEAD__INSTANCES__INVENTORY_QUERY__BACKOFF_RATIO",
+                "0.8",
+            ),
+            (
+                "RESIL_BULKHEAD__INSTANCES__INVENTORY_QUERY__DROP_TIMEOUT",
+                "2s",
+            ),
         ])
         .declarations([])
         .load()
@@ -268,5 +342,8 @@ fn the_environment_sets_the_algorithm_and_its_settings() {
         .bulkhead("inventory-query")
         .config();
     assert_eq!(c.limit_algorithm(), LimitAlgorithm::Aimd);
-    assert_eq!((c.backoff_ratio(), c.drop_timeout()), (0.8, Duration::from_secs(2)));
+    assert_eq!(
+        (c.backoff_ratio(), c.drop_timeout()),
+        (0.8, Duration::from_secs(2))
+    );
 }

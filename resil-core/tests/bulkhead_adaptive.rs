@@ -84,7 +84,10 @@ fn the_tenth_call_decides_the_window() {
 #[test]
 fn timeouts_and_refusals_below_are_drops_and_errors_drop_only_when_listed() {
     let timeout = || Error::<()>::Timeout(Timeout::new("below".into(), ms(5)));
-    assert_eq!(Sample::of::<(), ()>(&Err(timeout()), |_| None), Sample::Dropped);
+    assert_eq!(
+        Sample::of::<(), ()>(&Err(timeout()), |_| None),
+        Sample::Dropped
+    );
     let (b, clock) = bulkhead(aimd(2).limit_drop_errors(["Overloaded"]));
     nine_successes(&b, &clock);
     let r = b.decorate(|| -> Result<(), Error<()>> {
@@ -98,14 +101,28 @@ fn timeouts_and_refusals_below_are_drops_and_errors_drop_only_when_listed() {
     nine_successes(&b, &clock);
     // an error of another kind, or of no kind, is no sample at all: the
     // window is still open after them
-    call(&b, &clock, ms(10), Sample::Error { kind: Some("NotFound") });
+    call(
+        &b,
+        &clock,
+        ms(10),
+        Sample::Error {
+            kind: Some("NotFound"),
+        },
+    );
     let r = b.call(|| -> Result<(), &str> {
         clock.advance(ms(10));
         Err("unclassified")
     });
     assert!(r.is_err());
     assert_eq!(limit(&b), 2);
-    call(&b, &clock, ms(10), Sample::Error { kind: Some("Overloaded") });
+    call(
+        &b,
+        &clock,
+        ms(10),
+        Sample::Error {
+            kind: Some("Overloaded"),
+        },
+    );
     assert_eq!(limit(&b), 1, "a listed error kind");
 }
 
@@ -133,7 +150,10 @@ fn a_panicking_call_gives_its_permit_back_once_and_counts_as_a_drop() {
         panic!("the caller panicked");
     }));
     assert!(panicked.is_err());
-    assert_eq!((limit(&b), b.metrics().available_concurrent_calls()), (1, 1));
+    assert_eq!(
+        (limit(&b), b.metrics().available_concurrent_calls()),
+        (1, 1)
+    );
 }
 
 #[test]
@@ -141,7 +161,7 @@ fn a_cancelled_call_gives_its_permit_back_with_its_latency() {
     let (b, clock) = bulkhead(aimd(2));
     nine_successes(&b, &clock);
     {
-        let mut call = pin!(b.call_async(|| std::future::pending::<Result<(), ()>>()));
+        let mut call = pin!(b.call_async(std::future::pending::<Result<(), ()>>));
         let cx = &mut Context::from_waker(Waker::noop());
         assert!(call.as_mut().poll(cx).is_pending());
         assert_eq!(b.metrics().available_concurrent_calls(), 1);
@@ -187,7 +207,11 @@ fn each_change_of_the_limit_is_published_and_shows_in_the_metrics() {
         .collect();
     assert_eq!(changes.first(), Some(&(10, 9)), "{changes:?}");
     assert!(changes.len() >= 3, "{changes:?}");
-    assert!(changes.windows(2).all(|w| w[0].1 == w[1].0 && w[1].1 < w[1].0));
+    assert!(
+        changes
+            .windows(2)
+            .all(|w| w[0].1 == w[1].0 && w[1].1 < w[1].0)
+    );
     assert_eq!(changes.last().map(|c| c.1), Some(limit(&b)));
     assert_eq!(b.metrics().available_concurrent_calls(), limit(&b));
     let ty = resil_core::bulkhead::BulkheadEventType::LimitChanged;
@@ -198,7 +222,9 @@ fn each_change_of_the_limit_is_published_and_shows_in_the_metrics() {
 fn a_new_configuration_switches_algorithm_and_bounds_keeping_permits_in_use() {
     let (b, clock) = bulkhead(BulkheadConfig::builder().max_concurrent_calls(10));
     let rec = Recorder::attach(b.event_publisher());
-    let held: Vec<_> = (0..6).map(|_| b.try_acquire_permission().unwrap()).collect();
+    let held: Vec<_> = (0..6)
+        .map(|_| b.try_acquire_permission().unwrap())
+        .collect();
 
     // fixed → adaptive: starts at the initial limit, below the calls in flight
     b.change_config(aimd(3).max_concurrent_calls(4).build().unwrap());
@@ -231,8 +257,16 @@ fn a_new_configuration_switches_algorithm_and_bounds_keeping_permits_in_use() {
     assert_eq!(b.metrics().available_concurrent_calls(), 5);
 
     // adaptive → fixed
-    b.change_config(BulkheadConfig::builder().max_concurrent_calls(10).build().unwrap());
-    assert_eq!((limit(&b), b.metrics().available_concurrent_calls()), (10, 10));
+    b.change_config(
+        BulkheadConfig::builder()
+            .max_concurrent_calls(10)
+            .build()
+            .unwrap(),
+    );
+    assert_eq!(
+        (limit(&b), b.metrics().available_concurrent_calls()),
+        (10, 10)
+    );
     let changes: Vec<_> = rec
         .take()
         .into_iter()
@@ -258,7 +292,12 @@ fn the_same_algorithm_keeps_what_it_learned_across_a_change() {
     b.change_config(aimd(2).max_concurrent_calls(50).build().unwrap());
     assert_eq!(limit(&b), 3);
     // switching adaptation off and on again starts afresh
-    b.change_config(BulkheadConfig::builder().max_concurrent_calls(7).build().unwrap());
+    b.change_config(
+        BulkheadConfig::builder()
+            .max_concurrent_calls(7)
+            .build()
+            .unwrap(),
+    );
     b.change_config(aimd(2).build().unwrap());
     assert_eq!(limit(&b), 2);
 }
@@ -275,7 +314,11 @@ fn adaptive_calls_allocate_nothing() {
             for i in 0..300 {
                 let permit = b.try_acquire_permission().unwrap();
                 clock.advance(ms(10));
-                permit.finish_with(if i % 2 == 0 { Sample::Success } else { Sample::Dropped });
+                permit.finish_with(if i % 2 == 0 {
+                    Sample::Success
+                } else {
+                    Sample::Dropped
+                });
                 assert_eq!(b.call(|| Ok::<_, ()>(i)), Ok(i));
                 drop(b.try_acquire_permission().unwrap());
                 let fut = pin!(b.call_async(|| async move { Ok::<_, ()>(i) }));

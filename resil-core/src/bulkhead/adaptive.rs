@@ -39,7 +39,10 @@ pub(crate) struct Limiter {
 fn initial_limit(config: &BulkheadConfig) -> u32 {
     let max = config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS);
     if config.limit.algorithm.is_adaptive() {
-        config.initial_concurrent_calls().min(max).max(config.limit.min)
+        config
+            .initial_concurrent_calls()
+            .min(max)
+            .max(config.limit.min)
     } else {
         max
     }
@@ -78,7 +81,9 @@ impl Limiter {
             Sample::Error { kind } if classify::listed(&self.settings.drop_errors, kind) => true,
             Sample::Error { .. } | Sample::Ignored => return None,
         };
-        let window = self.window.add(end, rtt, inflight, dropped, &self.windows)?;
+        let window = self
+            .window
+            .add(end, rtt, inflight, dropped, &self.windows)?;
         let next = self
             .algorithm
             .update(self.limit, window, self.settings.min, self.max);
@@ -268,7 +273,7 @@ mod tests {
         assert_eq!(samples(&b), 3, "a panic in `call`");
 
         {
-            let mut call = pin!(b.call_async(|| std::future::pending::<Result<(), ()>>()));
+            let mut call = pin!(b.call_async(std::future::pending::<Result<(), ()>>));
             assert!(call.as_mut().poll(cx).is_pending());
             clock.advance(ms(1));
         }
@@ -284,9 +289,17 @@ mod tests {
             clock.advance(ms(1));
             let r = catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx)));
             assert!(r.is_err());
-            assert_eq!(samples(&b), 5, "a panic while polling gives the permit back");
+            assert_eq!(
+                samples(&b),
+                5,
+                "a panic while polling gives the permit back"
+            );
         }
-        assert_eq!(samples(&b), 5, "and dropping the future after gives nothing more");
+        assert_eq!(
+            samples(&b),
+            5,
+            "and dropping the future after gives nothing more"
+        );
         assert_eq!(b.metrics().available_concurrent_calls(), 10);
     }
 }

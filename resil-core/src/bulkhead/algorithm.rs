@@ -293,7 +293,7 @@ impl Gradient2 {
         }
         // Above 1 the latency is under the tolerance (no queue): grow by
         // the queue size. Below, shrink in proportion, at most by half.
-        let gradient = (self.tolerance * long / short).min(1.0).max(0.5);
+        let gradient = (self.tolerance * long / short).clamp(0.5, 1.0);
         let target = estimated * gradient + queue;
         let next = bound(
             estimated * (1.0 - self.smoothing) + target * self.smoothing,
@@ -423,7 +423,11 @@ mod tests {
     fn aimd_grows_by_one_while_half_used_and_backs_off_on_a_drop() {
         let mut a = Algorithm::new(&settings(LimitAlgorithm::Aimd), 10, 1);
         assert_eq!(a.update(10, sample(MS, 5, false), 1, 20), 11);
-        assert_eq!(a.update(10, sample(MS, 4, false), 1, 20), 10, "under half used");
+        assert_eq!(
+            a.update(10, sample(MS, 4, false), 1, 20),
+            10,
+            "under half used"
+        );
         assert_eq!(a.update(10, sample(MS, 10, true), 1, 20), 9);
         assert_eq!(a.update(9, sample(MS, 9, true), 1, 20), 8, "⌊9 × 0.9⌋");
         assert_eq!(
@@ -431,7 +435,11 @@ mod tests {
             9,
             "slower than the drop timeout"
         );
-        assert_eq!(a.update(20, sample(MS, 20, false), 1, 20), 20, "the ceiling");
+        assert_eq!(
+            a.update(20, sample(MS, 20, false), 1, 20),
+            20,
+            "the ceiling"
+        );
         assert_eq!(a.update(1, sample(MS, 1, true), 1, 20), 1, "the floor");
     }
 
@@ -462,7 +470,10 @@ mod tests {
         assert!((inner.estimated - expected).abs() < 1e-9);
         // Not using the limit: no change.
         let before = inner.estimated;
-        assert_eq!(g.update(16, sample(60 * MS, 2, false), 1, 100), truncate(before));
+        assert_eq!(
+            g.update(16, sample(60 * MS, 2, false), 1, 100),
+            truncate(before)
+        );
     }
 
     #[test]
@@ -532,7 +543,10 @@ mod tests {
         // The first call closes the empty first window, too small to count.
         assert_eq!(w.add(MS, MS, 1, false, &s), None);
         for i in 0..10 {
-            assert_eq!(w.add(50 * MS + i, (i + 1) * MS, 3 + i as u32 % 2, false, &s), None);
+            assert_eq!(
+                w.add(50 * MS + i, (i + 1) * MS, 3 + i as u32 % 2, false, &s),
+                None
+            );
         }
         // Faster than the threshold: not counted, a drop kept.
         assert_eq!(w.add(60 * MS, 10_000, 1, true, &s), None);

@@ -220,7 +220,8 @@ impl<R: Deref<Target = Inner>> Held<R> {
     #[inline]
     pub(super) fn finish(mut self, sample: Sample) {
         if self.start != UNTIMED {
-            self.inner.finish_timed(self.start, None, Some(sample), true);
+            self.inner
+                .finish_timed(self.start, None, Some(sample), true);
             self.start = FINISHED;
         }
     }

@@ -626,7 +626,10 @@ mod tests {
         assert_eq!(c.smoothing(), 0.2);
         assert_eq!(c.long_window(), 600);
         assert_eq!(c.probe_multiplier(), 30);
-        assert_eq!((c.min_window_time(), c.max_window_time()), (Duration::from_secs(1), Duration::from_secs(1)));
+        assert_eq!(
+            (c.min_window_time(), c.max_window_time()),
+            (Duration::from_secs(1), Duration::from_secs(1))
+        );
         assert_eq!(c.window_size(), 10);
         assert_eq!(c.min_rtt_threshold(), Duration::from_micros(100));
         let vegas = BulkheadConfig::builder()
@@ -708,11 +711,20 @@ mod tests {
             .limit_algorithm(LimitAlgorithm::Gradient2)
             .build()
             .unwrap();
-        let bounds = a.to_builder().max_concurrent_calls(50).min_concurrent_calls(3).build().unwrap();
+        let bounds = a
+            .to_builder()
+            .max_concurrent_calls(50)
+            .min_concurrent_calls(3)
+            .build()
+            .unwrap();
         assert!(a.limit.same_algorithm(&bounds.limit));
         let tolerance = a.to_builder().rtt_tolerance(2.0).build().unwrap();
         assert!(!a.limit.same_algorithm(&tolerance.limit));
-        let vegas = a.to_builder().limit_algorithm(LimitAlgorithm::Vegas).build().unwrap();
+        let vegas = a
+            .to_builder()
+            .limit_algorithm(LimitAlgorithm::Vegas)
+            .build()
+            .unwrap();
         assert!(!a.limit.same_algorithm(&vegas.limit));
     }
 }
