@@ -425,7 +425,7 @@ impl BulkheadConfig {
         self.limit.smoothing_for(self.limit.algorithm)
     }
 
-    /// Gradient2: the samples the long-term latency averages (default 600).
+    /// Gradient2: the windows the long-term latency averages (default 600).
     pub fn long_window(&self) -> u32 {
         self.limit.long_window
     }
@@ -538,8 +538,8 @@ impl BulkheadConfigBuilder {
     }
 
     /// Gradient2: at least 1 (default 600).
-    pub fn long_window(mut self, samples: u32) -> Self {
-        self.config.limit.long_window = samples;
+    pub fn long_window(mut self, windows: u32) -> Self {
+        self.config.limit.long_window = windows;
         self
     }
 

@@ -44,12 +44,12 @@
 //! the limit, between `min_concurrent_calls` and the ceiling
 //! `max_concurrent_calls`, starting at `initial_concurrent_calls`:
 //!
-//! * [`LimitAlgorithm::Aimd`], loss based: the limit grows by one while at
-//!   least half of it is in use and nothing drops, and is multiplied by
-//!   `backoff_ratio` (0.9) on a drop or when the latency passes
-//!   `drop_timeout` (5 s).
+//! * [`LimitAlgorithm::Aimd`], loss based: the limit grows by one a window
+//!   while at least half of it is in use and nothing drops, and is
+//!   multiplied by `backoff_ratio` (0.9) after a window with a drop or whose
+//!   latency passes `drop_timeout` (5 s).
 //! * [`LimitAlgorithm::Gradient2`], latency based: it compares the recent
-//!   latency with a long-term average of it (`long_window`, 600 samples).
+//!   latency with a long-term average of it (`long_window`, 600 windows).
 //!   While the recent one stays under `rtt_tolerance` (1.5) times the
 //!   long-term one the limit grows by `queue_size` (√limit); above it, the
 //!   limit shrinks in proportion (at most by half); both moves are smoothed
@@ -61,7 +61,7 @@
 //!   fast while the queue is under `threshold` (log10 limit), by log10 limit
 //!   while it is under `alpha` (3·log10 limit), shrinks past `beta` (6·log10
 //!   limit) or on a drop, and measures the no-load latency afresh about
-//!   every `probe_multiplier` (30) × limit samples.
+//!   every `probe_multiplier` (30) × limit windows.
 //!
 //! As in Netflix's `WindowedLimit`, calls are folded into sampling windows
 //! (twice the window's fastest call, clamped to [`min_window_time`,
