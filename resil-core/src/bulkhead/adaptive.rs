@@ -6,10 +6,13 @@
 //! instructions per call (the window's sums) and for the algorithm's
 //! arithmetic once per window. The same lock serializes every change of
 //! the limit, the algorithm's and `change_config`'s, so the semaphore's
-//! permits and the limit move together: a smaller limit takes free permits
-//! at once and retires the permits of calls in flight as they come back
-//! (the semaphore's count goes negative meanwhile), a larger one adds
-//! permits; no permit in use is lost either way.
+//! permits follow the limit: a smaller limit takes free permits at once,
+//! under the lock, and retires the permits of calls in flight as they come
+//! back (the semaphore's count goes negative meanwhile); a larger one adds
+//! permits just after the lock is released, because adding wakes waiters
+//! and a waker may run a call that finishes here. Deferring only increases
+//! never admits more calls than the limit: the permits not yet added are
+//! all additions. No permit in use is lost either way.
 
 use super::algorithm::{Algorithm, Window, WindowSettings};
 use super::config::MAX_CONCURRENT_CALLS;
@@ -175,12 +178,12 @@ impl Inner {
                 .map(|next| self.move_limit(&mut limiter, next))
         };
         if let Some((from, to)) = changed {
-            self.limit_changed(from, to);
+            self.limit_moved(from, to);
         }
     }
 
     /// Applies `config` to the limit (see [`Limiter::reconfigure`]);
-    /// returns the limit before and after.
+    /// returns the limit before and after, for [`Inner::limit_moved`].
     pub(super) fn reconfigure(&self, config: &BulkheadConfig) -> (u32, u32) {
         let mut limiter = short_lock(&self.limiter);
         let next = limiter.reconfigure(config);
@@ -189,13 +192,11 @@ impl Inner {
         self.move_limit(&mut limiter, next)
     }
 
-    /// Moves the semaphore and the published limit to `next`, under the
-    /// limiter's lock; returns the limit before and after.
+    /// Under the limiter's lock: moves the published limit to `next` and
+    /// takes a smaller limit's permits; returns the limit before and after.
     fn move_limit(&self, limiter: &mut Limiter, next: u32) -> (u32, u32) {
         let prev = limiter.limit;
-        if next > prev {
-            self.sem.add_permits(next - prev);
-        } else if next < prev {
+        if next < prev {
             self.sem.forget_permits(prev - next);
         }
         self.max_calls.store(next, Ordering::Relaxed);
@@ -203,9 +204,13 @@ impl Inner {
         (prev, next)
     }
 
-    /// Publishes `LimitChanged` (outside the limiter's lock: a consumer may
-    /// read the bulkhead).
-    pub(super) fn limit_changed(&self, from: u32, to: u32) {
+    /// Once the limiter's lock is released: adds a larger limit's permits
+    /// (waking waiters) and publishes `LimitChanged` (a consumer may read
+    /// the bulkhead).
+    pub(super) fn limit_moved(&self, from: u32, to: u32) {
+        if to > from {
+            self.sem.add_permits(to - from);
+        }
         if from != to && self.events.is_active() {
             self.publish(BulkheadEvent::LimitChanged { from, to });
         }
@@ -301,5 +306,57 @@ mod tests {
             "and dropping the future after gives nothing more"
         );
         assert_eq!(b.metrics().available_concurrent_calls(), 10);
+    }
+
+    /// A waker that runs a call of the same bulkhead when woken, as an
+    /// executor that polls inline would.
+    struct InlineCall(Bulkhead, std::sync::atomic::AtomicU32);
+
+    impl std::task::Wake for InlineCall {
+        fn wake(self: std::sync::Arc<Self>) {
+            if let Ok(permit) = self.0.try_acquire_permission() {
+                permit.finish_with(Sample::Success);
+                self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// A larger limit's permits are added, and its waiters woken, once the
+    /// limiter's lock is released: a waker that finishes a timed call
+    /// inline takes that lock again.
+    #[test]
+    fn a_waker_that_finishes_a_call_inline_does_not_deadlock() {
+        let fixed = |max| {
+            BulkheadConfig::builder()
+                .max_concurrent_calls(max)
+                .fair_call_handling_enabled(false)
+                .build()
+                .unwrap()
+        };
+        let b = Bulkhead::with_clock("b", fixed(1), ManualClock::new());
+        let held = b.try_acquire_permission().unwrap();
+        let woken = std::sync::Arc::new(InlineCall(b.clone(), Default::default()));
+        let waker = Waker::from(woken.clone());
+        let mut waiter = b.inner.sem.acquire();
+        let cx = &mut Context::from_waker(&waker);
+        assert!(std::pin::Pin::new(&mut waiter).poll(cx).is_pending());
+        let adaptive = fixed(2)
+            .to_builder()
+            .limit_algorithm(LimitAlgorithm::Aimd)
+            .build()
+            .unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let b2 = b.clone();
+        std::thread::spawn(move || {
+            b2.change_config(adaptive);
+            let _ = done.send(());
+        });
+        finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the change finished: no deadlock");
+        assert_eq!(woken.1.load(std::sync::atomic::Ordering::SeqCst), 1);
+        drop(waiter);
+        drop(held);
+        assert_eq!(b.metrics().available_concurrent_calls(), 2);
     }
 }

@@ -429,7 +429,7 @@ impl Bulkhead {
         let (from, to) = inner.reconfigure(&config);
         *current = config;
         drop(current);
-        inner.limit_changed(from, to);
+        inner.limit_moved(from, to);
     }
 
     /// Runs `f` with a permit, waiting for one as
