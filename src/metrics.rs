@@ -39,6 +39,7 @@
 //! | `resil_rejections_total` | counter | `kind` = `circuit_breaker`, `bulkhead`, `thread_pool_bulkhead`, `rate_limiter` | calls refused by the instance (`NOT_PERMITTED`, `CALL_REJECTED`, `FAILED_ACQUIRE` events) |
 //! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
+//! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
@@ -168,6 +169,9 @@ pub const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
 /// `resilience4j_bulkhead_max_allowed_concurrent_calls`: the limit.
 pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
     "resilience4j_bulkhead_max_allowed_concurrent_calls";
+/// `resil_bulkhead_limit`: the semaphore bulkhead's live limit (an adaptive
+/// one's as it moves), also set at each `LIMIT_CHANGED` event.
+pub const BULKHEAD_LIMIT: &str = "resil_bulkhead_limit";
 /// `resilience4j_bulkhead_queue_depth`: tasks waiting in a thread-pool bulkhead's queue.
 pub const THREAD_POOL_BULKHEAD_QUEUE_DEPTH: &str = "resilience4j_bulkhead_queue_depth";
 /// `resilience4j_bulkhead_queue_capacity`: the queue's configured capacity.
@@ -375,6 +379,10 @@ pub(crate) fn describe() {
     describe_gauge!(
         BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS,
         "The maximum number of available permissions"
+    );
+    describe_gauge!(
+        BULKHEAD_LIMIT,
+        "The bulkhead's current limit, which an adaptive bulkhead moves"
     );
     describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_DEPTH, "The queue depth");
     describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_CAPACITY, "The queue capacity");

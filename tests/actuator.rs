@@ -1233,6 +1233,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                         "event-consumer-buffer-size": "100",
                         "shadow": "false",
                         "fair-call-handling-enabled": "true",
+                        "limit-algorithm": "fixed",
                         "max-concurrent-calls": "2",
                         "max-wait-duration": "0ms",
                     }),

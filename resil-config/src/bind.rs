@@ -718,8 +718,8 @@ impl Binder for Bulkhead {
         b.build()
     }
 
-    fn kinds(_: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
-        Vec::new()
+    fn kinds(c: &BulkheadConfig) -> Vec<(&'static str, Vec<String>)> {
+        vec![("limit-drop-errors", owned(c.limit_drop_errors()))]
     }
 }
 

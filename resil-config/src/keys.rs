@@ -33,8 +33,9 @@
 //! lists every key and no other.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use resil_core::bulkhead::{BulkheadConfig, BulkheadConfigBuilder};
+use resil_core::bulkhead::{BulkheadConfig, BulkheadConfigBuilder, LimitAlgorithm};
 use resil_core::circuit_breaker::{CircuitBreakerConfig, CircuitBreakerConfigBuilder};
 use resil_core::interval::IntervalFunction;
 use resil_core::rate_limiter::{RateLimiterConfig, RateLimiterConfigBuilder};
@@ -77,6 +78,8 @@ pub(crate) enum Ty {
     /// A circuit breaker's `initial-state`: `CLOSED`, `DISABLED`,
     /// `METRICS_ONLY` or `FORCED_OPEN`.
     InitialState,
+    /// A bulkhead's `limit-algorithm`: `fixed`, `aimd`, `gradient2` or `vegas`.
+    LimitAlgorithm,
 }
 
 /// A key of a config or instance table: what validation knows of it.
@@ -569,6 +572,138 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         show!(|c| c.fair_call_handling_enabled().to_string()),
     ),
     plain(
+        "limit-algorithm",
+        Ty::LimitAlgorithm,
+        set!(LimitAlgorithm, limit_algorithm),
+        show!(|c| c.limit_algorithm().to_string()),
+    ),
+    plain(
+        "min-concurrent-calls",
+        Ty::Count,
+        set!(Count, min_concurrent_calls),
+        |c, _| adaptive(c, c.min_concurrent_calls(), 1, |v| v.to_string()),
+    ),
+    plain(
+        "initial-concurrent-calls",
+        Ty::Count,
+        set!(Count, initial_concurrent_calls),
+        |c, _| {
+            let initial = c.initial_concurrent_calls();
+            adaptive(c, initial, c.max_concurrent_calls(), |v| v.to_string())
+        },
+    ),
+    plain(
+        "limit-drop-errors",
+        Ty::Kinds,
+        set!(Kinds, limit_drop_errors, |k| k.clone()),
+        |c, _| {
+            adaptive(c, c.limit_drop_errors().len(), 0, |_| {
+                list(c.limit_drop_errors())
+            })
+        },
+    ),
+    plain(
+        "backoff-ratio",
+        Ty::Float,
+        set!(Float, backoff_ratio),
+        |c, _| adaptive(c, c.backoff_ratio(), 0.9, |v| v.to_string()),
+    ),
+    plain(
+        "drop-timeout",
+        Ty::Duration,
+        set!(Duration, drop_timeout),
+        |c, _| {
+            adaptive(
+                c,
+                c.drop_timeout(),
+                Duration::from_secs(5),
+                duration::format,
+            )
+        },
+    ),
+    plain(
+        "rtt-tolerance",
+        Ty::Float,
+        set!(Float, rtt_tolerance),
+        |c, _| adaptive(c, c.rtt_tolerance(), 1.5, |v| v.to_string()),
+    ),
+    plain("smoothing", Ty::Float, set!(Float, smoothing), |c, _| {
+        let default = BulkheadConfig::builder()
+            .limit_algorithm(c.limit_algorithm())
+            .build()
+            .map_or(0.2, |d| d.smoothing());
+        adaptive(c, c.smoothing(), default, |v| v.to_string())
+    }),
+    plain(
+        "long-window",
+        Ty::Count,
+        set!(Count, long_window),
+        |c, _| adaptive(c, c.long_window(), 600, |v| v.to_string()),
+    ),
+    plain("queue-size", Ty::Count, set!(Count, queue_size), |c, _| {
+        adaptive(c, c.queue_size(), None, |v| function_or(v, "sqrt(limit)"))
+    }),
+    plain("alpha", Ty::Count, set!(Count, alpha), |c, _| {
+        adaptive(c, c.alpha(), None, |v| function_or(v, "3*log10(limit)"))
+    }),
+    plain("beta", Ty::Count, set!(Count, beta), |c, _| {
+        adaptive(c, c.beta(), None, |v| function_or(v, "6*log10(limit)"))
+    }),
+    plain("threshold", Ty::Count, set!(Count, threshold), |c, _| {
+        adaptive(c, c.threshold(), None, |v| function_or(v, "log10(limit)"))
+    }),
+    plain(
+        "probe-multiplier",
+        Ty::Count,
+        set!(Count, probe_multiplier),
+        |c, _| adaptive(c, c.probe_multiplier(), 30, |v| v.to_string()),
+    ),
+    plain(
+        "min-window-time",
+        Ty::Duration,
+        set!(Duration, min_window_time),
+        |c, _| {
+            adaptive(
+                c,
+                c.min_window_time(),
+                Duration::from_secs(1),
+                duration::format,
+            )
+        },
+    ),
+    plain(
+        "max-window-time",
+        Ty::Duration,
+        set!(Duration, max_window_time),
+        |c, _| {
+            adaptive(
+                c,
+                c.max_window_time(),
+                Duration::from_secs(1),
+                duration::format,
+            )
+        },
+    ),
+    plain(
+        "window-size",
+        Ty::Count,
+        set!(Count, window_size),
+        |c, _| adaptive(c, c.window_size(), 10, |v| v.to_string()),
+    ),
+    plain(
+        "min-rtt-threshold",
+        Ty::Duration,
+        set!(Duration, min_rtt_threshold),
+        |c, _| {
+            adaptive(
+                c,
+                c.min_rtt_threshold(),
+                Duration::from_micros(100),
+                duration::format,
+            )
+        },
+    ),
+    plain(
         SHADOW,
         Ty::Bool,
         set!(Bool, shadow),
@@ -586,6 +721,23 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
     own(KEY_LABEL, Ty::Bool),
     own(BASE_CONFIG, Ty::BaseConfig),
 ];
+
+/// A setting of a bulkhead's adaptive limit, as the report prints it: when
+/// the limit adapts, or when it is set away from its `default` (a fixed
+/// bulkhead ignores it, but the report shows what the file says).
+fn adaptive<T: PartialEq>(
+    c: &BulkheadConfig,
+    value: T,
+    default: T,
+    print: impl FnOnce(T) -> String,
+) -> Option<String> {
+    (c.limit_algorithm() != LimitAlgorithm::Fixed || value != default).then(|| print(value))
+}
+
+/// A number set in place of a function of the limit, or the function.
+fn function_or(value: Option<u32>, function: &str) -> String {
+    value.map_or_else(|| function.to_owned(), |v| v.to_string())
+}
 
 /// The thread-pool bulkhead's list of registered context propagators.
 pub(crate) const CONTEXT_PROPAGATORS: &str = "context-propagators";

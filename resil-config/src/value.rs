@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use config::{Value, ValueKind};
+use resil_core::bulkhead::LimitAlgorithm;
 use resil_core::circuit_breaker::{SlidingWindowType, State};
 use resil_core::cluster::ClusterFailureMode;
 
@@ -204,6 +205,8 @@ pub(crate) enum Val {
     FailureMode(ClusterFailureMode),
     /// `initial-state`.
     InitialState(State),
+    /// A bulkhead's `limit-algorithm`.
+    LimitAlgorithm(LimitAlgorithm),
 }
 
 /// One key of one table, typed, with where it was written. Its `Debug`

@@ -113,7 +113,18 @@ impl Chain<'_> {
                 })
             },
             Aspect::TimeLimiter => quote!(.time_limiter(#inst.part())),
-            Aspect::Bulkhead | Aspect::ThreadPoolBulkhead => quote!(.bulkhead(#inst.part())),
+            // The error kinds, for an adaptive limit's `limit-drop-errors`.
+            Aspect::Bulkhead => {
+                let err = &self.err;
+                quote! {
+                    .bulkhead(#inst.part().kinds({
+                        #[allow(unused_imports)]
+                        use #p::{KindsOfAny as _, KindsOfClassify as _};
+                        (&&#p::Kinds::<#err>::new()).kind_fn()
+                    }))
+                }
+            }
+            Aspect::ThreadPoolBulkhead => quote!(.bulkhead(#inst.part())),
         }
     }
 

@@ -157,10 +157,16 @@ pub(crate) fn retry_event(event: &Event<RetryEvent>) -> (&'static str, Value) {
     (ty, Value::Object(m))
 }
 
-/// `BulkheadEventDTO`.
+/// `BulkheadEventDTO`; a `LIMIT_CHANGED` event adds `previousLimit` and
+/// `limit`.
 pub(crate) fn bulkhead_event(event: &Event<BulkheadEvent>) -> (&'static str, Value) {
     let ty = event.kind().event_type().as_str();
-    (ty, Value::Object(base("bulkheadName", event, ty)))
+    let mut m = base("bulkheadName", event, ty);
+    if let BulkheadEvent::LimitChanged { from, to } = event.kind() {
+        m.insert("previousLimit".to_owned(), json!(from));
+        m.insert("limit".to_owned(), json!(to));
+    }
+    (ty, Value::Object(m))
 }
 
 /// `BulkheadEventDTO`: Resilience4j's thread-pool bulkheads publish bulkhead events.
@@ -350,9 +356,16 @@ const BULKHEAD_EVENT_TYPES: &[&str] = &[
 impl Shown for Bulkhead {
     const LIST_KEY: &'static str = "bulkheads";
     const EVENTS_KEY: &'static str = "bulkheadEvents";
-    const EVENT_TYPES: &'static [&'static str] = BULKHEAD_EVENT_TYPES;
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "CALL_PERMITTED",
+        "CALL_REJECTED",
+        "CALL_FINISHED",
+        "SHADOW_REFUSAL",
+        "LIMIT_CHANGED",
+    ];
 
-    /// Resilience4j's `Bulkhead.Metrics`.
+    /// Resilience4j's `Bulkhead.Metrics` (the limit is the live one, which
+    /// an adaptive bulkhead moves).
     fn state(&self) -> Value {
         let m = self.metrics();
         json!({

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::core::{Held, Inner, permitted};
 use super::semaphore::{self, Semaphore};
-use super::{Bulkhead, BulkheadEvent, BulkheadFull};
+use super::{Bulkhead, BulkheadFull, Sample};
 use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap, holding};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
@@ -81,19 +81,24 @@ fn queue_or_refuse<R: Deref<Target = Inner> + Clone>(inner: R) -> Result<Queued<
 }
 
 /// The bulkhead's part in a chain: the bulkhead, by reference or through its
-/// `Arc`.
+/// `Arc`, and how it names the caller's errors for an adaptive limit's
+/// `limit-drop-errors` (`()`: it does not).
 ///
 /// Made by [`Bulkhead::part`] and [`Bulkhead::shared_part`].
 #[derive(Clone)]
-pub struct BulkheadPart<R> {
+pub struct BulkheadPart<R, K = ()> {
     inner: R,
+    kinds: K,
 }
 
 impl Bulkhead {
     /// This bulkhead's part in a [`Stack`](crate::chain::Stack).
     #[inline(always)]
     pub fn part(&self) -> BulkheadPart<&Inner> {
-        BulkheadPart { inner: &self.inner }
+        BulkheadPart {
+            inner: &self.inner,
+            kinds: (),
+        }
     }
 
     /// Like [`Bulkhead::part`], holding a clone of the bulkhead's `Arc`
@@ -102,11 +107,62 @@ impl Bulkhead {
     pub fn shared_part(&self) -> BulkheadPart<Arc<Inner>> {
         BulkheadPart {
             inner: Arc::clone(&self.inner),
+            kinds: (),
         }
     }
 }
 
-impl<R: Deref<Target = Inner>> fmt::Debug for BulkheadPart<R> {
+impl<R> BulkheadPart<R> {
+    /// Names the caller's errors by their kinds (a
+    /// [`Classify`](crate::Classify) type's `kind`), so that an adaptive
+    /// limit counts those that `limit-drop-errors` lists as drops.
+    #[inline(always)]
+    pub fn kinds<E>(self, kind: Option<fn(&E) -> &'static str>) -> BulkheadPart<R, Kinds<E>> {
+        BulkheadPart {
+            inner: self.inner,
+            kinds: Kinds(kind),
+        }
+    }
+}
+
+/// The kinds of the caller's errors `E` (see [`BulkheadPart::kinds`]).
+pub struct Kinds<E>(Option<fn(&E) -> &'static str>);
+
+impl<E> Clone for Kinds<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Kinds<E> {}
+
+impl<E> fmt::Debug for Kinds<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Kinds").field(&self.0.is_some()).finish()
+    }
+}
+
+/// How a bulkhead's part names the caller's errors `E`.
+pub trait ErrorKinds<E> {
+    /// `error`'s kind, if errors have kinds.
+    fn kind(&self, error: &E) -> Option<&'static str>;
+}
+
+impl<E> ErrorKinds<E> for () {
+    #[inline(always)]
+    fn kind(&self, _: &E) -> Option<&'static str> {
+        None
+    }
+}
+
+impl<E> ErrorKinds<E> for Kinds<E> {
+    #[inline(always)]
+    fn kind(&self, error: &E) -> Option<&'static str> {
+        self.0.map(|kind| kind(error))
+    }
+}
+
+impl<R: Deref<Target = Inner>, K> fmt::Debug for BulkheadPart<R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadPart")
             .field("bulkhead", &self.inner.name)
@@ -115,13 +171,13 @@ impl<R: Deref<Target = Inner>> fmt::Debug for BulkheadPart<R> {
 }
 
 /// The bulkhead's layer around `N`.
-pub struct BulkheadNode<R, N> {
-    part: Option<BulkheadPart<R>>,
+pub struct BulkheadNode<R, K, N> {
+    part: Option<BulkheadPart<R, K>>,
     next: N,
 }
 
-impl<R, N> Wrap<N> for BulkheadPart<R> {
-    type Node = BulkheadNode<R, N>;
+impl<R, K, N> Wrap<N> for BulkheadPart<R, K> {
+    type Node = BulkheadNode<R, K, N>;
 
     #[inline(always)]
     fn wrap(self, next: N) -> Self::Node {
@@ -132,8 +188,8 @@ impl<R, N> Wrap<N> for BulkheadPart<R> {
     }
 }
 
-impl<R, N> Wrap<N> for Option<BulkheadPart<R>> {
-    type Node = BulkheadNode<R, N>;
+impl<R, K, N> Wrap<N> for Option<BulkheadPart<R, K>> {
+    type Node = BulkheadNode<R, K, N>;
 
     #[inline(always)]
     fn wrap(self, next: N) -> Self::Node {
@@ -141,7 +197,7 @@ impl<R, N> Wrap<N> for Option<BulkheadPart<R>> {
     }
 }
 
-impl<R: Deref<Target = Inner>, N> fmt::Debug for BulkheadNode<R, N> {
+impl<R: Deref<Target = Inner>, K, N> fmt::Debug for BulkheadNode<R, K, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadNode")
             .field("part", &self.part)
@@ -180,7 +236,7 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
             // `None` only once a panic while polling gave the permit back.
-            permit: Option<Held<R>>,
+            permit: Option<InFlight<R>>,
         },
         Refused {
             error: Option<BulkheadFull>,
@@ -189,40 +245,67 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<R: Deref<Target = Inner>> Held<R> {
-    /// Gives the permit back as dropping it does, `CallFinished` published
-    /// at `stamp`'s time.
-    #[inline]
-    fn finish(mut self, stamp: &mut crate::clock::Stamp) {
-        self.inner
-            .events
-            .publish_stamped(stamp, || BulkheadEvent::CallFinished);
-        self.published = true;
+/// A permit held by a call in flight. Dropped before the call ended, it
+/// goes back as a dropped permit does (its latency a success's for an
+/// adaptive limit: the caller went away; a drop during a panic), or as a
+/// drop when a time limiter outside gave up on it ([`Node::give_up`]).
+pub(super) struct InFlight<R: Deref<Target = Inner>> {
+    held: Option<Held<R>>,
+    timed_out: bool,
+}
+
+impl<R: Deref<Target = Inner>> InFlight<R> {
+    #[inline(always)]
+    fn new(held: Held<R>) -> Self {
+        InFlight {
+            held: Some(held),
+            timed_out: false,
+        }
+    }
+
+    /// The call ended with `sample`: the permit goes back at `stamp`'s time.
+    #[inline(always)]
+    fn finish(mut self, stamp: &mut crate::clock::Stamp, sample: Sample) {
+        if let Some(held) = self.held.take() {
+            held.finish_stamped(stamp, sample);
+        }
     }
 }
 
-impl<R: Deref<Target = Inner> + Clone> BulkheadPart<R> {
+impl<R: Deref<Target = Inner>> Drop for InFlight<R> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.timed_out
+            && let Some(held) = self.held.take()
+        {
+            held.finish(Sample::Dropped);
+        }
+    }
+}
+
+impl<R: Deref<Target = Inner> + Clone, K> BulkheadPart<R, K> {
     /// A permit taken now, `CallPermitted` published at `ctx`'s time.
     #[inline(always)]
-    fn try_acquire(&self, ctx: &mut Ctx) -> Option<Held<R>> {
+    fn try_acquire(&self, ctx: &mut Ctx) -> Option<InFlight<R>> {
         if self.inner.sem.try_acquire() {
-            self.inner
-                .events
-                .publish_stamped(&mut ctx.stamp, || BulkheadEvent::CallPermitted);
-            Some(Held::new(self.inner.clone()))
+            Some(InFlight::new(Held::stamped(
+                self.inner.clone(),
+                &mut ctx.stamp,
+            )))
         } else {
             None
         }
     }
 }
 
-impl<R: Deref<Target = Inner> + Clone, N: HasAttempt> HasAttempt for BulkheadNode<R, N> {
+impl<R: Deref<Target = Inner> + Clone, K, N: HasAttempt> HasAttempt for BulkheadNode<R, K, N> {
     type Attempt = BulkheadAttempt<R, N::Attempt>;
 }
 
-impl<R, N, T, E> Node for BulkheadNode<R, N>
+impl<R, K, N, T, E> Node for BulkheadNode<R, K, N>
 where
     R: Deref<Target = Inner> + Clone,
+    K: ErrorKinds<E>,
     N: Node<Output = Result<T, Error<E>>>,
 {
     type Output = Result<T, Error<E>>;
@@ -266,8 +349,9 @@ where
                     let permit = permit.take();
                     // The inner attempt first, then the permit.
                     stage.set(Stage::Done);
-                    if let Some(permit) = permit {
-                        permit.finish(&mut ctx.stamp);
+                    if let (Some(permit), Some(part)) = (permit, &self.part) {
+                        let sample = Sample::of(&result, |e| part.kinds.kind(e));
+                        permit.finish(&mut ctx.stamp, sample);
                     }
                     return Poll::Ready(result);
                 }
@@ -276,7 +360,7 @@ where
                         // Out of the queue: the place goes, the permit stays.
                         stage.set(Stage::Done);
                         ctx.user_code_ran();
-                        let mut permit = Some(permit);
+                        let mut permit = Some(InFlight::new(permit));
                         let next = &mut self.next;
                         let inner = holding(&mut permit, || next.start(ctx));
                         stage.set(Stage::Running { inner, permit });
@@ -295,11 +379,22 @@ where
             }
         }
     }
+
+    #[inline]
+    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
+        if let StageProj::Running { inner, permit } = attempt.project().stage.project() {
+            if let Some(permit) = permit.as_mut() {
+                permit.timed_out = true;
+            }
+            self.next.give_up(inner);
+        }
+    }
 }
 
-impl<R, N, T, E> SyncNode for BulkheadNode<R, N>
+impl<R, K, N, T, E> SyncNode for BulkheadNode<R, K, N>
 where
     R: Deref<Target = Inner> + Clone,
+    K: ErrorKinds<E>,
     N: SyncNode<Output = Result<T, Error<E>>>,
 {
     type Output = Result<T, Error<E>>;
@@ -312,17 +407,15 @@ where
         // A panic in the call gives the permit back while unwinding.
         let inner: &Inner = &part.inner;
         let permit = if inner.sem.try_acquire() {
-            inner
-                .events
-                .publish_stamped(&mut ctx.stamp, || BulkheadEvent::CallPermitted);
-            Held::new(inner)
+            Held::stamped(inner, &mut ctx.stamp)
         } else {
             let permit = inner.acquire_blocking_slow().map_err(Error::BulkheadFull)?;
             ctx.user_code_ran();
             permit.0
         };
         let result = self.next.call(ctx);
-        permit.finish(&mut ctx.stamp);
+        let sample = Sample::of(&result, |e| part.kinds.kind(e));
+        permit.finish_stamped(&mut ctx.stamp, sample);
         result
     }
 }

@@ -69,6 +69,16 @@ pub trait Node: HasAttempt {
         cx: &mut Context<'_>,
         ctx: &mut Ctx,
     ) -> Poll<Self::Output>;
+
+    /// A layer outside gives up on `attempt` before it ended (a time
+    /// limiter's timeout) and is about to drop it: a layer that learns from
+    /// its calls' outcomes (an adaptive bulkhead) counts the attempt as a
+    /// drop. The default does nothing; a layer that the giving up can reach
+    /// passes it on to the attempt inside its own.
+    #[inline(always)]
+    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
+        let _ = attempt;
+    }
 }
 
 /// What one attempt through a node holds: a trait of its own, so that a

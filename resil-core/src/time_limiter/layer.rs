@@ -218,16 +218,21 @@ where
         let mut stage = attempt.project().stage;
         let outcome = match stage.as_mut().project() {
             StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
-            StageProj::Running { timer, inner } => match self.next.poll(inner, cx, ctx) {
-                Poll::Ready(out) => Ok(out),
-                Poll::Pending => {
-                    let part = self.part.as_ref().expect("a timed attempt has its limiter");
-                    // Out of time: the attempt is dropped below, giving back
-                    // what it holds (a bulkhead's permit, its place in the
-                    // bulkhead's queue) before the timeout is published.
-                    Err(ready!(part.inner.poll_timer(timer, cx)))
+            StageProj::Running { timer, mut inner } => {
+                match self.next.poll(inner.as_mut(), cx, ctx) {
+                    Poll::Ready(out) => Ok(out),
+                    Poll::Pending => {
+                        let part = self.part.as_ref().expect("a timed attempt has its limiter");
+                        // Out of time: the attempt is given up on and dropped
+                        // below, giving back what it holds (a bulkhead's permit,
+                        // its place in the bulkhead's queue) before the timeout
+                        // is published.
+                        let timeout = ready!(part.inner.poll_timer(timer, cx));
+                        self.next.give_up(inner);
+                        Err(timeout)
+                    }
                 }
-            },
+            }
             StageProj::Done => panic!("a time limiter's attempt polled after completion"),
         };
         // The inner attempt is dropped before the outcome is published.

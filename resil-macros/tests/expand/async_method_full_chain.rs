@@ -166,7 +166,19 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                         )
                                         .rate_limiter(__RESIL_RATE_LIMITER.get().part(1))
                                         .time_limiter(__RESIL_TIME_LIMITER.get().part())
-                                        .bulkhead(__RESIL_BULKHEAD.get().part())
+                                        .bulkhead(
+                                            __RESIL_BULKHEAD
+                                                .get()
+                                                .part()
+                                                .kinds({
+                                                    #[allow(unused_imports)]
+                                                    use ::resil::__private::{
+                                                        KindsOfAny as _, KindsOfClassify as _,
+                                                    };
+                                                    (&&::resil::__private::Kinds::<InventoryError>::new())
+                                                        .kind_fn()
+                                                }),
+                                        )
                                         .call_async(
                                             ::resil::__private::Lift(
                                                 ::resil::__private::once(|| ::resil::__private::body_async(async || -> Result<
