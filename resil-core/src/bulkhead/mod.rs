@@ -85,8 +85,8 @@
 //! A permit gives its sample when it is given back: dropped, it counts as
 //! a success, or as a drop when a panic unwinds through it;
 //! [`BulkheadPermit::finish_with`] gives the call's own ([`Sample::of`] a
-//! result); [`BulkheadPermit::release`] gives none. [`Bulkhead::call`] and
-//! [`Bulkhead::decorate`] give their result's.
+//! result); [`BulkheadPermit::release`] gives none. [`Bulkhead::call`],
+//! [`Bulkhead::call_async`] and every chain give their result's.
 //!
 //! ```
 //! use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm, Sample};
