@@ -14,6 +14,7 @@ use std::fmt;
 // Each rejection type has one public path, in its primitive's module.
 use crate::bulkhead::BulkheadFull;
 use crate::circuit_breaker::CallNotPermitted;
+use crate::deadline::DeadlineExceeded;
 use crate::rate_limiter::RequestNotPermitted;
 use crate::retry::MaxRetriesExceeded;
 use crate::time_limiter::Timeout;
@@ -21,12 +22,13 @@ use crate::time_limiter::Timeout;
 /// The kind names of the rejections, in [`Error`]'s order: what
 /// [`Error::rejection_kind`] returns, and what `record-errors` and the other
 /// kind lists of resilience.toml may name besides the caller's own kinds.
-pub const REJECTION_KINDS: [&str; 5] = [
+pub const REJECTION_KINDS: [&str; 6] = [
     "CallNotPermitted",
     "BulkheadFull",
     "RequestNotPermitted",
     "Timeout",
     "MaxRetriesExceeded",
+    "DeadlineExceeded",
 ];
 
 /// The error returned by a guarded call.
@@ -60,6 +62,9 @@ pub enum Error<E> {
     /// Retry exhausted its attempts on results that its result predicate rejected
     /// (only with `fail_after_max_attempts`).
     MaxRetriesExceeded(MaxRetriesExceeded),
+    /// The request's deadline left no time for the call, or ran out while
+    /// a pattern waited for it (see [`crate::deadline`]).
+    DeadlineExceeded(DeadlineExceeded),
 }
 
 impl<E> Error<E> {
@@ -93,6 +98,7 @@ impl<E> Error<E> {
             Error::RequestNotPermitted(r) => Some(Rejection::RequestNotPermitted(r.clone())),
             Error::Timeout(r) => Some(Rejection::Timeout(r.clone())),
             Error::MaxRetriesExceeded(r) => Some(Rejection::MaxRetriesExceeded(r.clone())),
+            Error::DeadlineExceeded(r) => Some(Rejection::DeadlineExceeded(r.clone())),
         }
     }
 
@@ -105,6 +111,7 @@ impl<E> Error<E> {
             Error::RequestNotPermitted(r) => Ok(Rejection::RequestNotPermitted(r)),
             Error::Timeout(r) => Ok(Rejection::Timeout(r)),
             Error::MaxRetriesExceeded(r) => Ok(Rejection::MaxRetriesExceeded(r)),
+            Error::DeadlineExceeded(r) => Ok(Rejection::DeadlineExceeded(r)),
         }
     }
 
@@ -151,7 +158,8 @@ impl<E> Error<E> {
     }
 
     /// The kind name of a rejection (`"CallNotPermitted"`, `"BulkheadFull"`,
-    /// `"RequestNotPermitted"`, `"Timeout"`, `"MaxRetriesExceeded"`), which
+    /// `"RequestNotPermitted"`, `"Timeout"`, `"MaxRetriesExceeded"`,
+    /// `"DeadlineExceeded"`), which
     /// `record-errors` and friends in resilience.toml can name; `None` for the
     /// caller's error.
     pub fn rejection_kind(&self) -> Option<&'static str> {
@@ -162,6 +170,7 @@ impl<E> Error<E> {
             Error::RequestNotPermitted(_) => Some(REJECTION_KINDS[2]),
             Error::Timeout(_) => Some(REJECTION_KINDS[3]),
             Error::MaxRetriesExceeded(_) => Some(REJECTION_KINDS[4]),
+            Error::DeadlineExceeded(_) => Some(REJECTION_KINDS[5]),
         }
     }
 }
@@ -175,6 +184,7 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             Error::RequestNotPermitted(r) => r.fmt(f),
             Error::Timeout(r) => r.fmt(f),
             Error::MaxRetriesExceeded(r) => r.fmt(f),
+            Error::DeadlineExceeded(r) => r.fmt(f),
         }
     }
 }
@@ -205,6 +215,8 @@ pub enum Rejection {
     Timeout(Timeout),
     /// See [`Error::MaxRetriesExceeded`].
     MaxRetriesExceeded(MaxRetriesExceeded),
+    /// See [`Error::DeadlineExceeded`].
+    DeadlineExceeded(DeadlineExceeded),
 }
 
 impl Rejection {
@@ -216,6 +228,7 @@ impl Rejection {
             Rejection::RequestNotPermitted(r) => r.name(),
             Rejection::Timeout(r) => r.name(),
             Rejection::MaxRetriesExceeded(r) => r.name(),
+            Rejection::DeadlineExceeded(r) => r.name(),
         }
     }
 }
@@ -228,6 +241,7 @@ impl fmt::Display for Rejection {
             Rejection::RequestNotPermitted(r) => r.fmt(f),
             Rejection::Timeout(r) => r.fmt(f),
             Rejection::MaxRetriesExceeded(r) => r.fmt(f),
+            Rejection::DeadlineExceeded(r) => r.fmt(f),
         }
     }
 }
@@ -242,6 +256,7 @@ impl<E> From<Rejection> for Error<E> {
             Rejection::RequestNotPermitted(r) => Error::RequestNotPermitted(r),
             Rejection::Timeout(r) => Error::Timeout(r),
             Rejection::MaxRetriesExceeded(r) => Error::MaxRetriesExceeded(r),
+            Rejection::DeadlineExceeded(r) => Error::DeadlineExceeded(r),
         }
     }
 }
@@ -265,7 +280,8 @@ rejection_from!(
     BulkheadFull,
     RequestNotPermitted,
     Timeout,
-    MaxRetriesExceeded
+    MaxRetriesExceeded,
+    DeadlineExceeded
 );
 
 /// An invalid configuration: every rule a builder's values broke, each with

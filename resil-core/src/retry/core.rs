@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::counter::StripedCounter;
 use super::{MaxRetriesExceeded, RetryClassifier, RetryConfig, RetryEvent, RetryOutcome};
 use crate::clock::{Clock, SharedClock, Sleep};
+use crate::deadline;
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::live::Live;
@@ -310,7 +311,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                     .apply(n, &RetryOutcome::of_error(kind, shared))
             }
         };
-        self.retrying(n, wait, kind)
+        self.retrying_in_time(n, wait, kind)
     }
 
     #[inline(never)]
@@ -355,7 +356,41 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                 config.interval.apply(n, &RetryOutcome::of_result(shared))
             }
         };
-        self.retrying(n, wait, None)
+        self.retrying_in_time(n, wait, None)
+    }
+
+    /// Retries after `wait`, unless the request's deadline ends first (at
+    /// or before the wait's end: no time would be left for the attempt).
+    #[inline]
+    pub(super) fn retrying_in_time(
+        &mut self,
+        n: u32,
+        wait: Duration,
+        kind: Option<&'static str>,
+    ) -> Next {
+        match deadline::remaining() {
+            Some(left) if wait >= left => self.out_of_time(n, kind),
+            _ => self.retrying(n, wait, kind),
+        }
+    }
+
+    /// The deadline leaves no time for another attempt: the call ends with
+    /// the outcome it has, as when attempts run out.
+    #[cold]
+    fn out_of_time(&mut self, n: u32, kind: Option<&'static str>) -> Next {
+        self.done = true;
+        let counters = &self.inner.counters;
+        Counters::add(if n > 1 {
+            &counters.failed_with_retry
+        } else {
+            &counters.failed_without_retry
+        });
+        self.inner.events.publish(|| RetryEvent::Error {
+            number_of_retry_attempts: n,
+            error_kind: kind,
+        });
+        deadline::count("retry", &self.inner.name);
+        Next::Return
     }
 
     pub(super) fn retrying(&self, n: u32, wait: Duration, kind: Option<&'static str>) -> Next {
