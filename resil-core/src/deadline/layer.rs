@@ -7,6 +7,7 @@ use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use super::DeadlineExceeded;
 use super::ambient::{At, Installed, current};
@@ -22,13 +23,18 @@ use crate::error::Error;
 #[derive(Clone)]
 pub struct DeadlinePart<R> {
     inner: R,
+    /// This call's timeout instead of the configured one.
+    timeout: Option<Duration>,
 }
 
 impl Deadline {
     /// This deadline's part in a [`Stack`](crate::chain::Stack), outermost.
     #[inline(always)]
     pub fn part(&self) -> DeadlinePart<&Inner> {
-        DeadlinePart { inner: &self.inner }
+        DeadlinePart {
+            inner: &self.inner,
+            timeout: None,
+        }
     }
 
     /// Like [`Deadline::part`], holding a clone of the deadline's `Arc`
@@ -37,7 +43,19 @@ impl Deadline {
     pub fn shared_part(&self) -> DeadlinePart<Arc<Inner>> {
         DeadlinePart {
             inner: Arc::clone(&self.inner),
+            timeout: None,
         }
+    }
+}
+
+impl<R> DeadlinePart<R> {
+    /// This call's timeout instead of the configured one (an incoming
+    /// request's own deadline, as the `tower` layer reads it from a
+    /// `grpc-timeout` header); zero refuses the call.
+    #[inline(always)]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
     }
 }
 
@@ -47,11 +65,15 @@ impl<R: Deref<Target = Inner>> DeadlinePart<R> {
     #[inline]
     fn fix(&self, ctx: &mut Ctx) -> Result<At, DeadlineExceeded> {
         let inner = &*self.inner;
-        let timeout = inner.config.load().timeout;
+        let timeout = match self.timeout {
+            Some(timeout) => timeout,
+            None => inner.config.load().timeout,
+        };
         let own = At::after(inner.clock.clone(), ctx.stamp.now(&inner.clock), timeout);
         match current() {
-            // A timeout of more than zero has time left.
-            None => Ok(own),
+            // A configured timeout is more than zero: time is left.
+            None if !timeout.is_zero() => Ok(own),
+            None => Err(DeadlineExceeded::noticed("deadline", &inner.name)),
             Some(outer) => {
                 let at = own.earlier(Some(&outer));
                 if at.remaining().is_zero() {
