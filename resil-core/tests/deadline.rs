@@ -544,3 +544,36 @@ fn the_deadline_layer_allocates_nothing() {
     });
     assert_eq!(n, 0, "a ready async call through a deadline");
 }
+
+#[test]
+fn decorators_put_the_deadline_outermost() {
+    use resil_core::Decorators;
+    let clock = ManualClock::new();
+    let checkout = checkout(ms(1000), clock.clone());
+    let config = RetryConfig::builder()
+        .max_attempts(10)
+        .wait_duration(ms(300))
+        .build()
+        .unwrap();
+    let retry = Retry::with_clock("decorated", config, clock.clone());
+    // Written inside out: the deadline is still outermost, so the retry
+    // spends from it.
+    let chain = Decorators::new()
+        .with_retry(&retry)
+        .with_deadline(&checkout);
+    let mut attempts = 0;
+    let out = chain.call(|| {
+        attempts += 1;
+        clock.advance(ms(100));
+        Err::<(), _>("connection refused")
+    });
+    assert!(matches!(out, Err(Error::Inner("connection refused"))));
+    assert_eq!(attempts, 3);
+    assert!(format!("{chain:?}").contains("Deadline(checkout)"));
+    let (_, n) = support::allocations_during(|| {
+        for _ in 0..100 {
+            chain.call(|| Ok::<(), &str>(())).unwrap();
+        }
+    });
+    assert_eq!(n, 0, "a call through Decorators with a deadline");
+}
