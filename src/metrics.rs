@@ -42,6 +42,7 @@
 //! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
+//! | `resil_deadline_exceeded_total` | counter | `kind` = `deadline`, `retry`, `timelimiter`, `ratelimiter`, `bulkhead`, `thread-pool-bulkhead` (the pattern that noticed) | calls the request's deadline refused or cut short, and retries it stopped ([`resil::deadline`](crate::deadline)); set by [`refresh`] |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
 //!
 //! # When values move
@@ -216,6 +217,9 @@ pub const RETRY_NESTED: &str = "resil_retry_nested_total";
 /// `resil_shadow_refusals_total`: calls an instance in shadow mode would have
 /// refused (tag `kind` = the aspect, as resilience.toml names it).
 pub const SHADOW_REFUSALS: &str = "resil_shadow_refusals_total";
+/// `resil_deadline_exceeded_total`: calls the request's deadline refused
+/// or cut short (tag `kind` = the pattern that noticed).
+pub const DEADLINE_EXCEEDED: &str = "resil_deadline_exceeded_total";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 
@@ -251,6 +255,9 @@ pub fn bind(registries: &Registries) {
 /// ```
 pub fn refresh() {
     crate::observe::refresh_all();
+    for (kind, name, n) in resil_core::deadline::exceeded_totals() {
+        ::metrics::counter!(DEADLINE_EXCEEDED, "kind" => kind, "name" => name).absolute(n);
+    }
 }
 
 /// How often the gauges are set when nobody calls [`refresh`].
@@ -424,6 +431,10 @@ pub(crate) fn describe() {
         "The number of attempts that reached the downstream"
     );
     describe_counter!(REJECTIONS, "The number of calls the instance refused");
+    describe_counter!(
+        DEADLINE_EXCEEDED,
+        "The number of calls the request's deadline refused or cut short"
+    );
     describe_counter!(FALLBACK_CALLS, "The number of fallbacks run");
     describe_gauge!(
         THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE,

@@ -99,6 +99,33 @@ fn value(handle: &PrometheusHandle, series: &str) -> f64 {
 
 static FLAKY: AtomicU32 = AtomicU32::new(0);
 
+#[resil::retry(name = "sig-retry-deadline")]
+fn down() -> Result<u32, ApiError> {
+    Err(ApiError::Unavailable)
+}
+
+#[test]
+fn retries_the_deadline_stopped() {
+    let (h, clock) = setup();
+    let _deadline = resil::deadline::enter_on(clock.clone(), Duration::from_millis(100));
+    // The wait (500 ms) would end past the deadline: no second attempt.
+    assert_eq!(down(), Err(ApiError::Unavailable));
+    assert_eq!(
+        value(
+            h,
+            r#"resil_deadline_exceeded_total{kind="retry",name="sig-retry-deadline"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            h,
+            r#"resil_retry_attempts_total{name="sig-retry-deadline"}"#
+        ),
+        1.0
+    );
+}
+
 #[resil::retry(name = "sig-retry")]
 fn flaky() -> Result<u32, ApiError> {
     if FLAKY.fetch_add(1, Ordering::SeqCst) < 2 {
