@@ -1,6 +1,6 @@
 //! No input makes loading panic: random text, random trees built from the
-//! schema's own words, mutations of the example inventory configuration (TOML and YAML), and
-//! random environment variables. Every outcome is a configuration or an
+//! schema's own words, mutations of the example inventory configuration
+//! (TOML and YAML), and random environment variables. Every outcome is a configuration or an
 //! error that lists at least one problem, and both print.
 
 use proptest::prelude::*;

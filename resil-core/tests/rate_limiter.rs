@@ -127,10 +127,11 @@ fn drain_within_a_cycle_empties_it_and_forgives_reservations() {
     );
 }
 
-/// A deliberate difference: Resilience4j 2.2.0 drains the stale count of the last cycle it
-/// saw: with 2 permits left in cycle 0, a drain in cycle 1 takes 2 of the 10
-/// refilled and leaves 8, and its DRAINED event says `min(2, 0) = 0`. resil
-/// drains the refreshed cycle: 0 left, and the event says 10.
+/// A deliberate difference: Resilience4j 2.2.0 drains the stale count of the
+/// last cycle it saw: with 2 permits left in cycle 0, a drain in cycle 1
+/// takes 2 of the 10 refilled and leaves 8, and its DRAINED event says
+/// `min(2, 0) = 0`. resil drains the refreshed cycle: 0 left, and the event
+/// says 10.
 #[test]
 fn drain_after_a_boundary_differs_from_2_2_0() {
     let (rl, clock) = manual(10, Duration::ZERO);

@@ -112,8 +112,8 @@ impl CloudInventoryGateway {
     }
 }
 
-/// The Java service's `NativeInventoryGateway`: Retry outside CircuitBreaker, written out so that
-/// the order can be read and tested.
+/// The Java service's `NativeInventoryGateway`: Retry outside
+/// CircuitBreaker, written out so that the order can be read and tested.
 ///
 /// Each physical attempt passes through the breaker on its own; swapping the
 /// two would let the breaker see only the retry's final outcome. The
