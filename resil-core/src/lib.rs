@@ -27,7 +27,7 @@
 //! | [`deadline`] | (resil's own: one budget of time for a whole request) |
 //! | [`cluster`] | (resil's own: limits and half-open episodes shared by a fleet) |
 //!
-//! Minimum supported Rust version: 1.88.
+//! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
 pub mod bulkhead;
@@ -46,6 +46,7 @@ pub mod live;
 pub mod rate_limiter;
 pub mod redact;
 pub mod registry;
+mod rejection;
 #[cfg(feature = "axum")]
 mod response;
 pub mod retry;
