@@ -13,10 +13,10 @@ use std::fmt;
 
 // The rejections' leaf module; each type's public path is in its
 // primitive's module.
+use crate::deadline::DeadlineExceeded;
 use crate::rejection::{
     BulkheadFull, CallNotPermitted, MaxRetriesExceeded, RequestNotPermitted, Timeout,
 };
-use crate::deadline::DeadlineExceeded;
 
 /// The kind names of the rejections, in [`Error`]'s order: what
 /// [`Error::rejection_kind`] returns, and what `record-errors` and the other
