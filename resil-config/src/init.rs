@@ -12,6 +12,7 @@ use resil_core::registry::Registry;
 use crate::anti_patterns::{self, Built};
 use crate::aspect::Aspect;
 use crate::bind::{self, Binder, Bound};
+use crate::budget;
 use crate::cloud;
 use crate::declared::{self, Declaration};
 use crate::env::{self, EnvSource};
@@ -109,6 +110,7 @@ impl Resilience {
             clock: None,
             declarations: None,
             offline: false,
+            budgets: BTreeMap::new(),
         }
     }
 
@@ -165,9 +167,21 @@ pub struct ResilienceBuilder {
     clock: Option<SharedClock>,
     declarations: Option<Vec<&'static Declaration>>,
     offline: bool,
+    /// Running retry budgets a reload keeps where their settings stay.
+    budgets: BTreeMap<String, resil_core::retry::RetryBudget>,
 }
 
 impl ResilienceBuilder {
+    /// Keeps these running budgets where the file gives one of the same
+    /// name the same settings (a reload).
+    pub(crate) fn running_budgets(mut self, budgets: Vec<resil_core::retry::RetryBudget>) -> Self {
+        self.budgets = budgets
+            .into_iter()
+            .map(|b| (b.name().to_owned(), b))
+            .collect();
+        self
+    }
+
     /// Reads this file (`.yml`/`.yaml`: YAML, anything else: TOML); a missing
     /// file is an error. Takes precedence over `RESIL_CONFIG`.
     pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
@@ -342,8 +356,10 @@ impl ResilienceBuilder {
         };
         let doc = file::read(&root, &ctx, &mut d);
         let clock = inputs.clock.clone();
+        let budgets = budget::build(&doc.budgets, &clock, &self.budgets);
         let mut parts = Parts {
             doc: &doc,
+            budgets: &budgets,
             declarations: &declarations,
             offline: self.offline,
             clock,
@@ -359,6 +375,9 @@ impl ResilienceBuilder {
         let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let mut d = parts.d;
+        if d.errors.is_empty() {
+            budget::check_spent(&doc.budgets, &retries, &mut d);
+        }
         if d.errors.is_empty() {
             anti_patterns::check(
                 &Built {
@@ -409,6 +428,7 @@ impl ResilienceBuilder {
                 .map(|a| (a, doc.module(a).tag_settings.clone()))
                 .collect(),
             cloud_written: doc.cloud_written.clone(),
+            budgets: doc.budgets.clone(),
         };
         let reloader = Reloader::new(inputs, report.clone());
         Ok(Resilience {
@@ -767,6 +787,8 @@ fn layer(
 /// Builds the registries aspect by aspect, collecting problems and the report.
 struct Parts<'a> {
     doc: &'a Document,
+    /// The retry budgets, built.
+    budgets: &'a budget::Built,
     declarations: &'a [&'static Declaration],
     /// No declarations to check the instances against (`resil check`).
     offline: bool,
@@ -801,7 +823,7 @@ impl Parts<'_> {
         }
         let mut bound = |table| {
             let chain = inherit::chain(aspect, module, table, d)?;
-            bind::bind::<P>(&chain, d)
+            bind::bind::<P>(&chain, self.budgets, d)
         };
         let configs: BTreeMap<&str, Bound<P::Config>> = module
             .configs

@@ -135,6 +135,8 @@ pub struct Report {
     pub(crate) tags: BTreeMap<Aspect, BTreeMap<String, Setting>>,
     /// The `[cloud]` keys as written, by key (`disable-time-limiter-map.<id>` for the map's entries).
     pub(crate) cloud_written: BTreeMap<String, Setting>,
+    /// `[retrybudget.instances.*]` as read, by name.
+    pub(crate) budgets: crate::budget::Budgets,
 }
 
 impl Report {
