@@ -187,6 +187,9 @@ pub struct RetryBudget {
     inner: Arc<BudgetInner>,
 }
 
+/// The budgets made, for [`RetryBudget::live`].
+static LIVE: Mutex<Vec<std::sync::Weak<BudgetInner>>> = Mutex::new(Vec::new());
+
 struct BudgetInner {
     name: Name,
     config: RetryBudgetConfig,
@@ -233,7 +236,7 @@ impl RetryBudget {
             let back = (head % PLACES as u64 + PLACES as u64 - i as u64) % PLACES as u64;
             AtomicU64::new(pack(head.wrapping_sub(back), 0))
         };
-        RetryBudget {
+        let budget = RetryBudget {
             inner: Arc::new(BudgetInner {
                 name: name.into(),
                 config,
@@ -247,7 +250,25 @@ impl RetryBudget {
                 serial: Mutex::new(()),
                 denied: AtomicU64::new(0),
             }),
-        }
+        };
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|b| b.strong_count() > 0);
+        live.push(Arc::downgrade(&budget.inner));
+        budget
+    }
+
+    /// Every budget alive in the process, sorted by name: what the meters
+    /// `resil_retry_budget_balance` and `resil_retry_budget_denied_total`
+    /// read.
+    pub fn live() -> Vec<RetryBudget> {
+        let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<RetryBudget> = live
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .map(|inner| RetryBudget { inner })
+            .collect();
+        out.sort_by(|a, b| a.name().cmp(b.name()));
+        out
     }
 
     /// The budget's name.
