@@ -1,8 +1,8 @@
 //! The signals beyond Resilience4j's meters (`resil_*`), as the example's
 //! `/actuator/prometheus` would show them: physical retry attempts,
 //! rejections per kind, fallbacks by layer and cause, the thread-pool
-//! queue's oldest task, and nested retries (with their once-per-pair
-//! warning). One process, one recorder, one set of global registries on a
+//! queue's oldest task, nested retries (with their once-per-pair
+//! warning), and the retries a retry budget denied. One process, one recorder, one set of global registries on a
 //! `ManualClock`.
 
 use std::io::Write;
@@ -29,6 +29,14 @@ impl From<Rejection> for ApiError {
 }
 
 const CONFIG: &str = r#"
+[retrybudget.instances.sig-budget]
+ratio = 0.5
+min-retries-per-second = 0
+ttl = "1h"
+[retry.instances.sig-retry-budget]
+max-attempts = 3
+wait-duration = 0
+budget = "sig-budget"
 [retry.instances.sig-retry]
 max-attempts = 3
 wait-duration = "100ms"
@@ -124,6 +132,37 @@ fn retries_the_deadline_stopped() {
             r#"resil_retry_attempts_total{name="sig-retry-deadline"}"#
         ),
         1.0
+    );
+}
+
+#[resil::retry(name = "sig-retry-budget")]
+fn overdrawn(attempts: &AtomicU32) -> Result<u32, ApiError> {
+    attempts.fetch_add(1, Ordering::Relaxed);
+    Err(ApiError::Unavailable)
+}
+
+#[test]
+fn retries_the_budget_denied_and_its_balance() {
+    let (h, _) = setup();
+    let attempts = AtomicU32::new(0);
+    // Half a retry per call: the first call's retry is denied, the
+    // second's first retry is paid for and its second denied.
+    assert_eq!(overdrawn(&attempts), Err(ApiError::Unavailable));
+    assert_eq!(attempts.load(Ordering::Relaxed), 1);
+    assert_eq!(overdrawn(&attempts), Err(ApiError::Unavailable));
+    assert_eq!(attempts.load(Ordering::Relaxed), 3);
+    assert_eq!(
+        value(h, r#"resil_retry_budget_denied_total{name="sig-budget"}"#),
+        2.0
+    );
+    assert_eq!(
+        value(h, r#"resil_retry_budget_balance{name="sig-budget"}"#),
+        0.0
+    );
+    let log = String::from_utf8(LOG.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains("retry `sig-retry-budget`: its budget denied a retry"),
+        "{log}"
     );
 }
 

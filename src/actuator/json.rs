@@ -325,6 +325,7 @@ impl Shown for Retry {
         "SUCCESS",
         "IGNORED_ERROR",
         "SHADOW_REFUSAL",
+        "BUDGET_EXHAUSTED",
     ];
 
     /// Resilience4j's `Retry.Metrics`.
