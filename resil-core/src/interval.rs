@@ -413,7 +413,10 @@ mod tests {
                 );
             }
         }
-        assert_eq!(IntervalFunction::from_fn(|_| Duration::from_millis(1)).largest(1), None);
+        assert_eq!(
+            IntervalFunction::from_fn(|_| Duration::from_millis(1)).largest(1),
+            None
+        );
     }
 
     #[test]
