@@ -23,6 +23,7 @@ use crate::inherit;
 use crate::reloader::{Inputs, Reloader};
 use crate::report::{Effective, InstanceReport, Report};
 use crate::value::{self, CloudPrefix, Ctx, Node, Setting, did_you_mean};
+use crate::worst_case;
 
 /// The default prefix of environment overrides.
 pub const DEFAULT_ENV_PREFIX: &str = "RESIL";
@@ -378,21 +379,27 @@ impl ResilienceBuilder {
         if d.errors.is_empty() {
             budget::check_spent(&doc.budgets, &retries, &mut d);
         }
+        let mut worst_cases = Vec::new();
         if d.errors.is_empty() {
-            anti_patterns::check(
-                &Built {
-                    circuit_breakers: &circuit_breakers,
-                    retries: &retries,
-                    bulkheads: &bulkheads,
-                    thread_pool_bulkheads: &thread_pool_bulkheads,
-                    rate_limiters: &rate_limiters,
-                    time_limiters: &time_limiters,
-                },
-                &parts.instances,
-                &doc,
-                &ctx,
-                &mut d,
-            );
+            let built = Built {
+                circuit_breakers: &circuit_breakers,
+                retries: &retries,
+                bulkheads: &bulkheads,
+                thread_pool_bulkheads: &thread_pool_bulkheads,
+                rate_limiters: &rate_limiters,
+                time_limiters: &time_limiters,
+            };
+            anti_patterns::check(&built, &parts.instances, &doc, &ctx, &mut d);
+            let at = |aspect: Aspect, name: &str, message: String| {
+                anti_patterns::instance_problem(&doc, &ctx, aspect, name, message)
+            };
+            let layers = worst_case::Layers {
+                retries: &retries,
+                bulkheads: &bulkheads,
+                rate_limiters: &rate_limiters,
+                time_limiters: &time_limiters,
+            };
+            worst_cases = worst_case::compute(&layers, &at, &mut d);
         }
         d.errors.sort();
         d.warnings.sort();
@@ -429,6 +436,7 @@ impl ResilienceBuilder {
                 .collect(),
             cloud_written: doc.cloud_written.clone(),
             budgets: doc.budgets.clone(),
+            worst_cases,
         };
         let reloader = Reloader::new(inputs, report.clone());
         Ok(Resilience {

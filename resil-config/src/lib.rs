@@ -195,6 +195,7 @@ mod sync;
 mod value;
 #[cfg(feature = "watch")]
 mod watch;
+mod worst_case;
 
 pub use crate::aspect::Aspect;
 pub use crate::bind::Extras;
@@ -210,6 +211,7 @@ pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, re
 pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
 pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
+pub use crate::worst_case::WorstCase;
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

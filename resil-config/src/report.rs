@@ -137,6 +137,8 @@ pub struct Report {
     pub(crate) cloud_written: BTreeMap<String, Setting>,
     /// `[retrybudget.instances.*]` as read, by name.
     pub(crate) budgets: crate::budget::Budgets,
+    /// The worst case of each retrying name.
+    pub(crate) worst_cases: Vec<crate::worst_case::WorstCase>,
 }
 
 impl Report {
@@ -144,6 +146,11 @@ impl Report {
     /// file or the environment gave them.
     pub fn cloud(&self) -> Option<&CloudSettings> {
         self.cloud.as_ref()
+    }
+    /// The worst case of each name with a retry, sorted by name: how long
+    /// a call can take at worst, term by term ([`WorstCase`](crate::WorstCase)).
+    pub fn worst_cases(&self) -> &[crate::worst_case::WorstCase] {
+        &self.worst_cases
     }
     /// The file read, if any.
     pub fn file(&self) -> Option<&str> {
