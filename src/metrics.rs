@@ -261,10 +261,20 @@ pub fn bind(registries: &Registries) {
 /// ```
 pub fn refresh() {
     crate::observe::refresh_all();
+    refresh_deadlines();
+    refresh_budgets(&resil_core::retry::RetryBudget::live());
+}
+
+/// Sets `resil_deadline_exceeded_total` (process-wide counts).
+pub(crate) fn refresh_deadlines() {
     for (kind, name, n) in resil_core::deadline::exceeded_totals() {
         ::metrics::counter!(DEADLINE_EXCEEDED, "kind" => kind, "name" => name).absolute(n);
     }
-    for budget in resil_core::retry::RetryBudget::live() {
+}
+
+/// Sets the meters of `budgets`.
+pub(crate) fn refresh_budgets(budgets: &[resil_core::retry::RetryBudget]) {
+    for budget in budgets {
         let m = budget.metrics();
         let name = budget.name().to_owned();
         ::metrics::counter!(RETRY_BUDGET_DENIED, "name" => name.clone()).absolute(m.denied());
