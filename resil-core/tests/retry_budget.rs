@@ -98,6 +98,18 @@ fn bad_settings_are_refused_with_their_values() {
             .is_err()
     );
     assert!(RetryBudgetConfig::builder().ratio(1000.5).build().is_err());
+    for ttl in [Duration::from_micros(999), Duration::from_secs(3601)] {
+        assert!(
+            RetryBudgetConfig::builder().ttl(ttl).build().is_err(),
+            "{ttl:?}"
+        );
+    }
+    for ttl in [Duration::from_millis(1), Duration::from_secs(3600)] {
+        assert!(
+            RetryBudgetConfig::builder().ttl(ttl).build().is_ok(),
+            "{ttl:?}"
+        );
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::error::{ConfigError, Dur, Problems};
 /// | --- | --- |
 /// | `ratio` | 0.2 (retries per first attempt, from 0 to 1000) |
 /// | `min_retries_per_second` | 10 (a reserve for callers with little traffic) |
-/// | `ttl` | 10 s (how long a deposit counts; more than zero, at most 1 h) |
+/// | `ttl` | 10 s (how long a deposit counts; from 1 ms to 1 h) |
 ///
 /// # Examples
 ///
@@ -92,7 +92,7 @@ impl RetryBudgetConfigBuilder {
         self
     }
 
-    /// How long a first attempt's deposit counts (more than zero, at most 1 h).
+    /// How long a first attempt's deposit counts (from 1 ms to 1 h).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.config.ttl = ttl;
         self
@@ -113,10 +113,10 @@ impl RetryBudgetConfigBuilder {
             "must be from 0 to 1000",
         );
         p.check(
-            !c.ttl.is_zero() && c.ttl <= MAX_TTL,
+            c.ttl >= MIN_TTL && c.ttl <= MAX_TTL,
             "ttl",
             Dur(c.ttl),
-            "must be more than zero and at most 1h",
+            "must be more than zero: from 1ms to 1h",
         );
         p.finish(c)
     }
@@ -124,6 +124,8 @@ impl RetryBudgetConfigBuilder {
 
 /// The most `ratio` accepted.
 const MAX_RATIO: f64 = 1000.0;
+/// The shortest `ttl` accepted: its tenths are whole microseconds.
+const MIN_TTL: Duration = Duration::from_millis(1);
 /// The longest `ttl` accepted.
 const MAX_TTL: Duration = Duration::from_secs(3600);
 /// Tokens a retry costs; a first attempt earns `ratio` times as many
