@@ -188,6 +188,7 @@ pub mod propagators;
 mod reload;
 mod reloader;
 mod report;
+mod source;
 mod sync;
 mod value;
 #[cfg(feature = "watch")]
