@@ -190,6 +190,11 @@ impl SharedClock {
             || self.same_time_as_other(other)
     }
 
+    /// Whether this is the [`SystemClock`].
+    pub(crate) fn is_system(&self) -> bool {
+        matches!(self.0, Repr::System(_))
+    }
+
     #[cold]
     #[inline(never)]
     fn same_time_as_other(&self, other: &SharedClock) -> bool {

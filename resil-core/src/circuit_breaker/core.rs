@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use super::cluster::{self, Probe};
 use super::state::{self, Slot, Word};
+use super::timing::{self, CallClock};
 use super::window::{CountWindow, Counts, Outcome, SharedWindow, TimeWindow, Window};
 use super::{
     CallNotPermitted, CircuitBreakerConfig, CircuitBreakerEvent, CircuitBreakerMetrics,
     IllegalStateTransition, SlidingWindowType, State, TransitionCheckResult,
 };
-use crate::clock::{Clock, Nanos, SharedClock, TimerHandle, saturating_nanos};
+use crate::clock::{Clock, Nanos, TimerHandle, saturating_nanos};
 use crate::event::EventPublisher;
 use crate::live::{Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
@@ -24,7 +25,8 @@ pub(super) struct Inner {
     /// The configuration and what the call path reads of it, replaced whole
     /// by `change_config`.
     pub(super) settings: Live<Settings>,
-    pub(super) clock: SharedClock,
+    /// The clock, and the reading that times calls (see [`timing`]).
+    pub(super) clock: CallClock,
     pub(super) tags: Tags,
     /// The packed [`Word`]: state, metrics slot, half-open permits, generation.
     pub(super) word: AtomicU64,
@@ -61,8 +63,8 @@ pub(super) struct Settings {
     pub(super) closed: Arc<MetricsCell>,
     pub(super) half_open: Arc<MetricsCell>,
     /// `minimum_number_of_calls` as each window applies it.
-    pub(super) closed_minimum: u64,
-    pub(super) half_open_minimum: u64,
+    pub(super) closed_minimum: u32,
+    pub(super) half_open_minimum: u32,
 }
 
 impl Settings {
@@ -103,10 +105,20 @@ impl Settings {
             slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
             closed,
             half_open,
-            closed_minimum: u64::from(closed_minimum),
-            half_open_minimum: u64::from(config.minimum_number_of_calls.min(permitted)),
+            closed_minimum,
+            half_open_minimum: config.minimum_number_of_calls.min(permitted),
             config,
         }
+    }
+}
+
+impl Settings {
+    /// Whether these settings allow timing calls coarsely (see [`timing`]).
+    pub(super) fn coarse_eligible(&self) -> bool {
+        timing::coarse_eligible(
+            self.config.sliding_window_type == SlidingWindowType::CountBased,
+            self.slow_call_nanos,
+        )
     }
 }
 
@@ -233,8 +245,8 @@ impl Inner {
         slot: Slot,
     ) -> (&'a MetricsCell, u64) {
         match slot {
-            Slot::Closed => (&settings.closed, settings.closed_minimum),
-            Slot::HalfOpen => (&settings.half_open, settings.half_open_minimum),
+            Slot::Closed => (&settings.closed, u64::from(settings.closed_minimum)),
+            Slot::HalfOpen => (&settings.half_open, u64::from(settings.half_open_minimum)),
             Slot::Empty => (&self.empty, u64::MAX),
         }
     }
@@ -282,7 +294,7 @@ impl Inner {
                     State::HalfOpen
                 }
                 State::Open => {
-                    let now = self.clock.now();
+                    let now = self.clock.precise();
                     // Strictly after the deadline, as Resilience4j's `isAfter`.
                     if now.as_u64() > self.open_until.load(Ordering::Acquire) {
                         self.transition_and_publish(Some(w.generation()), Target::HalfOpen);
@@ -352,10 +364,72 @@ impl Inner {
         }
     }
 
-    /// Records a finished call into the current state's metrics and lets the
-    /// state react (Resilience4j records into the state current at completion).
+    /// Records a call its guard timed (see [`timing`]) into the current
+    /// state's metrics and lets the state react (Resilience4j records into
+    /// the state current at completion).
+    ///
+    /// The healthy path writes nothing: in CLOSED and METRICS_ONLY, a
+    /// success that is not slow, with no event consumed, on a full count
+    /// window of successes changes no count (it evicts a success) and
+    /// decides nothing (both rates are 0), so it is recorded by seeing that
+    /// with loads only. Anything else takes the exact path.
     #[inline]
     pub(super) fn finish(
+        &self,
+        settings: &Settings,
+        end: Nanos,
+        elapsed_nanos: u64,
+        verdict: Verdict,
+        permit: Option<Permit>,
+    ) {
+        if elapsed_nanos > settings.slow_call_nanos / 2 {
+            return self.finish_retimed(settings, end, elapsed_nanos, verdict, permit);
+        }
+        if matches!(verdict, Verdict::Success) && self.success_changes_nothing(settings) {
+            return;
+        }
+        self.record(settings, end, elapsed_nanos, verdict, permit);
+    }
+
+    /// Whether recording a success (not slow) now would change nothing:
+    /// see [`Inner::finish`].
+    #[inline]
+    fn success_changes_nothing(&self, settings: &Settings) -> bool {
+        if !self.load().records_closed() {
+            return false;
+        }
+        let active = self.events.is_active();
+        self.clock.observe_events(active);
+        !active && settings.closed.window.holds_only_successes()
+    }
+
+    /// A call past half its slow-call threshold: its end is read again on
+    /// the clock itself, so that a coarse reading (which trails the clock)
+    /// never hides a slow call.
+    #[cold]
+    #[inline(never)]
+    fn finish_retimed(
+        &self,
+        settings: &Settings,
+        end: Nanos,
+        elapsed_nanos: u64,
+        verdict: Verdict,
+        permit: Option<Permit>,
+    ) {
+        let now = self.clock.precise();
+        let late = now.as_u64().saturating_sub(end.as_u64());
+        self.record(
+            settings,
+            Nanos::new(end.as_u64() + late),
+            elapsed_nanos.saturating_add(late),
+            verdict,
+            permit,
+        );
+    }
+
+    /// Records a finished call (its duration measured or given) into the
+    /// current state's metrics and lets the state react.
+    pub(super) fn record(
         &self,
         settings: &Settings,
         end: Nanos,
@@ -491,7 +565,7 @@ impl Inner {
     pub(super) fn metrics(&self) -> CircuitBreakerMetrics {
         let w = self.load();
         let (cell, minimum_calls) = self.cell_in(self.settings.load(), w.slot());
-        let c = cell.window.snapshot(self.clock.now());
+        let c = cell.window.snapshot(self.clock.precise());
         let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < minimum_calls {
             (-1.0, -1.0)
         } else {
@@ -542,7 +616,7 @@ impl Inner {
         if !matches!(target, Target::Reset) && !from.can_transition_to(to) {
             return Err(IllegalStateTransition::new(self.name.clone(), from, to));
         }
-        let now = self.clock.now();
+        let now = self.clock.precise();
         let attempts = match from {
             State::Closed | State::Disabled | State::MetricsOnly => 0,
             _ => self.attempts.load(Ordering::Acquire),
