@@ -329,7 +329,7 @@ impl<P: Primitive> Keyed<P> {
             tags.insert(KEY_TAG.to_owned(), key.to_owned());
         }
         let config = lock(&self.config).clone();
-        P::create(self.name.clone(), config, self.clock.clone(), tags)
+        P::create_keyed(self.name.clone(), config, self.clock.clone(), tags)
     }
 
     /// Evicts until a new key fits, or until no key may go.
