@@ -385,22 +385,21 @@ impl Inner {
         if elapsed_nanos > settings.slow_call_nanos / 2 {
             return self.finish_retimed(settings, end, elapsed_nanos, verdict, permit);
         }
-        if matches!(verdict, Verdict::Success) && self.success_changes_nothing(settings) {
+        if matches!(verdict, Verdict::Success)
+            && !self.events.is_active()
+            && self.success_changes_nothing(settings)
+        {
             return;
         }
         self.record(settings, end, elapsed_nanos, verdict, permit);
     }
 
-    /// Whether recording a success (not slow) now would change nothing:
-    /// see [`Inner::finish`].
+    /// Whether recording a success (not slow, no event consumed) now would
+    /// change nothing: see [`Inner::finish`].
     #[inline]
     fn success_changes_nothing(&self, settings: &Settings) -> bool {
-        if !self.load().records_closed() {
-            return false;
-        }
-        let active = self.events.is_active();
-        self.clock.observe_events(active);
-        !active && settings.closed.window.holds_only_successes()
+        self.clock.observe_events(false);
+        self.load().records_closed() && settings.closed.window.holds_only_successes()
     }
 
     /// A call past half its slow-call threshold: its end is read again on
@@ -460,6 +459,7 @@ impl Inner {
             return; // DISABLED and FORCED_OPEN record nothing
         }
         if self.events.is_active() {
+            self.clock.observe_events(true);
             let event = match verdict {
                 Verdict::Failure(kind) => CircuitBreakerEvent::Error {
                     elapsed: Duration::from_nanos(elapsed_nanos),

@@ -201,12 +201,11 @@ impl CallClock {
         }
     }
 
-    /// The clock's reading, waking the ticker if the mode wants it.
+    /// The clock's reading while the ticker sleeps, which this wakes.
+    #[cold]
     #[inline(never)]
-    fn read(&self) -> Nanos {
-        if self.mode.load(Ordering::Relaxed) == COARSE {
-            wake();
-        }
+    fn woken(&self) -> Nanos {
+        wake();
         self.clock.now()
     }
 
@@ -251,12 +250,13 @@ impl CallClock {
 impl Clock for CallClock {
     #[inline(always)]
     fn now(&self) -> Nanos {
-        if self.mode.load(Ordering::Relaxed) == COARSE
-            && let Some(t) = recent()
-        {
-            return t;
+        if self.mode.load(Ordering::Relaxed) == COARSE {
+            return match recent() {
+                Some(t) => t,
+                None => self.woken(),
+            };
         }
-        self.read()
+        self.clock.now()
     }
 
     fn sleep(&self, duration: Duration) {
