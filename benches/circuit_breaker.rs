@@ -269,5 +269,66 @@ fn contended(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, single_thread, contended);
+/// Alternating rounds of resil's default breaker and its peers, each
+/// through one `#[inline(never)]` call, a million calls a round (on two
+/// threads, half a million each): the minimum and median per call and the
+/// ratios, which a machine shared with other work skews less than
+/// criterion's separate groups.
+fn interleaved(_: &mut Criterion) {
+    #[inline(never)]
+    fn resil_once(cb: &CircuitBreaker) -> bool {
+        cb.call(|| work(black_box(1))).is_ok()
+    }
+    #[inline(never)]
+    fn recloser_once(rc: &recloser::Recloser) -> bool {
+        rc.call(|| work(black_box(1))).is_ok()
+    }
+    #[inline(never)]
+    fn failsafe_once(fs: &(impl failsafe::CircuitBreaker + ?Sized)) -> bool {
+        fs.call(|| work(black_box(1))).is_ok()
+    }
+    const ROUNDS: usize = 21;
+    const CALLS: u64 = 1_000_000;
+    let cb = resil_default();
+    let rc = Arc::new(recloser_never_opens());
+    let fs = failsafe_never_opens();
+    let time = |threads: usize, f: Arc<dyn Fn() -> bool + Send + Sync>| {
+        let d = on_threads(threads, CALLS / threads as u64, move || {
+            black_box(f());
+        });
+        d.as_secs_f64() * 1e9 / (CALLS / threads as u64) as f64
+    };
+    for threads in [1, 2] {
+        let mut rounds: [Vec<f64>; 3] = Default::default();
+        for _ in 0..ROUNDS {
+            let cb = cb.clone();
+            rounds[0].push(time(threads, Arc::new(move || resil_once(black_box(&cb)))));
+            let rc = rc.clone();
+            rounds[1].push(time(threads, Arc::new(move || recloser_once(black_box(&rc)))));
+            let fs = fs.clone();
+            rounds[2].push(time(threads, Arc::new(move || failsafe_once(black_box(&fs)))));
+        }
+        for r in &mut rounds {
+            r.sort_by(f64::total_cmp);
+        }
+        let (min, mid) = (0, ROUNDS / 2);
+        println!(
+            "success/interleaved, {threads} thread(s), ns per call per thread (min / median): \
+             resil {:.2} / {:.2}; recloser {:.2} / {:.2}; failsafe {:.2} / {:.2}; \
+             resil/recloser {:.3} / {:.3}; resil/failsafe {:.3} / {:.3}",
+            rounds[0][min],
+            rounds[0][mid],
+            rounds[1][min],
+            rounds[1][mid],
+            rounds[2][min],
+            rounds[2][mid],
+            rounds[0][min] / rounds[1][min],
+            rounds[0][mid] / rounds[1][mid],
+            rounds[0][min] / rounds[2][min],
+            rounds[0][mid] / rounds[2][mid],
+        );
+    }
+}
+
+criterion_group!(benches, single_thread, contended, interleaved);
 criterion_main!(benches);
