@@ -304,9 +304,15 @@ fn interleaved(_: &mut Criterion) {
             let cb = cb.clone();
             rounds[0].push(time(threads, Arc::new(move || resil_once(black_box(&cb)))));
             let rc = rc.clone();
-            rounds[1].push(time(threads, Arc::new(move || recloser_once(black_box(&rc)))));
+            rounds[1].push(time(
+                threads,
+                Arc::new(move || recloser_once(black_box(&rc))),
+            ));
             let fs = fs.clone();
-            rounds[2].push(time(threads, Arc::new(move || failsafe_once(black_box(&fs)))));
+            rounds[2].push(time(
+                threads,
+                Arc::new(move || failsafe_once(black_box(&fs))),
+            ));
         }
         for r in &mut rounds {
             r.sort_by(f64::total_cmp);

@@ -102,37 +102,38 @@ fn tick_reading(clock: &SystemClock) -> u64 {
     clock.now().as_u64().max(1)
 }
 
-/// Starts the ticker (its thread, the first time) with a fresh reading.
+/// Starts the ticker (its thread, the first time) with a fresh reading,
+/// and returns the reading now published (so that the readings a thread
+/// sees never go back), or `None` if the thread could not be spawned.
 #[cold]
 #[inline(never)]
-fn wake() {
+fn wake() -> Option<Nanos> {
     if TICKER.failed.load(Ordering::Relaxed) {
-        return;
+        return None;
     }
     let mut running = lock(&TICKER.running);
-    match *running {
-        Some(true) => {}
-        Some(false) => {
-            TICKER
-                .recent
-                .store(tick_reading(&SystemClock::new()), Ordering::Relaxed);
-            *running = Some(true);
-            TICKER.wake.notify_one();
-        }
-        None => {
-            let spawned = std::thread::Builder::new()
-                .name("resil-ticker".into())
-                .spawn(run);
-            if spawned.is_ok() {
-                TICKER
-                    .recent
-                    .store(tick_reading(&SystemClock::new()), Ordering::Relaxed);
-                *running = Some(true);
-            } else {
-                TICKER.failed.store(true, Ordering::Relaxed);
-            }
-        }
+    // under the lock, a running ticker has a reading (it stores 0 and
+    // stops under it)
+    if *running == Some(true) {
+        return Some(Nanos::new(TICKER.recent.load(Ordering::Relaxed)));
     }
+    let first = running.is_none();
+    if first
+        && std::thread::Builder::new()
+            .name("resil-ticker".into())
+            .spawn(run)
+            .is_err()
+    {
+        TICKER.failed.store(true, Ordering::Relaxed);
+        return None;
+    }
+    let t = tick_reading(&SystemClock::new());
+    TICKER.recent.store(t, Ordering::Relaxed);
+    *running = Some(true);
+    if !first {
+        TICKER.wake.notify_one();
+    }
+    Some(Nanos::new(t))
 }
 
 /// The ticker's thread: refreshes the reading every tick while calls read
@@ -201,12 +202,12 @@ impl CallClock {
         }
     }
 
-    /// The clock's reading while the ticker sleeps, which this wakes.
+    /// The reading that wakes the sleeping ticker publishes (the clock's,
+    /// if its thread could not be spawned).
     #[cold]
     #[inline(never)]
     fn woken(&self) -> Nanos {
-        wake();
-        self.clock.now()
+        wake().unwrap_or_else(|| self.clock.now())
     }
 
     /// The clock's own reading.
