@@ -2,6 +2,10 @@
 //! the bare call; the floor, a bare compare-and-swap permit (an `AtomicU32`
 //! CAS to acquire, a `fetch_add` to release); `tokio::sync::Semaphore`; and
 //! tower's `ConcurrencyLimit` around a ready service, polled to completion.
+//! The `resil_adaptive_*` rows are an AIMD bulkhead that folds every call
+//! into its window (`min_rtt_threshold` zero: on a clock that does not
+//! move, a call would otherwise be too fast to count), on the manual clock
+//! and on the system clock.
 //!
 //! ```text
 //! cargo bench -p resil-bench --features bench --bench bulkhead -- --warm-up-time 1 --measurement-time 3
@@ -15,8 +19,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
-use resil_core::clock::ManualClock;
+use std::time::Duration;
+
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm};
+use resil_core::clock::{ManualClock, SystemClock};
 use tower::Service;
 use tower::limit::ConcurrencyLimit;
 
@@ -95,6 +101,35 @@ fn acquire_release(c: &mut Criterion) {
             }
         })
     });
+
+    let adaptive = BulkheadConfig::builder()
+        .max_concurrent_calls(LIMIT)
+        .limit_algorithm(LimitAlgorithm::Aimd)
+        .min_rtt_threshold(Duration::ZERO)
+        .build()
+        .unwrap();
+    for (label, bulkhead) in [
+        (
+            "",
+            Bulkhead::with_clock("bench", adaptive.clone(), ManualClock::new()),
+        ),
+        (
+            "_system_clock",
+            Bulkhead::with_clock("bench", adaptive.clone(), SystemClock::new()),
+        ),
+    ] {
+        g.bench_function(format!("resil_adaptive_try_acquire_drop{label}"), |b| {
+            b.iter(|| {
+                let permit = bulkhead.try_acquire_permission().unwrap();
+                let r = work(black_box(1));
+                drop(permit);
+                r
+            })
+        });
+        g.bench_function(format!("resil_adaptive_call{label}"), |b| {
+            b.iter(|| bulkhead.call(|| work(black_box(1))))
+        });
+    }
 
     let semaphore = tokio::sync::Semaphore::new(LIMIT as usize);
     g.bench_function("tokio_semaphore_try_acquire_drop", |b| {

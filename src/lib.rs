@@ -72,7 +72,7 @@
 //! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
 //! | `tower` | each primitive as a `tower::Layer`, and `resil::tower::named` ([`tower`](mod@tower)) |
 //! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
-//! | `redis` | `cluster-url` on rate limiters and circuit breakers: a limit, and a half-open probe budget, shared by every process through Redis (the [`redis`](https://docs.rs/redis) crate on tokio; [`cluster`](mod@cluster)) |
+//! | `redis` | `cluster-url` on rate limiters and circuit breakers: a limit, and a half-open episode (its probes and its verdict), shared by every process through Redis (the [`redis`](https://docs.rs/redis) crate on tokio; [`cluster`](mod@cluster)) |
 //! | `watch` | [`watch`]: reload when `resilience.toml` changes (the [`notify`](https://docs.rs/notify) crate) |
 //! | `full` | all of them |
 //!

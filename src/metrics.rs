@@ -27,7 +27,7 @@
 //! | `resilience4j_bulkhead_queue_depth`, `_queue_capacity`, `_thread_pool_size`, `_max_thread_pool_size`, `_core_thread_pool_size`, `_active_thread_count`, `_available_thread_count` | gauges | | the thread-pool bulkhead's snapshot |
 //! | `resilience4j_ratelimiter_available_permissions` | gauge | | permits in the current cycle (negative while reserved ahead) |
 //! | `resilience4j_ratelimiter_waiting_threads` | gauge | | callers waiting |
-//! | `resil_cluster_backend_up` | gauge | `kind` = `ratelimiter`, `circuitbreaker` | 1 while the instance's Redis backend answers, 0 while it is down (instances with a `cluster-url` only) |
+//! | `resil_cluster_backend_up` | gauge | `kind` = `ratelimiter`, `circuitbreaker` | 1 while the scripts on the instance's Redis key succeed, 0 while they fail or are late (Redis down, or the key holds another type) (instances with a `cluster-url` only) |
 //! | `resilience4j_timelimiter_calls_total` | counter × 3 | `kind` = `successful`, `failed`, `timeout` | the time limiter's counts |
 //!
 //! Beyond Resilience4j's, signals its meters do not give, with bounded tags
@@ -39,6 +39,7 @@
 //! | `resil_rejections_total` | counter | `kind` = `circuit_breaker`, `bulkhead`, `thread_pool_bulkhead`, `rate_limiter` | calls refused by the instance (`NOT_PERMITTED`, `CALL_REJECTED`, `FAILED_ACQUIRE` events) |
 //! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
+//! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
@@ -56,6 +57,18 @@
 //! [`set_refresh_interval`]), so that any exporter scrapes values at most
 //! that old without the application doing anything. The state gauges are
 //! also set on every state transition.
+//!
+//! # Keyed instances
+//!
+//! Keyed instances (`key = expr` on an attribute) add into their name's
+//! series. With `key-label = true` each key's meters carry a `key` tag
+//! instead, and those series are kept by resil rather than by the
+//! recorder: the `metrics` facade cannot remove a series, and an evicted
+//! key's series must go with it, so that a name shows at most its live keys
+//! (`max-keys`) whatever the number of keys seen. `/actuator/prometheus`
+//! merges them into its text; with another exporter, pass its text through
+//! [`with_keyed_series`]. A key's timers there are summaries of `_sum` and
+//! `_count` (no quantiles).
 //!
 //! # Recorders
 //!
@@ -124,6 +137,15 @@ use resil_core::event::Event;
 use crate::observe::Observed;
 use crate::observe::sink::{Follower, Sink};
 
+// each primitive's meters, in its own file
+pub(crate) mod bulkhead;
+pub(crate) mod circuit_breaker;
+mod keyed;
+pub(crate) mod rate_limiter;
+pub(crate) mod retry;
+pub(crate) mod thread_pool_bulkhead;
+pub(crate) mod time_limiter;
+
 /// `resilience4j_circuitbreaker_state`: 1 for the current state (tag `state`), 0 for the others.
 pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j_circuitbreaker_state";
 /// `resilience4j_circuitbreaker_buffered_calls`: calls in the window (tag `kind` = `failed`, `successful`).
@@ -147,6 +169,9 @@ pub const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
 /// `resilience4j_bulkhead_max_allowed_concurrent_calls`: the limit.
 pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
     "resilience4j_bulkhead_max_allowed_concurrent_calls";
+/// `resil_bulkhead_limit`: the semaphore bulkhead's live limit (an adaptive
+/// one's as it moves), also set at each `LIMIT_CHANGED` event.
+pub const BULKHEAD_LIMIT: &str = "resil_bulkhead_limit";
 /// `resilience4j_bulkhead_queue_depth`: tasks waiting in a thread-pool bulkhead's queue.
 pub const THREAD_POOL_BULKHEAD_QUEUE_DEPTH: &str = "resilience4j_bulkhead_queue_depth";
 /// `resilience4j_bulkhead_queue_capacity`: the queue's configured capacity.
@@ -170,10 +195,10 @@ pub const RATE_LIMITER_AVAILABLE_PERMISSIONS: &str =
     "resilience4j_ratelimiter_available_permissions";
 /// `resilience4j_ratelimiter_waiting_threads`: callers waiting (Resilience4j's underscore kept).
 pub const RATE_LIMITER_WAITING_THREADS: &str = "resilience4j_ratelimiter_waiting_threads";
-/// `resil_cluster_backend_up`: 1 while the Redis backend of a fleet-wide
-/// limiter (`kind` = `ratelimiter`) or half-open budget (`kind` =
-/// `circuitbreaker`) answers, 0 while it is down (only for instances with a
-/// `cluster-url`).
+/// `resil_cluster_backend_up`: 1 while the scripts on the Redis key of a
+/// fleet-wide limiter (`kind` = `ratelimiter`) or half-open episode (`kind`
+/// = `circuitbreaker`) succeed, 0 while they fail or are late (only for
+/// instances with a `cluster-url`).
 pub const CLUSTER_BACKEND_UP: &str = "resil_cluster_backend_up";
 /// `resilience4j_timelimiter_calls_total`: calls by outcome (tag `kind` = `successful`, `failed`, `timeout`).
 pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
@@ -312,6 +337,9 @@ static DESCRIBED: AtomicUsize = AtomicUsize::new(0);
 
 /// Gives the current recorder Resilience4j's descriptions and units, once per recorder.
 pub(crate) fn describe() {
+    if keyed::active() {
+        return; // a keyed instance's own series: nothing to describe there
+    }
     let id = recorder_id();
     if DESCRIBED.swap(id, Ordering::AcqRel) == id {
         return;
@@ -351,6 +379,10 @@ pub(crate) fn describe() {
     describe_gauge!(
         BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS,
         "The maximum number of available permissions"
+    );
+    describe_gauge!(
+        BULKHEAD_LIMIT,
+        "The bulkhead's current limit, which an adaptive bulkhead moves"
     );
     describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_DEPTH, "The queue depth");
     describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_CAPACITY, "The queue capacity");
@@ -560,9 +592,19 @@ fn absolute(
 }
 
 /// The meters' sink: the event-driven meters of each instance followed,
-/// and the gauges set from the snapshots on [`refresh`].
-#[derive(Debug)]
-pub(crate) struct MetricsSink;
+/// and the gauges set from the snapshots on [`refresh`]; the series of the
+/// keyed instances with a `key` tag kept apart ([`keyed`]).
+#[derive(Debug, Default)]
+pub(crate) struct MetricsSink {
+    keyed: keyed::KeyedSeries,
+}
+
+impl MetricsSink {
+    /// The `key`-tagged series of the keyed instances this sink follows, by family.
+    pub(crate) fn keyed_families(&self, families: &mut keyed::Families) {
+        self.keyed.collect(families);
+    }
+}
 
 /// A primitive with meters: its event-driven handles and its gauges.
 pub(crate) trait Metered: Observed {
@@ -583,12 +625,75 @@ impl<P: Metered> Sink<P> for MetricsSink {
         Box::new(move |event| P::record(&meters, event))
     }
 
+    /// A keyed instance with a `key` tag records into series of its own,
+    /// which its eviction drops; without the tag, it adds into the name's.
+    fn follow_keyed(&self, p: &Arc<P>) -> Follower<P::Kind> {
+        if !p.instance_tags().contains_key(resil_config::keyed::KEY_TAG) {
+            return Sink::<P>::follow(self, p);
+        }
+        let series = self.keyed.add(address(p));
+        let meters = p.meters();
+        Box::new(move |event| keyed::with(&series, || P::record(&meters, event)))
+    }
+
+    fn unfollow_keyed(&self, p: &Arc<P>) {
+        self.keyed.remove(address(p));
+    }
+
     fn refresh(&self, instances: &[Arc<P>]) {
         describe();
         for p in instances {
-            p.refresh();
+            match self.keyed.get(address(p)) {
+                Some(series) => keyed::with(&series, || p.refresh()),
+                None => p.refresh(),
+            }
         }
     }
+}
+
+/// What identifies a keyed instance among the live ones.
+fn address<P>(p: &Arc<P>) -> usize {
+    Arc::as_ptr(p) as usize
+}
+
+/// `exposition` (the Prometheus text of the process's recorder) with the
+/// series of the keyed instances that carry a `key` tag (`key-label =
+/// true`) put into their families.
+///
+/// Those series are kept by resil, not by the recorder: the `metrics`
+/// facade cannot remove a series, and a key's series must go when the key
+/// is evicted, so that a name's series hold at most its `max-keys` keys
+/// whatever the number of keys seen. `/actuator/prometheus` shows them
+/// already; with another exporter, pass its text through this function
+/// (after [`refresh`]). Counters and gauges keep their meter's name and
+/// tags, a timer is a summary of its `_sum` and `_count`.
+///
+/// # Examples
+///
+/// ```
+/// let text = "# TYPE resil_retry_attempts_total counter\nresil_retry_attempts_total{name=\"a\"} 3\n\n";
+/// resil::metrics::refresh();
+/// let with_keys = resil::metrics::with_keyed_series(text);
+/// assert!(with_keys.starts_with(text));
+/// ```
+pub fn with_keyed_series(exposition: &str) -> String {
+    let mut families = keyed::Families::new();
+    for binding in crate::observe::bindings() {
+        if let Some(sink) = binding.sink::<MetricsSink>() {
+            sink.keyed_families(&mut families);
+        }
+    }
+    keyed::merge(exposition, families)
+}
+
+/// [`with_keyed_series`] of one binding's keyed instances.
+#[cfg(feature = "actuator")]
+pub(crate) fn with_keyed_series_of(binding: &crate::observe::Binding, exposition: &str) -> String {
+    let mut families = keyed::Families::new();
+    if let Some(sink) = binding.sink::<MetricsSink>() {
+        sink.keyed_families(&mut families);
+    }
+    keyed::merge(exposition, families)
 }
 
 macro_rules! metered {
@@ -658,411 +763,5 @@ impl<H> Cached<H> {
             .cache
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((id, handles));
-    }
-}
-
-pub(crate) mod circuit_breaker {
-    use std::sync::atomic::AtomicBool;
-
-    use resil_core::Tags;
-    use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, State};
-    use resil_core::event::Event;
-
-    use super::*;
-
-    pub(crate) struct Handles {
-        successful: ::metrics::Histogram,
-        failed: ::metrics::Histogram,
-        ignored: ::metrics::Histogram,
-        not_permitted: ::metrics::Counter,
-        rejected: ::metrics::Counter,
-        shadow: ::metrics::Counter,
-    }
-
-    pub(crate) struct Meters {
-        handles: Cached<Handles>,
-        /// In METRICS_ONLY, the breaker's shadow mode: its rate crossings
-        /// are the calls it would have opened on.
-        metrics_only: AtomicBool,
-    }
-
-    pub(crate) fn meters(cb: &CircuitBreaker) -> Meters {
-        Meters {
-            metrics_only: AtomicBool::new(cb.state() == State::MetricsOnly),
-            handles: Cached::new(cb.name(), cb.tags(), |name, tags| {
-                let calls = |kind| {
-                    ::metrics::histogram!(
-                        CIRCUIT_BREAKER_CALLS,
-                        labels(name, Some(("kind", kind)), tags)
-                    )
-                };
-                Handles {
-                    successful: calls("successful"),
-                    failed: calls("failed"),
-                    ignored: calls("ignored"),
-                    not_permitted: ::metrics::counter!(
-                        CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
-                        labels(name, Some(("kind", "not_permitted")), tags)
-                    ),
-                    rejected: ::metrics::counter!(
-                        REJECTIONS,
-                        labels(name, Some(("kind", "circuit_breaker")), tags)
-                    ),
-                    shadow: ::metrics::counter!(
-                        SHADOW_REFUSALS,
-                        labels(name, Some(("kind", "circuitbreaker")), tags)
-                    ),
-                }
-            }),
-        }
-    }
-
-    pub(crate) fn record(meters: &Meters, event: &Event<CircuitBreakerEvent>) {
-        match *event.kind() {
-            CircuitBreakerEvent::Success { elapsed } => {
-                meters
-                    .handles
-                    .with(|h| h.successful.record(elapsed.as_secs_f64()));
-            }
-            CircuitBreakerEvent::Error { elapsed, .. } => {
-                meters
-                    .handles
-                    .with(|h| h.failed.record(elapsed.as_secs_f64()));
-            }
-            CircuitBreakerEvent::IgnoredError { elapsed, .. } => {
-                meters
-                    .handles
-                    .with(|h| h.ignored.record(elapsed.as_secs_f64()));
-            }
-            CircuitBreakerEvent::CallNotPermitted => {
-                meters.handles.with(|h| {
-                    h.not_permitted.increment(1);
-                    h.rejected.increment(1);
-                });
-            }
-            CircuitBreakerEvent::StateTransition { to, .. } => {
-                meters
-                    .metrics_only
-                    .store(to == State::MetricsOnly, Ordering::Relaxed);
-                states(&meters.handles.name, &meters.handles.tags, to);
-            }
-            CircuitBreakerEvent::FailureRateExceeded { .. }
-            | CircuitBreakerEvent::SlowCallRateExceeded { .. }
-                if meters.metrics_only.load(Ordering::Relaxed) =>
-            {
-                meters.handles.with(|h| h.shadow.increment(1));
-            }
-            _ => {}
-        }
-    }
-
-    fn states(name: &str, tags: &Tags, current: State) {
-        for state in State::ALL {
-            let value = if state == current { 1.0 } else { 0.0 };
-            gauge(
-                CIRCUIT_BREAKER_STATE,
-                name,
-                Some(("state", state.metric_tag())),
-                tags,
-                value,
-            );
-        }
-    }
-
-    pub(crate) fn refresh(cb: &CircuitBreaker) {
-        let (name, tags) = (cb.name(), cb.tags());
-        let m = cb.metrics();
-        states(name, tags, m.state());
-        if let Some(up) = cb.cluster_backend_up() {
-            gauge(
-                CLUSTER_BACKEND_UP,
-                name,
-                Some(("kind", "circuitbreaker")),
-                tags,
-                f64::from(u8::from(up)),
-            );
-        }
-        let kind = |k| Some(("kind", k));
-        gauge(
-            CIRCUIT_BREAKER_BUFFERED_CALLS,
-            name,
-            kind("failed"),
-            tags,
-            m.number_of_failed_calls() as f64,
-        );
-        gauge(
-            CIRCUIT_BREAKER_BUFFERED_CALLS,
-            name,
-            kind("successful"),
-            tags,
-            m.number_of_successful_calls() as f64,
-        );
-        gauge(
-            CIRCUIT_BREAKER_SLOW_CALLS,
-            name,
-            kind("successful"),
-            tags,
-            m.number_of_slow_successful_calls() as f64,
-        );
-        gauge(
-            CIRCUIT_BREAKER_SLOW_CALLS,
-            name,
-            kind("failed"),
-            tags,
-            m.number_of_slow_failed_calls() as f64,
-        );
-        gauge(
-            CIRCUIT_BREAKER_FAILURE_RATE,
-            name,
-            None,
-            tags,
-            f64::from(m.failure_rate()),
-        );
-        gauge(
-            CIRCUIT_BREAKER_SLOW_CALL_RATE,
-            name,
-            None,
-            tags,
-            f64::from(m.slow_call_rate()),
-        );
-    }
-}
-
-pub(crate) mod retry {
-    use resil_core::event::Event;
-    use resil_core::retry::{Retry, RetryEvent};
-
-    use super::*;
-
-    pub(crate) type Meters = Cached<::metrics::Counter>;
-
-    pub(crate) fn meters(retry: &Retry) -> Meters {
-        shadow_refusals(retry.name(), retry.tags(), "retry")
-    }
-
-    pub(crate) fn record(meters: &Meters, event: &Event<RetryEvent>) {
-        if let RetryEvent::ShadowRefusal { .. } = event.kind() {
-            meters.with(|c| c.increment(1));
-        }
-    }
-
-    pub(crate) fn refresh(retry: &Retry) {
-        for (kind, value) in retry.metrics().calls_by_kind() {
-            absolute(
-                RETRY_CALLS,
-                retry.name(),
-                Some(("kind", kind)),
-                retry.tags(),
-                value,
-            );
-        }
-        absolute(
-            RETRY_ATTEMPTS,
-            retry.name(),
-            None,
-            retry.tags(),
-            retry.metrics().number_of_total_calls(),
-        );
-    }
-}
-
-pub(crate) mod bulkhead {
-    use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
-    use resil_core::event::Event;
-
-    use super::*;
-
-    pub(crate) type Meters = Refusals;
-
-    pub(crate) fn meters(bulkhead: &Bulkhead) -> Meters {
-        Refusals::new(bulkhead.name(), bulkhead.tags(), "bulkhead", "bulkhead")
-    }
-
-    pub(crate) fn record(meters: &Meters, event: &Event<BulkheadEvent>) {
-        match event.kind() {
-            BulkheadEvent::CallRejected => meters.rejected(),
-            BulkheadEvent::ShadowRefusal => meters.shadow(),
-            _ => {}
-        }
-    }
-
-    pub(crate) fn refresh(bulkhead: &Bulkhead) {
-        let m = bulkhead.metrics();
-        let (name, tags) = (bulkhead.name(), bulkhead.tags());
-        gauge(
-            BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
-            name,
-            None,
-            tags,
-            f64::from(m.available_concurrent_calls()),
-        );
-        gauge(
-            BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS,
-            name,
-            None,
-            tags,
-            f64::from(m.max_allowed_concurrent_calls()),
-        );
-    }
-}
-
-pub(crate) mod thread_pool_bulkhead {
-    use resil_core::event::Event;
-    use resil_core::thread_pool_bulkhead::{ThreadPoolBulkhead, ThreadPoolBulkheadEvent};
-
-    use super::*;
-
-    pub(crate) type Meters = Refusals;
-
-    pub(crate) fn meters(bulkhead: &ThreadPoolBulkhead) -> Meters {
-        Refusals::new(
-            bulkhead.name(),
-            bulkhead.tags(),
-            "thread_pool_bulkhead",
-            "thread-pool-bulkhead",
-        )
-    }
-
-    pub(crate) fn record(meters: &Meters, event: &Event<ThreadPoolBulkheadEvent>) {
-        match event.kind() {
-            ThreadPoolBulkheadEvent::CallRejected => meters.rejected(),
-            ThreadPoolBulkheadEvent::ShadowRefusal => meters.shadow(),
-            _ => {}
-        }
-    }
-
-    pub(crate) fn refresh(bulkhead: &ThreadPoolBulkhead) {
-        let m = bulkhead.metrics();
-        let (name, tags) = (bulkhead.name(), bulkhead.tags());
-        for (meter, value) in [
-            (THREAD_POOL_BULKHEAD_QUEUE_DEPTH, m.queue_depth()),
-            (THREAD_POOL_BULKHEAD_QUEUE_CAPACITY, m.queue_capacity()),
-            (THREAD_POOL_BULKHEAD_THREAD_POOL_SIZE, m.thread_pool_size()),
-            (
-                THREAD_POOL_BULKHEAD_MAX_THREAD_POOL_SIZE,
-                m.maximum_thread_pool_size(),
-            ),
-            (
-                THREAD_POOL_BULKHEAD_CORE_THREAD_POOL_SIZE,
-                m.core_thread_pool_size(),
-            ),
-            (
-                THREAD_POOL_BULKHEAD_ACTIVE_THREAD_COUNT,
-                m.active_thread_count(),
-            ),
-            (
-                THREAD_POOL_BULKHEAD_AVAILABLE_THREAD_COUNT,
-                m.available_thread_count(),
-            ),
-        ] {
-            gauge(meter, name, None, tags, f64::from(value));
-        }
-        let age = bulkhead.oldest_queued_task_age().unwrap_or_default();
-        gauge(
-            THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE,
-            name,
-            None,
-            tags,
-            age.as_secs_f64(),
-        );
-    }
-}
-
-pub(crate) mod rate_limiter {
-    use resil_core::event::Event;
-    use resil_core::rate_limiter::{RateLimiter, RateLimiterEvent};
-
-    use super::*;
-
-    pub(crate) type Meters = Refusals;
-
-    pub(crate) fn meters(limiter: &RateLimiter) -> Meters {
-        Refusals::new(
-            limiter.name(),
-            limiter.tags(),
-            "rate_limiter",
-            "ratelimiter",
-        )
-    }
-
-    pub(crate) fn record(meters: &Meters, event: &Event<RateLimiterEvent>) {
-        match event.kind() {
-            RateLimiterEvent::FailedAcquire { .. } => meters.rejected(),
-            RateLimiterEvent::ShadowRefusal { .. } => meters.shadow(),
-            _ => {}
-        }
-    }
-
-    pub(crate) fn refresh(limiter: &RateLimiter) {
-        let m = limiter.metrics();
-        let (name, tags) = (limiter.name(), limiter.tags());
-        if let Some(c) = limiter.cluster_metrics() {
-            gauge(
-                CLUSTER_BACKEND_UP,
-                name,
-                Some(("kind", "ratelimiter")),
-                tags,
-                f64::from(u8::from(c.backend_up())),
-            );
-        }
-        gauge(
-            RATE_LIMITER_AVAILABLE_PERMISSIONS,
-            name,
-            None,
-            tags,
-            m.available_permissions() as f64,
-        );
-        gauge(
-            RATE_LIMITER_WAITING_THREADS,
-            name,
-            None,
-            tags,
-            f64::from(m.number_of_waiting_threads()),
-        );
-    }
-}
-
-pub(crate) mod time_limiter {
-    use resil_core::event::Event;
-    use resil_core::time_limiter::{TimeLimiter, TimeLimiterEvent};
-
-    use super::*;
-
-    pub(crate) type Meters = Cached<::metrics::Counter>;
-
-    pub(crate) fn meters(limiter: &TimeLimiter) -> Meters {
-        shadow_refusals(limiter.name(), limiter.tags(), "timelimiter")
-    }
-
-    pub(crate) fn record(meters: &Meters, event: &Event<TimeLimiterEvent>) {
-        if let TimeLimiterEvent::ShadowRefusal = event.kind() {
-            meters.with(|c| c.increment(1));
-        }
-    }
-
-    pub(crate) fn refresh(limiter: &TimeLimiter) {
-        let m = limiter.metrics();
-        let (name, tags) = (limiter.name(), limiter.tags());
-        absolute(
-            TIME_LIMITER_CALLS,
-            name,
-            Some(("kind", "successful")),
-            tags,
-            m.number_of_successful_calls(),
-        );
-        absolute(
-            TIME_LIMITER_CALLS,
-            name,
-            Some(("kind", "failed")),
-            tags,
-            m.number_of_failed_calls(),
-        );
-        absolute(
-            TIME_LIMITER_CALLS,
-            name,
-            Some(("kind", "timeout")),
-            tags,
-            m.number_of_timeout_calls(),
-        );
     }
 }

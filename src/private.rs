@@ -15,11 +15,13 @@ pub use resil_config::declared::{KindsOf, NoKinds};
 pub use resil_config::{Aspect, CallSite, Declaration, KeyedCallSite};
 pub use resil_core::Classify;
 pub use resil_core::bulkhead::Bulkhead;
-pub use resil_core::circuit_breaker::{CircuitBreaker, Classifier as CircuitBreakerClassifier};
+pub use resil_core::chain::{Call, Lift, Stack, once};
+pub use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};
+pub use resil_core::thread_pool_bulkhead::Jobs;
 pub use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
-pub use resil_core::time_limiter::{DetachedTimeLimiterFuture, TimeLimiter, TimeLimiterFuture};
+pub use resil_core::time_limiter::{DetachingPart, TimeLimiter, TimeLimiterPart};
 pub use resil_core::{Error, Rejection};
 
 /// `Result<T, E>`, seen through a type that may be an alias (`io::Result<T>`).
@@ -62,36 +64,14 @@ where
     }
 }
 
-/// The body's future for a chain that wraps its error itself (an async
-/// attribute chain on [`chain_async`]).
+/// The body's future, for the engine's call (the body is an async closure,
+/// so that its `return` and `?` keep their meaning).
 #[inline(always)]
 pub fn body_async<T, E, F>(body: F) -> impl Future<Output = Result<T, E>>
 where
     F: AsyncFnOnce() -> Result<T, E>,
 {
     body()
-}
-
-pub use resil_core::decorators::chain_async;
-
-/// The body of a chain without a retry, which `chain_async` calls once.
-#[inline(always)]
-pub fn once<F, R>(f: F) -> impl FnMut() -> R
-where
-    F: FnOnce() -> R,
-{
-    let mut f = Some(f);
-    move || {
-        (f.take()
-            .expect("a chain without a retry calls its body once"))()
-    }
-}
-
-/// Whether the time limiter drops a timed-out future (its configuration
-/// now): then an attribute chain that could detach runs as `chain_async`.
-#[inline(always)]
-pub fn cancels(time_limiter: &TimeLimiter) -> bool {
-    time_limiter.config().cancel_running_future()
 }
 
 /// Folds rejections into the caller's error type (no fallback on the outermost attribute).
@@ -354,72 +334,58 @@ pub fn retry_scope_async<F: Future>(name: &'static str, f: F) -> RetryScope<F> {
     }
 }
 
-/// The body future of an async `#[time_limiter]`, for autoref
-/// specialization: `(&&Detach::new(fut)).time_limit(tl)` with
-/// [`DetachSendStatic`] and [`DetachAny`] in scope leaves a `Send + 'static`
-/// future running after a timeout when the limiter's configuration says
-/// `cancel-running-future = false`, and cancels any other.
-pub struct Detach<F>(Cell<Option<F>>);
+/// The call inside an async `#[time_limiter]`, for autoref specialization:
+/// `(&&Detach::new(&call)).part(tl)` with [`DetachSendStatic`] and
+/// [`DetachAny`] in scope is the time limiter's part that leaves a `Send +
+/// 'static` future running after a timeout when the limiter's configuration
+/// says `cancel-running-future = false`, and the part that cancels any other.
+pub struct Detach<'c, F>(PhantomData<&'c F>);
 
-impl<F> Detach<F> {
-    /// The probe around the future.
+impl<'c, F> Detach<'c, F> {
+    /// The probe of the call.
     #[inline(always)]
-    pub fn new(future: F) -> Self {
-        Detach(Cell::new(Some(future)))
-    }
-
-    #[inline(always)]
-    fn take(&self) -> F {
-        match self.0.take() {
-            Some(f) => f,
-            None => unreachable!("the expansion takes the future once"),
-        }
+    pub fn new(_call: &'c F) -> Self {
+        Detach(PhantomData)
     }
 }
 
-/// Chosen when the future is `Send + 'static`: the detached call.
+/// Chosen when the call's future is `Send + 'static`: the detaching part.
 pub trait DetachSendStatic {
-    /// The future.
-    type Fut;
-    /// Time-limits the future, leaving it running on timeout when configured so.
-    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> DetachedTimeLimiterFuture<'t, Self::Fut>;
+    /// The time limiter's part.
+    fn part<'t>(&self, tl: &'t TimeLimiter) -> DetachingPart<'t>;
 }
 
-impl<F, T, E> DetachSendStatic for &Detach<F>
+impl<F, Fut, T, E> DetachSendStatic for &Detach<'_, F>
 where
-    F: Future<Output = Result<T, Error<E>>> + Send + 'static,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error<E>>> + Send + 'static,
     T: Send + 'static,
     E: Send + 'static,
 {
-    type Fut = F;
     #[inline(always)]
-    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> DetachedTimeLimiterFuture<'t, F> {
-        let future = self.take();
-        tl.decorate_async_detached(move || future)
+    fn part<'t>(&self, tl: &'t TimeLimiter) -> DetachingPart<'t> {
+        tl.detaching_part()
     }
 }
 
 /// Chosen otherwise: the future is cancelled on timeout, whatever the
 /// configuration says (said once per limiter when it asks otherwise).
 pub trait DetachAny {
-    /// The future.
-    type Fut;
-    /// Time-limits the future, cancelling it on timeout.
-    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> TimeLimiterFuture<'t, Self::Fut>;
+    /// The time limiter's part.
+    fn part<'t>(&self, tl: &'t TimeLimiter)
+    -> TimeLimiterPart<&'t resil_core::time_limiter::Inner>;
 }
 
-impl<F, T, E> DetachAny for Detach<F>
-where
-    F: Future<Output = Result<T, Error<E>>>,
-{
-    type Fut = F;
+impl<F> DetachAny for Detach<'_, F> {
     #[inline(always)]
-    fn time_limit<'t>(&self, tl: &'t TimeLimiter) -> TimeLimiterFuture<'t, F> {
+    fn part<'t>(
+        &self,
+        tl: &'t TimeLimiter,
+    ) -> TimeLimiterPart<&'t resil_core::time_limiter::Inner> {
         if !tl.config().cancel_running_future() {
             cannot_detach(tl.name());
         }
-        let future = self.take();
-        tl.decorate_async(move || future)
+        tl.part()
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `resil::retry` | `DEBUG` | a retry (fields `attempt`, `wait_ms`, `error`: the kind, when known) |
 //! | `resil::retry` | `INFO` | a call that failed after its retries |
 //! | `resil::bulkhead`, `resil::thread_pool_bulkhead` | `DEBUG` | a call rejected |
+//! | `resil::bulkhead` | `DEBUG` | a change of the limit (fields `from`, `to`: an adaptive limit's, at most once a sampling window, or a new configuration's) |
 //! | `resil::rate_limiter` | `DEBUG` | a request not permitted |
 //! | `resil::time_limiter` | `DEBUG` | a timeout |
 //! | each of the above but the breaker's | `DEBUG` | in shadow mode (`shadow = true`), a call it would have refused and let through |
@@ -137,6 +138,9 @@ fn bulkhead(name: &str, event: &Event<BulkheadEvent>) {
         }
         BulkheadEvent::ShadowRefusal => {
             debug!(target: "resil::bulkhead", name, shadow = true, "bulkhead `{name}` (shadow): is full, would have rejected a call");
+        }
+        BulkheadEvent::LimitChanged { from, to } => {
+            debug!(target: "resil::bulkhead", name, from, to, "bulkhead `{name}`: limit {from} -> {to}");
         }
         _ => {}
     }

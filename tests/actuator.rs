@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 use resil::actuator::Actuator;
-use resil::circuit_breaker::Classifier;
+use resil::circuit_breaker::CircuitBreakerClassifier;
 use resil::clock::ManualClock;
 use resil::retry::RetryClassifier;
 use resil::{Aspect, Registries, Report, Resilience};
@@ -127,13 +127,15 @@ impl Fixture {
     /// Two recorded failures: the breaker opens.
     fn trip(&self, name: &str) {
         let cb = self.registries.circuit_breakers().circuit_breaker(name);
-        let classifier = Classifier::<(), InventoryError>::classified();
+        let classifier = CircuitBreakerClassifier::<(), InventoryError>::classified();
         self.clock.advance(Duration::from_millis(1500));
         for took in [12, 30] {
-            let _ = cb.call_with(&classifier, || {
-                self.clock.advance(Duration::from_millis(took));
-                Err(InventoryError::ConnectionRefused)
-            });
+            let _ = resil::Decorators::new()
+                .with_circuit_breaker_classified(&cb, classifier)
+                .call(|| {
+                    self.clock.advance(Duration::from_millis(took));
+                    Err(InventoryError::ConnectionRefused)
+                });
         }
     }
 }
@@ -284,13 +286,15 @@ async fn events_of_every_kind_are_sorted_by_creation_time() {
     let retry = r.retries().retry("inventory-query");
     let mut failures = 2;
     let classifier = RetryClassifier::<(), InventoryError>::classified();
-    let ok = retry.call_with(&classifier, || {
-        if failures > 0 {
-            failures -= 1;
-            return Err(InventoryError::ConnectionRefused);
-        }
-        Ok(())
-    });
+    let ok = resil::Decorators::new()
+        .with_retry_classified(&retry, classifier)
+        .call(|| {
+            if failures > 0 {
+                failures -= 1;
+                return Err(InventoryError::ConnectionRefused);
+            }
+            Ok(())
+        });
     assert!(ok.is_ok());
     let at = |ms: u32| {
         if ms == 0 {
@@ -765,11 +769,18 @@ async fn every_state_change_request_is_audited_and_the_log_is_bounded() {
                 200,
                 &json!({"updateState": "FORCE_OPEN", "for": "5m"})
             ),
-            ("invalid-token", 401, &Value::Null),
-            ("no-token", 401, &Value::Null),
             ("operator", 400, &json!({"updateState": "HALF_OPEN"})),
         ]
     );
+    // requests refused for want of the token are counted apart
+    assert_eq!(log["rejected"]["count"], 2);
+    let rejected: Vec<&str> = log["rejected"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["identity"].as_str().unwrap())
+        .collect();
+    assert_eq!(rejected, ["invalid-token", "no-token"]);
     for e in entries {
         assert_eq!(e["path"], uri);
         assert_eq!(e["peer"], "unknown", "no ConnectInfo in-process");
@@ -840,7 +851,7 @@ async fn the_audit_log_names_the_peer_address() {
 }
 
 #[tokio::test]
-async fn a_forced_open_can_have_a_time_limit() {
+async fn a_forced_open_with_a_time_limit_ends_in_half_open_and_its_limit_is_bounded() {
     let f = fixture();
     let router = f.actuator().state_changes("s3cr3t").build().router();
     let cb = f
@@ -857,14 +868,49 @@ async fn a_forced_open_can_have_a_time_limit() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["currentState"], "FORCED_OPEN");
+    assert_eq!(body["forcedOpenFor"], "10m");
+    assert_eq!(body["afterLimit"], "HALF_OPEN");
+    let then = "FORCED_OPEN for 10m, then HALF_OPEN: the half-open probes decide whether it closes";
+    assert_eq!(
+        body["message"],
+        format!("inventory-query state has been changed successfully: {then}")
+    );
     f.clock.advance(std::time::Duration::from_secs(599));
     assert_eq!(cb.state().as_str(), "FORCED_OPEN");
     f.clock.advance(std::time::Duration::from_secs(1));
     assert_eq!(
         cb.state().as_str(),
-        "CLOSED",
-        "back to CLOSED after 10 minutes"
+        "HALF_OPEN",
+        "after 10 minutes the probes decide, not the whole load"
     );
+    // the events say so
+    let (_, events) = get(&router, "/actuator/circuitbreakerevents/inventory-query").await;
+    let transitions: Vec<&str> = events["circuitBreakerEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["stateTransition"].as_str())
+        .collect();
+    assert_eq!(
+        transitions,
+        ["CLOSED_TO_FORCED_OPEN", "FORCED_OPEN_TO_HALF_OPEN"]
+    );
+    // and so does the audit log
+    let log = audit(&router).await;
+    let entry = &log["entries"][0];
+    assert_eq!(
+        entry["request"],
+        json!({"updateState": "FORCE_OPEN", "for": "10m"})
+    );
+    assert_eq!(
+        entry["outcome"],
+        format!("inventory-query state has been changed successfully: {then}")
+    );
+    // the probes close it when the downstream is back
+    for _ in 0..2 {
+        cb.call(|| Ok::<_, ()>(())).unwrap();
+    }
+    assert_eq!(cb.state().as_str(), "CLOSED");
 
     for (body, message) in [
         (
@@ -889,6 +935,25 @@ async fn a_forced_open_can_have_a_time_limit() {
             "CLOSED",
             "a refused change changes nothing"
         );
+    }
+    // a limit out of 1ms ..= 365 days is a 400 that states the range
+    for limit in ["0s", "0", "1ns", "999us", "366d", "100000000000y"] {
+        let body = json!({"updateState": "FORCE_OPEN", "for": limit});
+        let (status, answer) = post(&router, uri, Some("s3cr3t"), body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{limit}: {answer}");
+        let text = answer["message"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!(
+                "`for` = \"{limit}\": circuit breaker `inventory-query`: a forced open's time limit must be from 1ms to 365 days, got "
+            )),
+            "{text}"
+        );
+        assert_eq!(cb.state().as_str(), "CLOSED", "{limit} changed the state");
+    }
+    for limit in ["1ms", "365d"] {
+        let body = json!({"updateState": "FORCE_OPEN", "for": limit});
+        let (status, answer) = post(&router, uri, Some("s3cr3t"), body).await;
+        assert_eq!(status, StatusCode::OK, "{limit}: {answer}");
     }
 }
 
@@ -1168,6 +1233,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                         "event-consumer-buffer-size": "100",
                         "shadow": "false",
                         "fair-call-handling-enabled": "true",
+                        "limit-algorithm": "fixed",
                         "max-concurrent-calls": "2",
                         "max-wait-duration": "0ms",
                     }),

@@ -129,7 +129,11 @@ fn stream_request() -> Request<Body> {
 
 #[tokio::test(start_paused = true)]
 async fn event_streams_are_capped_and_free_their_place_when_closed() {
-    let router = builder().max_stream_clients(2).build().router();
+    let router = builder()
+        .max_stream_clients(2)
+        .operator_stream_clients(0)
+        .build()
+        .router();
     let first = router.clone().oneshot(stream_request()).await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     // another kind's stream counts too
@@ -154,8 +158,36 @@ async fn event_streams_are_capped_and_free_their_place_when_closed() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_default_cap_is_sixteen_streams() {
+async fn the_default_cap_is_sixteen_streams_four_of_them_the_operators() {
     let router = builder().build().router();
+    let mut open = Vec::new();
+    for _ in 0..12 {
+        let r = router.clone().oneshot(stream_request()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        open.push(r);
+    }
+    let refused = router.clone().oneshot(stream_request()).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let operator = || {
+        Request::get("/actuator/streamcircuitbreakerevents")
+            .header("authorization", "Bearer s3cr3t")
+            .body(Body::empty())
+            .unwrap()
+    };
+    for _ in 0..4 {
+        let r = router.clone().oneshot(operator()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        open.push(r);
+    }
+    let refused = router.clone().oneshot(operator()).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // without state changes there is no token: all sixteen are anyone's
+    let (registries, report) = loaded();
+    let router = Actuator::builder()
+        .registries(registries)
+        .report(report)
+        .build()
+        .router();
     let mut open = Vec::new();
     for _ in 0..16 {
         let r = router.clone().oneshot(stream_request()).await.unwrap();

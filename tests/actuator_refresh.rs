@@ -302,11 +302,14 @@ async fn every_refresh_is_audited() {
     assert_eq!(
         seen,
         [
-            ("/actuator/refresh".to_owned(), "no-token".to_owned(), 401),
             ("/actuator/refresh".to_owned(), "operator".to_owned(), 200),
             ("/actuator/refresh".to_owned(), "operator".to_owned(), 200),
         ]
     );
+    // the refused one is kept apart
+    assert_eq!(log["rejected"]["count"], 1);
+    assert_eq!(log["rejected"]["entries"][0]["identity"], "no-token");
+    assert_eq!(log["rejected"]["entries"][0]["status"], 401);
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use resil::Error;
-use resil::circuit_breaker::{CircuitBreakerConfig, Classifier, State};
+use resil::circuit_breaker::{CircuitBreakerClassifier, CircuitBreakerConfig, State};
 use resil::clock::TokioClock;
 use resil::cloud::{BlockingBulkhead, BreakerConfig, CircuitBreakerFactory};
 use resil::time_limiter::TimeLimiterConfig;
@@ -594,7 +594,8 @@ fn run_with_classifies_with_the_given_classifier() {
     let f =
         factory("[cloud]\ndisable-thread-pool = true\nenable-semaphore-default-bulkhead = true\n");
     let breaker = f.create("classified");
-    const IGNORE_NOT_FOUND: Classifier<u32, &str> = Classifier::new().ignore(|e| *e == "not found");
+    const IGNORE_NOT_FOUND: CircuitBreakerClassifier<u32, &str> =
+        CircuitBreakerClassifier::new().ignore(|e| *e == "not found");
     let v = breaker.run_with(&IGNORE_NOT_FOUND, || Err("not found"), |_| 0);
     assert_eq!(v, 0);
     let m = breaker.circuit_breaker().metrics();
@@ -862,11 +863,15 @@ fn the_global_factory_is_on_the_global_registries() {
 /// goes back.
 #[test]
 fn a_panicking_supplier_is_resumed_and_every_permit_goes_back() {
+    // A timeout no loaded machine reaches before the task panics: the test
+    // is about the panic, not the time limiter.
     for toml in [
         "[cloud]\nenable-semaphore-default-bulkhead = true\n",
         "[cloud]\nenable-semaphore-default-bulkhead = true\ndisable-thread-pool = true\n",
     ] {
-        let f = factory(toml);
+        let f = factory(&format!(
+            "{toml}[timelimiter.configs.default]\ntimeout-duration = \"60s\"\n"
+        ));
         let breaker = f.create_in_group("panicky", "panicky-group");
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             breaker.run(|| -> Result<u32, ()> { panic!("supplier bug") }, |_| 0)
@@ -896,7 +901,8 @@ fn a_panicking_supplier_is_resumed_and_every_permit_goes_back() {
 /// The thread-pool bulkhead of a group survives a panicking supplier too.
 #[test]
 fn a_panicking_supplier_through_the_thread_pool_bulkhead() {
-    let f = factory("");
+    // A timeout no loaded machine reaches before the task panics.
+    let f = factory("[timelimiter.configs.default]\ntimeout-duration = \"60s\"\n");
     let breaker = f.create_in_group("panicky", "pool");
     assert!(matches!(
         breaker.bulkhead(),
@@ -1007,4 +1013,77 @@ async fn futures_poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Ou
         })
     })
     .await
+}
+
+/// Eight callers at once on a group's thread pool of two threads, with slow
+/// suppliers and a time limiter: every caller answers at its own timeout
+/// (the time limiter is around the pool, so the wait in its queue counts),
+/// the pool is the only executor (a call holds one thread), and the
+/// suppliers of the callers that gave up while queued never run.
+#[test]
+fn every_caller_answers_at_its_timeout_and_queued_suppliers_of_gone_callers_do_not_run() {
+    let f = factory(
+        r#"
+        [timelimiter.configs.default]
+        timeout-duration = "200ms"
+        [thread-pool-bulkhead.configs.slow-group]
+        core-thread-pool-size = 2
+        max-thread-pool-size = 2
+        queue-capacity = 8
+        "#,
+    );
+    let breaker = f.create_in_group("slow-supplier", "slow-group");
+    let BlockingBulkhead::ThreadPool(pool) = breaker.bulkhead() else {
+        panic!("a thread-pool bulkhead");
+    };
+    let pool = pool.clone();
+    let started = Arc::new(AtomicUsize::new(0));
+    let (release, gate) = mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(gate));
+    let callers: Vec<_> = (0..8)
+        .map(|_| {
+            let (breaker, started, gate) = (breaker.clone(), started.clone(), gate.clone());
+            std::thread::spawn(move || {
+                breaker.run(
+                    move || {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        // Blocks until the test lets it go.
+                        let _ = gate.lock().unwrap().recv();
+                        Ok::<_, ()>(1)
+                    },
+                    |error| match error {
+                        resil::Error::Timeout(_) => 0,
+                        other => panic!("expected a timeout, got {other:?}"),
+                    },
+                )
+            })
+        })
+        .collect();
+    // Every caller answers while every supplier that started is still
+    // blocked: none waited for a supplier, nor for another caller's.
+    let answers: Vec<u32> = callers.into_iter().map(|c| c.join().unwrap()).collect();
+    assert_eq!(answers, vec![0; 8]);
+    assert!(
+        started.load(Ordering::SeqCst) <= 2,
+        "only the pool's two threads ran a supplier"
+    );
+    // No second executor: the factory's own is idle, the pool holds the calls.
+    if let Some(executor) = breaker.executor() {
+        assert_eq!(executor.metrics().active_thread_count(), 0);
+    }
+    // Let the two running suppliers finish; the queued ones, whose callers
+    // are gone, are skipped.
+    drop(release);
+    while pool.metrics().queue_depth() > 0 || pool.metrics().active_thread_count() > 0 {
+        std::thread::yield_now();
+    }
+    // (Two, unless a caller gave up even before a thread took its task.)
+    assert!(
+        started.load(Ordering::SeqCst) <= 2,
+        "a supplier of a gone caller ran"
+    );
+    assert_eq!(
+        breaker.circuit_breaker().metrics().number_of_failed_calls(),
+        8
+    );
 }

@@ -17,7 +17,10 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use resil::actuator::metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, Classifier, State};
+use resil::chain::{Call, Lift, Stack};
+use resil::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerEvent, State,
+};
 use resil::clock::{Clock as _, TokioClock};
 use resil::event::SubscriptionId;
 use resil::retry::RetryClassifier;
@@ -562,11 +565,18 @@ async fn drill_08_retry_outside_the_breaker_counts_every_attempt() {
         local.retries().retry("inventory-query"),
     );
     let swapped = Arc::new(InventoryHttpClient::new());
-    let (breaker_kinds, retry_kinds) = (Classifier::classified(), RetryClassifier::classified());
-    let outcome = breaker
-        .decorate_async(&breaker_kinds, || {
-            retry.call_async_with(&retry_kinds, || swapped.query(SKU, Mode::Connect))
-        })
+    let (breaker_kinds, retry_kinds) = (
+        CircuitBreakerClassifier::classified(),
+        RetryClassifier::classified(),
+    );
+    // Two chains nested by hand: the breaker's call is the whole retry.
+    let outcome = Stack::new()
+        .circuit_breaker(breaker.part(&breaker_kinds))
+        .call_async(Call(|| {
+            Stack::new()
+                .retry(retry.part(&retry_kinds))
+                .call_async(Lift(|| swapped.query(SKU, Mode::Connect)))
+        }))
         .await;
     assert_eq!(
         outcome,

@@ -23,6 +23,8 @@ const CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/resilience.toml");
 /// One answer: the status code, the headers (lower-case names) and the body.
 #[derive(Debug)]
 struct Answer {
+    /// The client's own address (the server's peer).
+    client: SocketAddr,
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
@@ -62,10 +64,13 @@ async fn http(
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.unwrap();
-    parse(&String::from_utf8(raw).unwrap())
+    parse(
+        stream.local_addr().unwrap(),
+        &String::from_utf8(raw).unwrap(),
+    )
 }
 
-fn parse(raw: &str) -> Answer {
+fn parse(client: SocketAddr, raw: &str) -> Answer {
     let (head, body) = raw.split_once("\r\n\r\n").expect("a complete answer");
     let mut lines = head.split("\r\n");
     let status = lines
@@ -91,6 +96,7 @@ fn parse(raw: &str) -> Answer {
         body.to_owned()
     };
     Answer {
+        client,
         status,
         headers,
         body,
@@ -128,8 +134,7 @@ async fn start() -> SocketAddr {
     let actuator = app::actuator(prometheus, Some(TOKEN.to_owned()));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let service = app::service(inventory, &actuator);
-    tokio::spawn(async move { axum::serve(listener, service).await.unwrap() });
+    tokio::spawn(async move { app::serve(listener, inventory, &actuator).await.unwrap() });
     addr
 }
 
@@ -227,6 +232,29 @@ async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
     .await;
     assert_eq!(operator.status, 200);
     assert_eq!(operator.json()["currentState"], json!("CLOSED"));
+    // the audit log names the operator's address: the service is served
+    // with each connection's peer address
+    let audit = http(
+        addr,
+        "GET",
+        "/actuator/resilienceaudit",
+        &[("Authorization", &bearer)],
+        None,
+    )
+    .await;
+    assert_eq!(audit.status, 200, "{}", audit.body);
+    let log = audit.json();
+    let close_entry = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|e| e["path"] == path && e["status"] == 200)
+        .unwrap_or_else(|| panic!("no audit entry of the close: {log}"));
+    assert_eq!(
+        close_entry["peer"],
+        json!(operator.client.to_string()),
+        "{log}"
+    );
     assert_eq!(
         get(addr, "/inventory/SKU-1001?mode=success").await.json()["status"],
         json!("AVAILABLE")

@@ -4,6 +4,7 @@
 //! instance names (tests share the process and its global registries, which
 //! `init` builds once from the file below).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -42,6 +43,15 @@ key-label = true
 [circuitbreaker.instances.keyed-sum]
 [circuitbreaker.instances.keyed-shown]
 max-keys = 3
+[circuitbreaker.instances.keyed-pinned]
+max-keys = 10
+[circuitbreaker.instances.keyed-health]
+register-health-indicator = true
+[circuitbreaker.instances.keyed-listed-bound]
+max-keys = 4
+[circuitbreaker.instances.keyed-scale]
+max-keys = 100
+key-label = true
 
 [retry.instances.keyed-retry]
 max-attempts = 3
@@ -58,6 +68,18 @@ timeout-duration = "0ms"
 
 [timelimiter.instances.keyed-timeout]
 timeout-duration = "50ms"
+
+[retry.instances.keyed-listed]
+max-attempts = 1
+[bulkhead.instances.keyed-listed]
+max-concurrent-calls = 1
+[ratelimiter.instances.keyed-listed]
+limit-for-period = 2
+limit-refresh-period = "1h"
+timeout-duration = "0ms"
+register-health-indicator = true
+[timelimiter.instances.keyed-listed]
+timeout-duration = "1s"
 "#;
 
 /// Builds the global registries from [`FILE`], once per process.
@@ -172,6 +194,47 @@ fn eviction_never_drops_an_open_key_while_a_closed_one_exists() {
     assert!(matches!(guarded("down", false), Err(PayError::Rejected(_))));
 }
 
+static PINNED_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[resil::circuit_breaker(name = "keyed-pinned", key = tenant)]
+fn pinned(tenant: &str) -> Result<u32, PayError> {
+    PINNED_CALLS.fetch_add(1, Ordering::Relaxed);
+    let _ = tenant;
+    Err(PayError::Declined)
+}
+
+#[test]
+fn open_keys_nobody_calls_cannot_stop_a_failing_tenants_breaker_from_opening() {
+    init();
+    // 9 of the 10 keys are open junk tenants that nobody calls again
+    for junk in 0..9 {
+        let tenant = format!("junk-{junk}");
+        let _ = pinned(&tenant);
+        let _ = pinned(&tenant);
+    }
+    let _ = pinned("quiet"); // one failure: still closed
+    let t = table::<CircuitBreaker>("keyed-pinned");
+    assert_eq!(t.len(), 10);
+    // two real tenants keep failing
+    PINNED_CALLS.store(0, Ordering::Relaxed);
+    let mut refused = 0;
+    for call in 0..1_000 {
+        let tenant = if call % 2 == 0 { "real-a" } else { "real-b" };
+        if matches!(pinned(tenant), Err(PayError::Rejected(_))) {
+            refused += 1;
+        }
+    }
+    assert_eq!(
+        PINNED_CALLS.load(Ordering::Relaxed),
+        4,
+        "each tenant's breaker opens after its two failures"
+    );
+    assert_eq!(refused, 996);
+    assert_eq!(t.find("real-a").unwrap().state(), State::Open);
+    assert_eq!(t.find("real-b").unwrap().state(), State::Open);
+    assert!(t.len() <= 10);
+}
+
 #[resil::circuit_breaker(name = "keyed-fresh", key = tenant)]
 fn fresh(tenant: &str, fail: bool) -> Result<u32, PayError> {
     outcome(fail)
@@ -219,7 +282,8 @@ fn key_label_adds_a_key_tag_and_without_it_keys_add_into_the_name() {
             summed(tenant).unwrap();
         }
     });
-    let render = handle.render();
+    // the `key`-tagged series are resil's own, merged into the recorder's text
+    let render = resil::metrics::with_keyed_series(&handle.render());
     let calls = "resilience4j_circuitbreaker_calls_seconds_count";
     assert_eq!(
         series(
@@ -254,6 +318,127 @@ fn key_label_adds_a_key_tag_and_without_it_keys_add_into_the_name() {
     );
 }
 
+#[resil::circuit_breaker(name = "keyed-scale", key = tenant)]
+fn scaled(tenant: u32) -> Result<u32, PayError> {
+    outcome(tenant.is_multiple_of(7))
+}
+
+/// The distinct `key` values of the series of `name` in `text`, and the
+/// number of those series.
+fn keys_in(text: &str, name: &str) -> (std::collections::BTreeSet<String>, usize) {
+    let mut keys = std::collections::BTreeSet::new();
+    let mut series = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if !line.contains(&format!("name=\"{name}\"")) {
+            continue;
+        }
+        if let Some((_, rest)) = line.split_once("key=\"") {
+            series += 1;
+            keys.insert(rest.split('"').next().unwrap().to_owned());
+        }
+    }
+    (keys, series)
+}
+
+#[tokio::test]
+async fn key_label_series_of_evicted_keys_go_with_them() {
+    init();
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let router = resil::actuator::Actuator::builder()
+        .prometheus(recorder.handle())
+        .build()
+        .router();
+    let scrape = || async {
+        let (status, body) = get_from(&router, "/actuator/prometheus").await;
+        assert_eq!(status, StatusCode::OK);
+        String::from_utf8(body).unwrap()
+    };
+    // the calls record through the actuator's recorder, as through an
+    // installed one
+    metrics::with_local_recorder(&recorder, || {
+        for tenant in 0..1_000 {
+            let _ = scaled(tenant);
+        }
+    });
+    let (keys, per_100) = keys_in(&scrape().await, "keyed-scale");
+    assert_eq!(keys.len(), 100, "{keys:?}");
+    // 10 000 more tenants: the exposition keeps the live keys only, and
+    // nothing stays allocated for the evicted ones
+    let ((), kept) = resil_testkit::bytes_during(|| {
+        metrics::with_local_recorder(&recorder, || {
+            for tenant in 1_000..11_000 {
+                let _ = scaled(tenant);
+            }
+        });
+    });
+    let text = scrape().await;
+    let (keys, series) = keys_in(&text, "keyed-scale");
+    assert_eq!(keys.len(), 100, "at most max-keys key values");
+    assert_eq!(series, per_100, "as many series as for the first 100 keys");
+    let live: std::collections::BTreeSet<String> = table::<CircuitBreaker>("keyed-scale")
+        .keys()
+        .into_iter()
+        .collect();
+    assert_eq!(keys, live, "the series are the live keys'");
+    // (negative: the 100 keys live before were evicted and freed)
+    assert!(kept < 64 * 1024, "10 000 keys left {kept} bytes allocated");
+    // the calls of a live key are counted under its key
+    let failed = |key: u32| {
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!(
+                    "resilience4j_circuitbreaker_calls_seconds_count{{key=\"{key}\",kind=\"failed\",name=\"keyed-scale\"}} "
+                ))
+            })
+            .map(|v| v.trim().to_owned())
+    };
+    assert_eq!(failed(10_997).as_deref(), Some("1"), "{text}");
+    assert_eq!(failed(10), None, "an evicted key has no series");
+    // a family's lines stay together, each family typed once
+    let types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE ")).collect();
+    let distinct: std::collections::BTreeSet<&&str> = types.iter().collect();
+    assert_eq!(types.len(), distinct.len(), "{text}");
+    parses_as_prometheus_text(&text);
+}
+
+/// Prometheus's own parser accepts `text` (`promtool check metrics`; its
+/// lint findings, such as a family without `# HELP`, are not parse errors).
+fn parses_as_prometheus_text(text: &str) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!(
+                "skipped: promtool is not installed ({e}); the text was not parsed by Prometheus"
+            );
+            return;
+        }
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !said.contains("parsing error") && out.status.code() != Some(1),
+        "promtool refused the exposition: {said}"
+    );
+}
+
 #[resil::circuit_breaker(name = "keyed-shown", key = tenant)]
 fn shown(tenant: &str, fail: bool) -> Result<u32, PayError> {
     outcome(fail)
@@ -265,44 +450,171 @@ async fn the_actuator_lists_the_live_keys() {
     let _ = shown("acme", true);
     let _ = shown("acme", true);
     shown("globex", false).unwrap();
-    let router = resil::actuator::Actuator::builder().build().router();
-    let response = router
-        .clone()
-        .oneshot(
-            Request::get("/actuator/resilience")
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&body).unwrap();
+    let (status, doc) = actuator_json("/actuator/resilience").await;
+    assert_eq!(status, StatusCode::OK);
     let keyed = &doc["instances"]["circuitbreaker"]["keyed-shown"]["keyed"];
     assert_eq!(keyed["maxKeys"], 3, "{doc:#}");
     assert_eq!(keyed["keyLabel"], false);
     assert_eq!(keyed["keys"]["acme"]["state"], "OPEN", "{keyed:#}");
     assert_eq!(keyed["keys"]["globex"]["state"], "CLOSED", "{keyed:#}");
 
+    let (status, doc) = actuator_json("/actuator/circuitbreakers").await;
+    assert_eq!(status, StatusCode::OK);
+    let shown = &doc["circuitBreakers"]["keyed-shown"];
+    assert_eq!(shown["state"], "CLOSED", "{shown:#}");
+    let keys: Vec<(&str, &str)> = shown["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (k["key"].as_str().unwrap(), k["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(keys, [("acme", "OPEN"), ("globex", "CLOSED")], "{shown:#}");
+}
+
+#[resil::circuit_breaker(name = "keyed-health", key = tenant)]
+fn health_pay(tenant: &str, fail: bool) -> Result<u32, PayError> {
+    outcome(fail)
+}
+
+#[resil::retry(name = "keyed-listed", key = key)]
+fn listed_retry(key: &str) -> Result<u32, OpError> {
+    Ok(key.len() as u32)
+}
+
+#[resil::bulkhead(name = "keyed-listed", key = key)]
+fn listed_bulkhead(key: &str) -> Result<u32, OpError> {
+    Ok(key.len() as u32)
+}
+
+#[resil::rate_limiter(name = "keyed-listed", key = key)]
+fn listed_limit(key: &str) -> Result<u32, OpError> {
+    Ok(key.len() as u32)
+}
+
+#[resil::time_limiter(name = "keyed-listed", key = key)]
+async fn listed_timeout(key: String) -> Result<u32, OpError> {
+    Ok(key.len() as u32)
+}
+
+/// `GET uri` from `router`: the status and the body.
+async fn get_from(router: &axum::Router, uri: &str) -> (StatusCode, Vec<u8>) {
     let response = router
-        .oneshot(
-            Request::get("/actuator/circuitbreakers")
-                .body(Body::empty())
-                .unwrap(),
-        )
+        .clone()
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
         .await
         .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    let status = response.status();
     let body = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .unwrap();
-    let doc: Value = serde_json::from_slice(&body).unwrap();
-    let shown = &doc["circuitBreakers"]["keyed-shown"];
-    assert_eq!(shown["state"], "CLOSED", "{shown:#}");
-    assert_eq!(shown["keys"]["acme"]["state"], "OPEN", "{shown:#}");
-    assert_eq!(shown["keys"]["globex"]["state"], "CLOSED", "{shown:#}");
+    (status, body.to_vec())
+}
+
+/// `uri`'s JSON from the actuator of the global registries.
+async fn actuator_json(uri: &str) -> (StatusCode, Value) {
+    let router = resil::actuator::Actuator::builder().build().router();
+    let (status, body) = get_from(&router, uri).await;
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+/// The `key`s of a list of keys, in order.
+fn key_order(keys: &Value) -> Vec<&str> {
+    keys.as_array()
+        .unwrap_or_else(|| panic!("not a list of keys: {keys}"))
+        .iter()
+        .map(|k| k["key"].as_str().unwrap())
+        .collect()
+}
+
+/// The entry of `name` in a list's `keyed`.
+fn keyed_entry<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["keyed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `keyed` in {doc}"))
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no keyed `{name}` in {doc}"))
+}
+
+#[tokio::test]
+async fn every_list_and_the_health_show_the_keys_refusing_first() {
+    init();
+    health_pay("b-ok", false).unwrap();
+    let _ = health_pay("z-down", true);
+    let _ = health_pay("z-down", true);
+    listed_retry("r1").unwrap();
+    listed_bulkhead("b1").unwrap();
+    listed_limit("aa").unwrap();
+    listed_limit("zz").unwrap();
+    listed_limit("zz").unwrap();
+    assert_eq!(listed_limit("zz"), Err(OpError::Rejected));
+    listed_timeout("t1".to_owned()).await.unwrap();
+
+    // the breakers' list and the health: OPEN first, whatever the key's name
+    let (_, doc) = actuator_json("/actuator/circuitbreakers").await;
+    let keys = &doc["circuitBreakers"]["keyed-health"]["keys"];
+    assert_eq!(key_order(keys), ["z-down", "b-ok"], "{doc:#}");
+    assert_eq!(keys[0]["state"], "OPEN");
+    assert_eq!(keys[0]["failedCalls"], 2);
+    let (status, doc) = actuator_json("/actuator/health").await;
+    assert_eq!(status, StatusCode::OK, "{doc:#}");
+    let pay = &doc["components"]["circuitBreakers"]["details"]["keyed-health"];
+    assert_eq!(pay["status"], "UP", "the name's own instance: {pay:#}");
+    let keys = &pay["details"]["keys"];
+    assert_eq!(key_order(keys), ["z-down", "b-ok"], "{pay:#}");
+    assert_eq!(keys[0]["status"], "CIRCUIT_OPEN");
+    assert_eq!(keys[1]["status"], "UP");
+    let limiter = &doc["components"]["rateLimiters"]["details"]["keyed-listed"];
+    let keys = &limiter["details"]["keys"];
+    assert_eq!(
+        key_order(keys),
+        ["zz", "aa"],
+        "no permit left first: {limiter:#}"
+    );
+    assert_eq!(keys[0]["availablePermissions"], 0);
+
+    // every other list: its names, and its keyed names' keys
+    let (_, doc) = actuator_json("/actuator/ratelimiters").await;
+    assert!(
+        doc["rateLimiters"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("keyed-listed"))
+    );
+    let limits = keyed_entry(&doc, "keyed-listed");
+    assert_eq!(key_order(&limits["keys"]), ["zz", "aa"], "{doc:#}");
+    assert_eq!(limits["maxKeys"], 100);
+    let (_, doc) = actuator_json("/actuator/retries").await;
+    let retries = keyed_entry(&doc, "keyed-listed");
+    assert_eq!(key_order(&retries["keys"]), ["r1"], "{doc:#}");
+    assert_eq!(
+        retries["keys"][0]["numberOfSuccessfulCallsWithoutRetryAttempt"],
+        1
+    );
+    let (_, doc) = actuator_json("/actuator/bulkheads").await;
+    let bulkheads = keyed_entry(&doc, "keyed-listed");
+    assert_eq!(key_order(&bulkheads["keys"]), ["b1"], "{doc:#}");
+    assert_eq!(bulkheads["keys"][0]["availableConcurrentCalls"], 1);
+    let (_, doc) = actuator_json("/actuator/timelimiters").await;
+    let timeouts = keyed_entry(&doc, "keyed-listed");
+    assert_eq!(key_order(&timeouts["keys"]), ["t1"], "{doc:#}");
+    assert_eq!(timeouts["keys"][0]["numberOfSuccessfulCalls"], 1);
+}
+
+#[resil::circuit_breaker(name = "keyed-listed-bound", key = tenant)]
+fn bounded(tenant: u32) -> Result<u32, PayError> {
+    outcome(true)
+}
+
+#[tokio::test]
+async fn the_keys_listed_are_bounded_by_max_keys() {
+    init();
+    for tenant in 0..50 {
+        let _ = bounded(tenant);
+    }
+    let (_, doc) = actuator_json("/actuator/circuitbreakers").await;
+    let keys = &doc["circuitBreakers"]["keyed-listed-bound"]["keys"];
+    assert_eq!(keys.as_array().unwrap().len(), 4, "{doc:#}");
 }
 
 #[derive(Debug, PartialEq)]

@@ -99,9 +99,9 @@ fn transitions_rejections_retries_and_timeouts_are_traced() {
         }
         let retry = r.retries().retry("inventory-query");
         let classified = resil::retry::RetryClassifier::classified();
-        let _ = retry.call_with(&classified, || {
-            Err::<(), _>(InventoryError::ConnectionRefused)
-        });
+        let _ = resil::Decorators::new()
+            .with_retry_classified(&retry, classified)
+            .call(|| Err::<(), _>(InventoryError::ConnectionRefused));
         let bulkhead = r.bulkheads().bulkhead("inventory-query");
         let _ = bulkhead.call(|| Ok::<_, InventoryError>(()));
         let limiter = r.rate_limiters().rate_limiter("inventory-query");

@@ -211,6 +211,42 @@ fn a_swapped_symbolic_link_applies_as_kubernetes_updates_a_config_map() {
 }
 
 #[test]
+fn an_edit_in_place_of_a_link_target_in_another_directory_applies() {
+    use std::os::unix::fs::symlink;
+    // resilience.toml -> ../shared/link.toml -> ../store/resilience.toml
+    let (dir, file) = setup("target");
+    let shared = dir.join("shared");
+    let store = dir.join("store");
+    let conf = dir.join("conf");
+    for d in [&shared, &store, &conf] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::remove_file(&file).unwrap();
+    let target = store.join("resilience.toml");
+    std::fs::write(&target, FILE).unwrap();
+    symlink("../store/resilience.toml", shared.join("link.toml")).unwrap();
+    let named = conf.join("resilience.toml");
+    symlink("../shared/link.toml", &named).unwrap();
+    let loaded = load(&named);
+    let watcher = watch(&loaded);
+    // the target edited in place, in a directory neither link is in
+    std::fs::write(&target, edited(7)).unwrap();
+    eventually("the edited target to apply", || calls(&loaded) == 7);
+    // the first link now leads elsewhere: that target is watched instead
+    let other = dir.join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("resilience.toml"), edited(8)).unwrap();
+    symlink("../other/resilience.toml", shared.join("link.tmp")).unwrap();
+    std::fs::rename(shared.join("link.tmp"), shared.join("link.toml")).unwrap();
+    eventually("the new target to apply", || calls(&loaded) == 8);
+    std::fs::write(other.join("resilience.toml"), edited(9)).unwrap();
+    eventually("its edit in place to apply", || calls(&loaded) == 9);
+    assert_eq!(watcher.rejected(), 0);
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn other_files_and_saves_that_change_nothing_reload_nothing() {
     let (dir, file) = setup("quiet");
     let loaded = load(&file);

@@ -77,6 +77,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "inventory-service listening on http://{}",
         listener.local_addr()?
     );
-    axum::serve(listener, app::service(inventory, &actuator)).await?;
+    // with each connection's peer address, for the actuator's audit log
+    app::serve(listener, inventory, &actuator).await?;
     Ok(())
 }

@@ -135,6 +135,13 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
         );
     }
     let _ = writeln!(out, "max-concurrent-calls = {calls}");
+    if let Some(pool) = c.pool {
+        let _ = writeln!(
+            out,
+            "# The downstream's connection pool: `resil check` warns if `max-concurrent-calls` ever exceeds it."
+        );
+        let _ = writeln!(out, "pool-size = {pool}");
+    }
     let _ = writeln!(
         out,
         "# Fail fast when full: a queue only moves the wait into the caller."
@@ -290,6 +297,7 @@ mod tests {
         let toml = suggest(&capacity()).unwrap();
         // 200/s x 100 ms = 20 in flight, x1.5 = 30, the pool allows 30.
         assert_eq!(value(&toml, "max-concurrent-calls"), "30");
+        assert_eq!(value(&toml, "pool-size"), "30");
         // 1.5 x 400 ms = 600 ms, under the 1 s deadline.
         assert_eq!(value(&toml, "timeout-duration"), "\"600ms\"");
         // 2000 calls in 10 s: the minimum is capped at 100.

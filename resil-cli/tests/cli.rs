@@ -114,6 +114,35 @@ fn check_names_a_missing_file_and_strict_fails_on_warnings() {
 }
 
 #[test]
+fn check_warns_of_what_the_file_holds_and_resil_does_not_read() {
+    let dir = dir_with("ignored", "");
+    std::fs::write(
+        dir.join("application.yml"),
+        "resilience4j:\n  bulkhead:\n    instances:\n      db:\n        max-concurrent-calls: 20\n        pool-size: 10\nmanagement:\n  endpoints:\n    web:\n      exposure:\n        include: health,circuitbreakers\n",
+    )
+    .unwrap();
+    let out = resil(&["check", "application.yml"], &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let warnings = text(&out.stderr);
+    let lines: Vec<&str> = warnings.lines().collect();
+    assert_eq!(lines.len(), 2, "{warnings}");
+    assert!(
+        lines[0].starts_with("warning: application.yml: management: is not read by resil: the actuator's routes are chosen in code"),
+        "{warnings}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "warning: application.yml: resilience4j.bulkhead.instances.db.pool-size = 10: bulkhead `db` admits 20 concurrent calls (`max-concurrent-calls`) but its connection pool holds 10 (`pool-size`)"
+        ),
+        "{warnings}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "ok: application.yml (1 instances, 2 warnings)\n"
+    );
+}
+
+#[test]
 fn explain_says_where_each_value_came_from() {
     let dir = dir_with("explain", GOOD);
     let out = resil(&["explain"], &dir);
@@ -264,4 +293,26 @@ fn suggest_names_a_bad_argument() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--latency-p99 100ms is below --latency-p50 500ms"));
+}
+
+#[test]
+fn no_command_prints_the_password_of_a_cluster_url() {
+    let good = "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\ncluster-url = \"redis://admin:s3cr3t@127.0.0.1:1/0\"\n";
+    let bad = "[ratelimiter.instances.partner]\ncluster-url = \"redis://admin:s3cr3t@127.0.0.1:notaport/0\"\n\n[circuitbreaker.instances.partner]\ncluster-url = \"http://admin:s3cr3t@127.0.0.1/0\"\n";
+    let syntax = "[ratelimiter.instances.partner]\ncluster-url = \"redis://admin:s3cr3t@127.0.0.1:1/0\" oops\n";
+    // (file, command, succeeds, prints the url)
+    for (name, toml, command, ok, shown) in [
+        ("redact-explain", good, "explain", true, true),
+        ("redact-check-good", good, "check", true, false),
+        ("redact-check-bad", bad, "check", false, true),
+        ("redact-explain-bad", bad, "explain", false, true),
+        ("redact-check-syntax", syntax, "check", false, false),
+    ] {
+        let dir = dir_with(name, toml);
+        let out = resil(&[command], &dir);
+        let printed = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.success(), ok, "{name}: {printed}");
+        assert!(!printed.contains("s3cr3t"), "{name}: {printed}");
+        assert_eq!(printed.contains("admin:***@"), shown, "{name}: {printed}");
+    }
 }

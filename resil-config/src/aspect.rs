@@ -63,6 +63,27 @@ impl Aspect {
         }
     }
 
+    /// Its layer of the engine's chain, whose order (`Layer`'s `Ord`) is
+    /// the order of the layers around a call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_config::Aspect;
+    /// assert!(Aspect::Retry.layer() < Aspect::CircuitBreaker.layer());
+    /// ```
+    pub const fn layer(self) -> resil_core::chain::Layer {
+        use resil_core::chain::Layer;
+        match self {
+            Aspect::CircuitBreaker => Layer::CircuitBreaker,
+            Aspect::Retry => Layer::Retry,
+            Aspect::Bulkhead => Layer::Bulkhead,
+            Aspect::ThreadPoolBulkhead => Layer::ThreadPoolBulkhead,
+            Aspect::RateLimiter => Layer::RateLimiter,
+            Aspect::TimeLimiter => Layer::TimeLimiter,
+        }
+    }
+
     pub(crate) const fn index(self) -> usize {
         self as usize
     }

@@ -6,6 +6,10 @@ use std::fmt;
 /// configuration: where it is, the full key path, the value as written and
 /// what is wrong with it.
 ///
+/// A URL's password in the value or the message is shown as `***`
+/// ([`resil_core::redact::userinfo`]): problems are printed, logged and
+/// served.
+///
 /// Its `Display` is one line:
 /// ``resilience.toml: circuitbreaker.instances.inventory-query.failure-rate-threshold = 150: must be in (0, 100]``.
 /// The source is the file's name, or `env NAME` for a value that came from an
@@ -46,12 +50,14 @@ impl ConfigProblem {
         value: Option<String>,
         message: impl Into<String>,
     ) -> Self {
+        // A URL's password (a `cluster-url`'s, say) never reaches a
+        // message: problems are printed, logged and served.
         ConfigProblem {
             source: source.into(),
             line_col: None,
             key: key.into(),
-            value,
-            message: message.into(),
+            value: value.map(redacted),
+            message: redacted(message.into()),
         }
     }
 
@@ -79,6 +85,14 @@ impl ConfigProblem {
     /// What is wrong, e.g. `must be in (0, 100]`.
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+/// `text` without the userinfo of its URLs ([`resil_core::redact::userinfo`]).
+pub(crate) fn redacted(text: String) -> String {
+    match resil_core::redact::userinfo(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(shown) => shown,
     }
 }
 

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use resil_core::bulkhead::LimitAlgorithm;
 use resil_core::circuit_breaker::{SlidingWindowType, State};
 use resil_core::cluster::ClusterFailureMode;
 
@@ -478,8 +479,18 @@ fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
             _ => Err("expected \"local\", \"allow\" or \"deny\"".to_owned()),
         },
         Ty::InitialState => initial_state(node).map(Val::InitialState),
+        Ty::LimitAlgorithm => match &node.kind {
+            Kind::Str(s) => s
+                .parse::<LimitAlgorithm>()
+                .map(Val::LimitAlgorithm)
+                .map_err(|_| LIMIT_ALGORITHMS.to_owned()),
+            _ => Err(LIMIT_ALGORITHMS.to_owned()),
+        },
     }
 }
+
+/// What `limit-algorithm` accepts.
+const LIMIT_ALGORITHMS: &str = "expected \"fixed\", \"aimd\", \"gradient2\" or \"vegas\"";
 
 /// The states a circuit breaker may start in, as resilience.toml spells them.
 const INITIAL_STATES: &str = "\"CLOSED\", \"DISABLED\", \"METRICS_ONLY\" or \"FORCED_OPEN\"";

@@ -524,8 +524,40 @@ pub(crate) fn install(
     }
 }
 
+/// The global instance of `name`, kept alive for the rest of the process
+/// (one small allocation per name and kind, so that a chain holds a plain
+/// reference and no reference count to touch per call): what
+/// `resil::tower::named` stacks.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::retry::Retry;
+///
+/// let a: &'static Retry = resil_config::global::pinned("quote");
+/// let b: &'static Retry = resil_config::global::pinned("quote");
+/// assert!(std::ptr::eq(a, b));
+/// ```
+pub fn pinned<P: GlobalPrimitive>(name: &str) -> &'static P {
+    type Pins = BTreeMap<(Aspect, String), &'static (dyn Any + Send + Sync)>;
+    static PINS: std::sync::Mutex<Pins> = std::sync::Mutex::new(BTreeMap::new());
+    let mut pins = PINS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let pinned = pins
+        .entry((P::ASPECT, name.to_owned()))
+        .or_insert_with(|| pin_named::<P>(name));
+    pinned
+        .downcast_ref::<P>()
+        .expect("each kind pins its own instances")
+}
+
 /// The instance of `name` for a call site, kept alive for the rest of the process.
 pub(crate) fn pin<P: GlobalPrimitive>(name: &'static str) -> &'static P {
+    pin_named(name)
+}
+
+fn pin_named<P: GlobalPrimitive>(name: &str) -> &'static P {
     let registries = global(|| format!("{} `{name}`", P::ASPECT));
     let registry = P::registry(registries);
     let instance: Arc<P> = registry.get_or_create(name, || registry.default_config());

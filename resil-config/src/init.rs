@@ -9,6 +9,7 @@ use resil_core::Tags;
 use resil_core::clock::{Clock, SharedClock};
 use resil_core::registry::Registry;
 
+use crate::anti_patterns::{self, Built};
 use crate::aspect::Aspect;
 use crate::bind::{self, Binder, Bound};
 use crate::cloud;
@@ -359,7 +360,7 @@ impl ResilienceBuilder {
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let mut d = parts.d;
         if d.errors.is_empty() {
-            anti_patterns(
+            anti_patterns::check(
                 &Built {
                     circuit_breakers: &circuit_breakers,
                     retries: &retries,
@@ -368,6 +369,7 @@ impl ResilienceBuilder {
                     rate_limiters: &rate_limiters,
                     time_limiters: &time_limiters,
                 },
+                &parts.instances,
                 &doc,
                 &ctx,
                 &mut d,
@@ -414,110 +416,6 @@ impl ResilienceBuilder {
             report,
             reloader,
         })
-    }
-}
-
-/// The registries as built, before they become [`Registries`].
-struct Built<'a> {
-    circuit_breakers: &'a Registry<resil_core::circuit_breaker::CircuitBreaker>,
-    retries: &'a Registry<resil_core::retry::Retry>,
-    bulkheads: &'a Registry<resil_core::bulkhead::Bulkhead>,
-    thread_pool_bulkheads: &'a Registry<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>,
-    rate_limiters: &'a Registry<resil_core::rate_limiter::RateLimiter>,
-    time_limiters: &'a Registry<resil_core::time_limiter::TimeLimiter>,
-}
-
-/// The seed's anti-patterns (its section 32) that the configuration alone
-/// shows, as warnings at the instance they are about. Instances of one name
-/// are taken as one function's stack, as the attributes build it.
-fn anti_patterns(built: &Built<'_>, doc: &Document, ctx: &Ctx, d: &mut Diagnostics) {
-    let at = |aspect: Aspect, name: &str, message: String| match doc
-        .module(aspect)
-        .instances
-        .get(name)
-    {
-        Some(table) => table.problem(message),
-        None => ConfigProblem::new(
-            ctx.file.clone(),
-            ctx.path(&value::Origin::File, &[aspect.as_str(), "instances", name]),
-            None,
-            message,
-        ),
-    };
-    // Retry every error, the refusals of the layers inside it included.
-    for retry in built.retries.all() {
-        let config = retry.config();
-        if config.max_attempts() < 2 || !config.retry_errors().is_empty() {
-            continue;
-        }
-        let name = retry.name();
-        let inside = [
-            (
-                built.circuit_breakers.find(name).is_some(),
-                "CallNotPermitted",
-                "circuit breaker",
-            ),
-            (
-                built.bulkheads.find(name).is_some()
-                    || built.thread_pool_bulkheads.find(name).is_some(),
-                "BulkheadFull",
-                "bulkhead",
-            ),
-            (
-                built.rate_limiters.find(name).is_some(),
-                "RequestNotPermitted",
-                "rate limiter",
-            ),
-        ];
-        let retried: Vec<(&str, &str)> = inside
-            .iter()
-            .filter(|(present, kind, _)| {
-                *present && !config.ignore_errors().iter().any(|k| &**k == *kind)
-            })
-            .map(|(_, kind, layer)| (*kind, *layer))
-            .collect();
-        if retried.is_empty() {
-            continue;
-        }
-        let kinds: Vec<&str> = retried.iter().map(|(k, _)| *k).collect();
-        let layers: Vec<&str> = retried.iter().map(|(_, l)| *l).collect();
-        d.warn(at(
-            Aspect::Retry,
-            name,
-            format!(
-                "retries every error, the refusals of the {} `{name}` inside it included ({}): retrying a refusal adds load exactly when the downstream needs less (the seed's anti-pattern 'retry every exception'); name the errors worth retrying in `retry-errors`, or list the refusals in `ignore-errors`",
-                match layers.split_last() {
-                    Some((last, [])) => (*last).to_owned(),
-                    Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-                    None => String::new(),
-                },
-                kinds.join(", "),
-            ),
-        ));
-    }
-    // A thread-pool queue that cannot drain within the time limit.
-    for pool in built.thread_pool_bulkheads.all() {
-        let name = pool.name();
-        let Some(limiter) = built.time_limiters.find(name) else {
-            continue;
-        };
-        let (queue, threads) = (
-            pool.config().queue_capacity(),
-            pool.config().max_thread_pool_size(),
-        );
-        let timeout = limiter.config().timeout_duration();
-        if queue <= threads || timeout.is_zero() {
-            continue;
-        }
-        let rounds = queue.div_ceil(threads);
-        d.warn(at(
-            Aspect::ThreadPoolBulkhead,
-            name,
-            format!(
-                "a full queue of {queue} tasks on {threads} threads drains in {rounds} rounds; when the tasks take as long as time limiter `{name}` allows ({}), the last ones start after their callers gave up, and run anyway (a thread cannot be stopped): keep `queue-capacity` at most `max-thread-pool-size`, or the timeout well above the tasks' latency times {rounds}",
-                resil_core::clock::format_duration(timeout),
-            ),
-        ));
     }
 }
 
@@ -648,6 +546,9 @@ fn parse(
         }
         None => (tree.clone(), None),
     };
+    if prefix.is_some() {
+        ignored_top_level_keys(name, &tree, yaml, d);
+    }
     if !yaml {
         return (modules, prefix, CloudPrefix::Toml);
     }
@@ -656,14 +557,10 @@ fn parse(
     if prefix.is_none() {
         modules.remove("spring");
     }
-    let mut at = Some(&tree);
-    for segment in cloud::SPRING_PATH {
-        at = at.and_then(|t| match t.get(segment).map(|v| &v.kind) {
-            Some(ValueKind::Table(next)) => Some(next),
-            _ => None,
-        });
-    }
-    if let Some(settings) = at {
+    if let Some(settings) = tree
+        .get(cloud::SPRING_PATH[0])
+        .and_then(spring_cloud_settings)
+    {
         if let Some(clash) = modules.keys().find(|k| value::relaxed(k) == cloud::TABLE) {
             d.error(ConfigProblem::new(
                 name.to_owned(),
@@ -685,6 +582,51 @@ fn parse(
         }
     }
     (modules, prefix, CloudPrefix::Spring)
+}
+
+/// Warns of the top-level keys beside `resilience4j` that resil does not
+/// read (a Spring `application.yml` holds the whole application's
+/// properties): each would otherwise be ignored without a word.
+fn ignored_top_level_keys(name: &str, tree: &Map<String, Value>, yaml: bool, d: &mut Diagnostics) {
+    for (key, node) in tree {
+        let message = match value::relaxed(key).as_str() {
+            "resilience4j" => continue,
+            // Spring Cloud CircuitBreaker's settings are read from there
+            "spring" if yaml && spring_cloud_settings(node).is_some() => continue,
+            "management" => format!(
+                "is not read by resil: the actuator's routes are chosen in code (`resil::actuator::Actuator::builder()`: its router serves every read route, and state changes only with `state_changes(token)`), not by Spring Boot's `{key}.endpoints.web.exposure.include`; this block has no effect"
+            ),
+            _ => format!(
+                "is not read by resil, which reads only `resilience4j`{}: this key has no effect",
+                if yaml {
+                    " and `spring.cloud.circuitbreaker.resilience4j`"
+                } else {
+                    ""
+                }
+            ),
+        };
+        d.warn(ConfigProblem::new(
+            name.to_owned(),
+            key.clone(),
+            None,
+            message,
+        ));
+    }
+}
+
+/// The table at Spring Cloud CircuitBreaker's path under a `spring` value.
+fn spring_cloud_settings(spring: &Value) -> Option<&Map<String, Value>> {
+    let mut at = match &spring.kind {
+        ValueKind::Table(t) => t,
+        _ => return None,
+    };
+    for segment in &cloud::SPRING_PATH[1..] {
+        at = match at.get(*segment).map(|v| &v.kind) {
+            Some(ValueKind::Table(next)) => next,
+            _ => return None,
+        };
+    }
+    Some(at)
 }
 
 /// How deep a YAML document may nest (resilience4j's tree needs 6 levels).

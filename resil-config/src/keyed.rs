@@ -10,18 +10,28 @@
 //!
 //! `max-keys` (default [`DEFAULT_MAX_KEYS`]) bounds the keys of a name. A
 //! new key past the bound evicts the least recently used *idle* key (no
-//! call in flight, and no thread holding it: see below), and never one
-//! whose circuit breaker is `OPEN`,
-//! `HALF_OPEN` or `FORCED_OPEN` while a key in another state exists. An
-//! evicted key's state is dropped: its next call starts afresh.
+//! call in flight, and no thread holding it: see below). An evicted key's
+//! state is dropped: its next call starts afresh.
+//!
+//! Keys whose circuit breaker refuses calls (`OPEN`, `HALF_OPEN` or
+//! `FORCED_OPEN`) are kept while a key in another state exists, so that a
+//! flood of new keys cannot reset a failing tenant's breaker, but at most
+//! half the table of them (`max-keys / 2`, the most recently used): the
+//! other half is room for the keys being called. Without that room, open
+//! keys that nobody calls again would pin the table, and two tenants that
+//! keep failing would evict each other at every call, each starting afresh,
+//! so that neither breaker ever opened and every call reached the
+//! downstream. With it, a failing tenant is refused once its breaker has
+//! seen its minimum of calls, as long as the keys being called fit in the
+//! room (raise `max-keys` when they do not).
 //!
 //! When no key can be evicted (every key has a call in flight or is held,
-//! or the only idle keys are open breakers while a closed one exists), the
-//! new key is still served and kept: the table exceeds `max-keys` by at
-//! most the number of calls in flight and of threads, and the next new key
-//! evicts back down to the bound as soon as keys are idle. Calls are never
-//! refused for the bound's sake, and the table never grows with the number
-//! of distinct keys seen.
+//! or the only idle keys are kept open breakers), the new key is still
+//! served and kept: the table exceeds `max-keys` by at most the number of
+//! calls in flight and of threads, and the next new key evicts back down to
+//! the bound as soon as keys are idle. Calls are never refused for the
+//! bound's sake, and the table never grows with the number of distinct keys
+//! seen.
 //!
 //! # Cost
 //!

@@ -4,6 +4,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -145,6 +146,11 @@ impl<P> Slot<P> {
     /// holds the key (see [`Keyed::get`]), so the key may be evicted.
     fn idle(&self) -> bool {
         Arc::strong_count(&self.instance) == 1
+    }
+
+    /// The [`TICK`] of the key's last use.
+    fn used(&self) -> u64 {
+        self.use_.last.load(Ordering::Relaxed)
     }
 }
 
@@ -411,15 +417,7 @@ impl<P: Primitive> Keyed<P> {
         let mut evicted = Vec::new();
         let max_keys = self.max_keys();
         while slots.map.len() >= max_keys {
-            let unprotected = slots.map.values().any(|s| !protected(&*s.instance));
-            let victim = slots
-                .map
-                .iter()
-                .filter(|(_, s)| s.idle())
-                .filter(|(_, s)| !(unprotected && protected(&*s.instance)))
-                .min_by_key(|(_, s)| s.use_.last.load(Ordering::Relaxed))
-                .map(|(k, _)| k.clone());
-            let Some(victim) = victim else {
+            let Some(victim) = victim(&slots.map, max_keys) else {
                 break;
             };
             if let Some(slot) = slots.map.remove(&victim) {
@@ -461,8 +459,46 @@ impl<P: Primitive> fmt::Debug for Keyed<P> {
     }
 }
 
+/// The key a new key evicts: the least recently used *idle* key (only the
+/// table holds its instance) that is not kept, if any.
+///
+/// A key whose breaker refuses calls (`OPEN`, `HALF_OPEN`, `FORCED_OPEN`)
+/// is kept while a key in another state exists, so that a churn of new keys
+/// cannot reset a failing tenant's breaker; but only the most recently used
+/// of them, at most half the table (`max_keys / 2`): the other half is room
+/// for the keys that are called, so that open keys nobody calls again (junk
+/// tenants) cannot pin the table and make the active keys evict each other
+/// before any of them gathers the calls that open its breaker.
+fn victim<P: 'static>(
+    map: &HashMap<Box<str>, Slot<P>, foldhash::fast::RandomState>,
+    max_keys: usize,
+) -> Option<Box<str>> {
+    // each key's recency, and whether its breaker refuses calls
+    let mut refusing: Vec<u64> = map
+        .values()
+        .filter(|s| protected(&*s.instance))
+        .map(|s| s.used())
+        .collect();
+    let quota = max_keys / 2;
+    // the refusing keys used at or after this tick are kept (recencies are
+    // distinct: one tick per call)
+    let kept_from = if refusing.len() == map.len() || quota == 0 {
+        u64::MAX // no key in another state, or no room for refusing keys
+    } else if refusing.len() <= quota {
+        0
+    } else {
+        let (_, nth, _) = refusing.select_nth_unstable_by_key(quota - 1, |used| Reverse(*used));
+        *nth
+    };
+    map.iter()
+        .filter(|(_, s)| s.idle())
+        .filter(|(_, s)| !(s.used() >= kept_from && protected(&*s.instance)))
+        .min_by_key(|(_, s)| s.used())
+        .map(|(k, _)| k.clone())
+}
+
 /// A circuit breaker that is `OPEN`, `HALF_OPEN` or `FORCED_OPEN`: kept
-/// while a key in another state exists.
+/// (within half the table) while a key in another state exists.
 fn protected<P: 'static>(p: &P) -> bool {
     (p as &dyn std::any::Any)
         .downcast_ref::<CircuitBreaker>()
@@ -599,6 +635,34 @@ mod tests {
         assert!(t.find("a").is_some());
         assert_eq!(t.len(), 3);
         drop(c);
+    }
+
+    #[test]
+    fn open_keys_nobody_calls_hold_at_most_half_the_table() {
+        let t = table::<CircuitBreaker>(opening(), 10);
+        for junk in 0..9 {
+            let cb = t.get(&format!("junk-{junk}"));
+            fail(&cb);
+            fail(&cb);
+            assert_eq!(cb.state(), State::Open);
+        }
+        t.get("idle");
+        // two tenants that keep failing: each gathers its calls and opens
+        let mut reached = 0;
+        for call in 0..1_000 {
+            let cb = t.get(if call % 2 == 0 { "a" } else { "b" });
+            let _ = cb.call(|| {
+                reached += 1;
+                Err::<(), _>(std::io::Error::other("down"))
+            });
+        }
+        assert_eq!(reached, 4, "two failures each, then refused");
+        assert_eq!(t.find("a").unwrap().state(), State::Open);
+        assert_eq!(t.find("b").unwrap().state(), State::Open);
+        assert_eq!(t.len(), 10);
+        // the open keys kept are the most recently used: a, b and the
+        // latest junk; the oldest junk went first
+        assert!(t.find("junk-0").is_none() && t.find("junk-8").is_some());
     }
 
     #[test]

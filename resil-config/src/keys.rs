@@ -16,7 +16,7 @@
 //! retry), the cluster keys (circuit breaker, rate limiter),
 //! `context-propagators` (thread-pool bulkhead), the keys kept in `Extras`
 //! (`max-keys`, `key-label`, the health-indicator flags,
-//! `subscribe-for-events`) and `base-config`. Their rows still give their
+//! `subscribe-for-events`, `shared`, `pool-size`) and `base-config`. Their rows still give their
 //! name and type, and the printer of those the report prints.
 //!
 //! The report prints the keys in the rows' order, except for the circuit
@@ -33,8 +33,9 @@
 //! lists every key and no other.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use resil_core::bulkhead::{BulkheadConfig, BulkheadConfigBuilder};
+use resil_core::bulkhead::{BulkheadConfig, BulkheadConfigBuilder, LimitAlgorithm};
 use resil_core::circuit_breaker::{CircuitBreakerConfig, CircuitBreakerConfigBuilder};
 use resil_core::interval::IntervalFunction;
 use resil_core::rate_limiter::{RateLimiterConfig, RateLimiterConfigBuilder};
@@ -77,6 +78,8 @@ pub(crate) enum Ty {
     /// A circuit breaker's `initial-state`: `CLOSED`, `DISABLED`,
     /// `METRICS_ONLY` or `FORCED_OPEN`.
     InitialState,
+    /// A bulkhead's `limit-algorithm`: `fixed`, `aimd`, `gradient2` or `vegas`.
+    LimitAlgorithm,
 }
 
 /// A key of a config or instance table: what validation knows of it.
@@ -235,7 +238,11 @@ pub(crate) fn describe<B, C>(
     c: &C,
     notes: &Notes,
 ) -> Vec<(&'static str, String)> {
-    let print = |row: &Row<B, C>| Some((row.def.name, row.print?(c, notes)?));
+    // a URL's password is never shown, whatever a backend's `location` says
+    let print = |row: &Row<B, C>| {
+        let value = row.print?(c, notes)?;
+        Some((row.def.name, crate::error::redacted(value)))
+    };
     match order {
         None => rows.iter().filter_map(print).collect(),
         Some(order) => order
@@ -292,6 +299,12 @@ pub(crate) const REGISTER_HEALTH_INDICATOR: &str = "register-health-indicator";
 pub(crate) const ALLOW_HEALTH_INDICATOR_TO_FAIL: &str = "allow-health-indicator-to-fail";
 /// Kept in `Extras` (rate limiter).
 pub(crate) const SUBSCRIBE_FOR_EVENTS: &str = "subscribe-for-events";
+/// Kept in `Extras` (circuit breaker): functions that share the breaker's
+/// name call one downstream on purpose (no start-up warning).
+pub(crate) const SHARED: &str = "shared";
+/// Kept in `Extras` (bulkhead): the connection pool the bulkhead's calls
+/// use (a warning when `max-concurrent-calls` exceeds it).
+pub(crate) const POOL_SIZE: &str = "pool-size";
 
 /// The state a circuit breaker starts in (`METRICS_ONLY` is its shadow mode).
 pub(crate) const INITIAL_STATE: &str = "initial-state";
@@ -449,6 +462,7 @@ pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, Circui
         ),
         own(MAX_KEYS, Ty::Count),
         own(KEY_LABEL, Ty::Bool),
+        own(SHARED, Ty::Bool),
         own(BASE_CONFIG, Ty::BaseConfig),
     ];
 
@@ -558,6 +572,138 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         show!(|c| c.fair_call_handling_enabled().to_string()),
     ),
     plain(
+        "limit-algorithm",
+        Ty::LimitAlgorithm,
+        set!(LimitAlgorithm, limit_algorithm),
+        show!(|c| c.limit_algorithm().to_string()),
+    ),
+    plain(
+        "min-concurrent-calls",
+        Ty::Count,
+        set!(Count, min_concurrent_calls),
+        |c, _| adaptive(c, c.min_concurrent_calls(), 1, |v| v.to_string()),
+    ),
+    plain(
+        "initial-concurrent-calls",
+        Ty::Count,
+        set!(Count, initial_concurrent_calls),
+        |c, _| {
+            let initial = c.initial_concurrent_calls();
+            adaptive(c, initial, c.max_concurrent_calls(), |v| v.to_string())
+        },
+    ),
+    plain(
+        "limit-drop-errors",
+        Ty::Kinds,
+        set!(Kinds, limit_drop_errors, |k| k.clone()),
+        |c, _| {
+            adaptive(c, c.limit_drop_errors().len(), 0, |_| {
+                list(c.limit_drop_errors())
+            })
+        },
+    ),
+    plain(
+        "backoff-ratio",
+        Ty::Float,
+        set!(Float, backoff_ratio),
+        |c, _| adaptive(c, c.backoff_ratio(), 0.9, |v| v.to_string()),
+    ),
+    plain(
+        "drop-timeout",
+        Ty::Duration,
+        set!(Duration, drop_timeout),
+        |c, _| {
+            adaptive(
+                c,
+                c.drop_timeout(),
+                Duration::from_secs(5),
+                duration::format,
+            )
+        },
+    ),
+    plain(
+        "rtt-tolerance",
+        Ty::Float,
+        set!(Float, rtt_tolerance),
+        |c, _| adaptive(c, c.rtt_tolerance(), 1.5, |v| v.to_string()),
+    ),
+    plain("smoothing", Ty::Float, set!(Float, smoothing), |c, _| {
+        let default = BulkheadConfig::builder()
+            .limit_algorithm(c.limit_algorithm())
+            .build()
+            .map_or(0.2, |d| d.smoothing());
+        adaptive(c, c.smoothing(), default, |v| v.to_string())
+    }),
+    plain(
+        "long-window",
+        Ty::Count,
+        set!(Count, long_window),
+        |c, _| adaptive(c, c.long_window(), 600, |v| v.to_string()),
+    ),
+    plain("queue-size", Ty::Count, set!(Count, queue_size), |c, _| {
+        adaptive(c, c.queue_size(), None, |v| function_or(v, "sqrt(limit)"))
+    }),
+    plain("alpha", Ty::Count, set!(Count, alpha), |c, _| {
+        adaptive(c, c.alpha(), None, |v| function_or(v, "3*log10(limit)"))
+    }),
+    plain("beta", Ty::Count, set!(Count, beta), |c, _| {
+        adaptive(c, c.beta(), None, |v| function_or(v, "6*log10(limit)"))
+    }),
+    plain("threshold", Ty::Count, set!(Count, threshold), |c, _| {
+        adaptive(c, c.threshold(), None, |v| function_or(v, "log10(limit)"))
+    }),
+    plain(
+        "probe-multiplier",
+        Ty::Count,
+        set!(Count, probe_multiplier),
+        |c, _| adaptive(c, c.probe_multiplier(), 30, |v| v.to_string()),
+    ),
+    plain(
+        "min-window-time",
+        Ty::Duration,
+        set!(Duration, min_window_time),
+        |c, _| {
+            adaptive(
+                c,
+                c.min_window_time(),
+                Duration::from_secs(1),
+                duration::format,
+            )
+        },
+    ),
+    plain(
+        "max-window-time",
+        Ty::Duration,
+        set!(Duration, max_window_time),
+        |c, _| {
+            adaptive(
+                c,
+                c.max_window_time(),
+                Duration::from_secs(1),
+                duration::format,
+            )
+        },
+    ),
+    plain(
+        "window-size",
+        Ty::Count,
+        set!(Count, window_size),
+        |c, _| adaptive(c, c.window_size(), 10, |v| v.to_string()),
+    ),
+    plain(
+        "min-rtt-threshold",
+        Ty::Duration,
+        set!(Duration, min_rtt_threshold),
+        |c, _| {
+            adaptive(
+                c,
+                c.min_rtt_threshold(),
+                Duration::from_micros(100),
+                duration::format,
+            )
+        },
+    ),
+    plain(
         SHADOW,
         Ty::Bool,
         set!(Bool, shadow),
@@ -570,10 +716,28 @@ pub(crate) const BULKHEAD_KEYS: &[Row<BulkheadConfigBuilder, BulkheadConfig>] = 
         set!(Count, event_consumer_buffer_size),
         show!(|c| c.event_consumer_buffer_size().to_string()),
     ),
+    own(POOL_SIZE, Ty::Count),
     own(MAX_KEYS, Ty::Count),
     own(KEY_LABEL, Ty::Bool),
     own(BASE_CONFIG, Ty::BaseConfig),
 ];
+
+/// A setting of a bulkhead's adaptive limit, as the report prints it: when
+/// the limit adapts, or when it is set away from its `default` (a fixed
+/// bulkhead ignores it, but the report shows what the file says).
+fn adaptive<T: PartialEq>(
+    c: &BulkheadConfig,
+    value: T,
+    default: T,
+    print: impl FnOnce(T) -> String,
+) -> Option<String> {
+    (c.limit_algorithm() != LimitAlgorithm::Fixed || value != default).then(|| print(value))
+}
+
+/// A number set in place of a function of the limit, or the function.
+fn function_or(value: Option<u32>, function: &str) -> String {
+    value.map_or_else(|| function.to_owned(), |v| v.to_string())
+}
 
 /// The thread-pool bulkhead's list of registered context propagators.
 pub(crate) const CONTEXT_PROPAGATORS: &str = "context-propagators";

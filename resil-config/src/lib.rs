@@ -167,6 +167,7 @@
 // global: the process-wide registries;
 // declared, keyed: the call sites;
 // init, reload, watch: start-up, reloading and watching the file.
+mod anti_patterns;
 mod aspect;
 mod bind;
 pub mod cloud;

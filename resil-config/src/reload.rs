@@ -264,6 +264,9 @@ impl<'a> Plan<'a> {
                 settings_changed = true;
                 changes.push(Change::setting(aspect, name, key, was, now));
             }
+            if cluster.is_empty() && hidden_change(&before, after) {
+                cluster.push(file::CLUSTER_URL);
+            }
             let (mut max_keys, mut key_label) = (None, None);
             for (key, was, now) in extras(before.extras, after.extras) {
                 if key == file::MAX_KEYS {
@@ -430,6 +433,17 @@ struct Seen<'r> {
     configured: bool,
 }
 
+/// Whether the `cluster-url` changed where it is printed as `***`: its
+/// password (a new password is a new backend, which only a restart brings).
+fn hidden_change(before: &Seen<'_>, after: &Effective) -> bool {
+    let url = |p: Option<&BTreeMap<&'static str, Setting>>| {
+        p.and_then(|p| p.get(file::CLUSTER_URL))
+            .map(|s| s.val.clone())
+    };
+    let was = url(before.provenance);
+    was.is_some() && was != url(Some(&after.provenance))
+}
+
 /// `(key, old, new)` for each key whose printed value differs, in the new
 /// settings' order, then the keys that are gone (`unset` on the missing side).
 fn differences(
@@ -486,6 +500,12 @@ fn extras(before: Extras, after: Extras) -> Vec<(&'static str, String, String)> 
             keys::SUBSCRIBE_FOR_EVENTS,
             flag(before.subscribe_for_events),
             flag(after.subscribe_for_events),
+        ),
+        (keys::SHARED, flag(before.shared), flag(after.shared)),
+        (
+            keys::POOL_SIZE,
+            before.pool_size.map_or_else(unset, |n| n.to_string()),
+            after.pool_size.map_or_else(unset, |n| n.to_string()),
         ),
     ];
     all.into_iter().filter(|(_, b, a)| b != a).collect()

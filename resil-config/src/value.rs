@@ -4,11 +4,13 @@
 //! ([`Ctx`]), and the small parsers and helpers both tables use.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use config::{Value, ValueKind};
+use resil_core::bulkhead::LimitAlgorithm;
 use resil_core::circuit_breaker::{SlidingWindowType, State};
 use resil_core::cluster::ClusterFailureMode;
 
@@ -203,10 +205,13 @@ pub(crate) enum Val {
     FailureMode(ClusterFailureMode),
     /// `initial-state`.
     InitialState(State),
+    /// A bulkhead's `limit-algorithm`.
+    LimitAlgorithm(LimitAlgorithm),
 }
 
-/// One key of one table, typed, with where it was written.
-#[derive(Debug, Clone)]
+/// One key of one table, typed, with where it was written. Its `Debug`
+/// hides a URL's password (a report's `Debug` prints it).
+#[derive(Clone)]
 pub(crate) struct Setting {
     pub(crate) val: Val,
     /// The file's name or `env NAME`.
@@ -215,6 +220,21 @@ pub(crate) struct Setting {
     pub(crate) path: String,
     /// The value as written.
     pub(crate) raw: String,
+}
+
+impl fmt::Debug for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let val = format!("{:?}", self.val);
+        f.debug_struct("Setting")
+            .field(
+                "val",
+                &format_args!("{}", resil_core::redact::userinfo(&val)),
+            )
+            .field("source", &self.source)
+            .field("path", &self.path)
+            .field("raw", &resil_core::redact::userinfo(&self.raw))
+            .finish()
+    }
 }
 
 impl Setting {

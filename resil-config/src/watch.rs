@@ -38,6 +38,11 @@ enum Message {
 /// deployment tools do works: writing in place, writing a temporary file and
 /// renaming it over the old one, deleting and creating it again, swapping a
 /// symbolic link the file goes through (Kubernetes' ConfigMap volumes).
+/// When the file is a symbolic link (or goes through some), the directory of
+/// each link on the way and of the file it resolves to are watched too, so
+/// that an edit of the target in place, in another directory, applies; the
+/// directories are found again after each change (a swapped link points
+/// elsewhere), and the start-up log line names them.
 /// Events are debounced: once the directory has been quiet for
 /// [`DEFAULT_DEBOUNCE`] (see [`Watcher::set_debounce`]), the file is read,
 /// and a reload runs only if its contents differ from the last ones seen
@@ -109,7 +114,9 @@ impl Resilience {
 /// A running watch; dropping it stops it.
 pub struct Watcher {
     file: PathBuf,
-    notify: Option<notify::RecommendedWatcher>,
+    /// Shared with the thread, which watches the directories a link
+    /// resolves to anew after a change.
+    notify: Arc<Mutex<Option<Watching>>>,
     stop: Sender<Message>,
     thread: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
@@ -146,29 +153,39 @@ impl Watcher {
         };
         let (tx, rx) = mpsc::channel();
         let events = tx.clone();
-        let mut notify = notify::recommended_watcher(move |e| {
+        let notify = notify::recommended_watcher(move |e| {
             let _ = events.send(Message::Event(e));
         })
         .map_err(|e| InitError::Watch(format!("{}: {e}", file.display())))?;
-        notify
-            .watch(dir, RecursiveMode::NonRecursive)
+        let mut watching = Watching {
+            notify,
+            dirs: Vec::new(),
+        };
+        watching
+            .watch(dir)
             .map_err(|e| InitError::Watch(format!("{}: {e}", dir.display())))?;
+        // the directories the file resolves through: best effort (one that
+        // cannot be watched leaves the file's own directory watched)
+        watching.follow(&absolute);
+        let dirs = watching.shown();
+        let notify = Arc::new(Mutex::new(Some(watching)));
         let shared = Arc::new(Shared {
             debounce_ms: AtomicU64::new(millis(DEFAULT_DEBOUNCE)),
             ..Shared::default()
         });
         let s = shared.clone();
+        let n = notify.clone();
         // what the registries were loaded from, near enough: the first
         // reload runs when the contents differ from it
         let seen = contents(&absolute);
         let thread = std::thread::Builder::new()
             .name("resil-watch".to_owned())
-            .spawn(move || run(&rx, &absolute, seen, &reload, &s))
+            .spawn(move || run(&rx, &absolute, seen, &reload, &s, &n))
             .map_err(|e| InitError::Watch(format!("the watcher thread could not start: {e}")))?;
-        tracing::info!(target: "resil::reload", file = %file.display(), "resil: watching {} for changes", file.display());
+        tracing::info!(target: "resil::reload", file = %file.display(), dirs = %dirs, "resil: watching {} for changes (directories {dirs})", file.display());
         Ok(Watcher {
             file,
-            notify: Some(notify),
+            notify,
             stop: tx,
             thread: Some(thread),
             shared,
@@ -213,7 +230,7 @@ impl Drop for Watcher {
     fn drop(&mut self) {
         // no new events, then the thread ends at the stop (a reload under
         // way finishes first)
-        drop(self.notify.take());
+        drop(lock(&self.notify).take());
         let _ = self.stop.send(Message::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -260,14 +277,91 @@ fn contents(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The watcher's thread: waits for a change in the directory, lets it go
-/// quiet, reloads if the file reads differently; until told to stop.
+/// The operating system's watch and the directories it holds: the file's
+/// own, then those its links resolve through.
+struct Watching {
+    notify: notify::RecommendedWatcher,
+    dirs: Vec<PathBuf>,
+}
+
+impl Watching {
+    fn watch(&mut self, dir: &Path) -> notify::Result<()> {
+        if self.dirs.iter().any(|d| d == dir) {
+            return Ok(());
+        }
+        self.notify.watch(dir, RecursiveMode::NonRecursive)?;
+        self.dirs.push(dir.to_owned());
+        Ok(())
+    }
+
+    /// Watches the directories `file` resolves through now, and stops
+    /// watching those it no longer does (the file's own stays).
+    fn follow(&mut self, file: &Path) {
+        let wanted = resolved_dirs(file);
+        let stale: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .skip(1)
+            .filter(|d| !wanted.contains(d))
+            .cloned()
+            .collect();
+        for dir in stale {
+            // gone with the old link's target, or not: either way not ours
+            let _ = self.notify.unwatch(&dir);
+            self.dirs.retain(|d| *d != dir);
+        }
+        for dir in wanted {
+            if let Err(e) = self.watch(&dir) {
+                tracing::warn!(target: "resil::reload", "resil: cannot watch {}, which the configuration file resolves through: {e}", dir.display());
+            }
+        }
+    }
+
+    fn shown(&self) -> String {
+        let dirs: Vec<String> = self.dirs.iter().map(|d| d.display().to_string()).collect();
+        dirs.join(", ")
+    }
+}
+
+/// The directories of each symbolic link `file` goes through and of the
+/// file it resolves to, as real paths (a directory reached through a link
+/// is named by its target, so that one directory is watched once).
+fn resolved_dirs(file: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut add = |dir: Option<&Path>| {
+        if let Some(real) = dir.and_then(|d| std::fs::canonicalize(d).ok())
+            && !dirs.contains(&real)
+        {
+            dirs.push(real);
+        }
+    };
+    let mut path = file.to_owned();
+    // links of links, as the kernel follows them (at most 40)
+    for _ in 0..40 {
+        add(path.parent());
+        let Ok(target) = std::fs::read_link(&path) else {
+            break;
+        };
+        path = match path.parent() {
+            Some(parent) if target.is_relative() => parent.join(target),
+            _ => target,
+        };
+    }
+    let real = std::fs::canonicalize(file).ok();
+    add(real.as_deref().and_then(Path::parent));
+    dirs
+}
+
+/// The watcher's thread: waits for a change in the directories, lets it go
+/// quiet, watches where the file's links now lead, reloads if the file
+/// reads differently; until told to stop.
 fn run(
     rx: &Receiver<Message>,
     path: &Path,
     mut seen: Option<Vec<u8>>,
     reload: &ReloadFn,
     shared: &Shared,
+    notify: &Mutex<Option<Watching>>,
 ) {
     loop {
         match rx.recv() {
@@ -288,6 +382,9 @@ fn run(
                 Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
+        }
+        if let Some(watching) = lock(notify).as_mut() {
+            watching.follow(path);
         }
         let now = contents(path);
         // the same contents (or still none): nothing to say again

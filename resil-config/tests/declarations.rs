@@ -378,7 +378,7 @@ fn the_report_prints_every_call_site_with_its_effective_config() {
         shown.contains("circuitbreaker `payment` (library defaults)"),
         "{shown}"
     );
-    assert!(shown.contains("bulkhead `inventory-query` (library defaults)\n    max-concurrent-calls = 25, max-wait-duration = 0ms, fair-call-handling-enabled = true,\n    shadow = false, event-consumer-buffer-size = 100\n"), "{shown}");
+    assert!(shown.contains("bulkhead `inventory-query` (library defaults)\n    max-concurrent-calls = 25, max-wait-duration = 0ms, fair-call-handling-enabled = true,\n    limit-algorithm = fixed, shadow = false, event-consumer-buffer-size = 100\n"), "{shown}");
 }
 
 #[test]

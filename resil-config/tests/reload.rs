@@ -255,6 +255,38 @@ fn a_breaker_keeps_its_state_and_window_across_a_reload() {
     assert_eq!(cb.config().failure_rate_threshold(), 30.0);
 }
 
+#[test]
+fn a_limited_forced_open_ends_in_half_open_across_a_reload() {
+    let clock = resil_core::clock::ManualClock::new();
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", BREAKER)
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .clock(clock.clone())
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cb = loaded
+        .registries()
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    cb.transition_to_forced_open_state_for(Duration::from_secs(2))
+        .unwrap();
+    loaded
+        .reload_from_contents(
+            "resilience.toml",
+            BREAKER.replace("failure-rate-threshold = 50", "failure-rate-threshold = 30"),
+        )
+        .unwrap();
+    assert_eq!(cb.state(), State::ForcedOpen, "the reload keeps the state");
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        cb.state(),
+        State::HalfOpen,
+        "the limit still ends, in HALF_OPEN: the probes decide"
+    );
+    assert_eq!(cb.config().failure_rate_threshold(), 30.0);
+}
+
 /// The files `load` refuses, from the corpus of bad files.
 fn corpus() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir("tests/bad")

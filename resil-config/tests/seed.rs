@@ -35,11 +35,14 @@ static DECLARED: [Declaration; 4] = [
 ];
 
 fn load(path: &str) -> (Registries, Report) {
+    // the application.yml's `management:` block is Spring Boot's: the one
+    // warning it gets (checked below), which strict mode would refuse
+    let strict = !path.ends_with(".yml");
     let loaded = Resilience::builder()
         .file(path)
         .env_vars(Vec::<(String, String)>::new())
         .declarations(DECLARED.iter())
-        .strict(true)
+        .strict(strict)
         .load();
     match loaded {
         Ok(l) => l.into_parts(),
@@ -113,7 +116,10 @@ fn assert_seed_values(r: &Registries) {
 }
 
 fn assert_report(report: &Report) {
-    assert!(report.warnings().is_empty(), "{:?}", report.warnings());
+    let yaml = report.file().is_some_and(|f| f.ends_with(".yml"));
+    let warned: Vec<&str> = report.warnings().iter().map(|w| w.key()).collect();
+    let expected: &[&str] = if yaml { &["management"] } else { &[] };
+    assert_eq!(warned, expected, "{:?}", report.warnings());
     let names: Vec<(Aspect, &str)> = report
         .instances()
         .iter()

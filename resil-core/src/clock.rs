@@ -179,54 +179,59 @@ impl SharedClock {
     pub fn new(clock: impl Clock) -> Self {
         clock.into_shared()
     }
+}
 
-    /// Whether `self` and `other` read the same time: two handles on one
-    /// clock, or two system clocks (they share the process-wide origin).
-    #[inline(always)]
-    pub(crate) fn same_time_as(&self, other: &SharedClock) -> bool {
-        matches!((&self.0, &other.0), (Repr::System(_), Repr::System(_)))
-            || self.same_time_as_other(other)
-    }
+/// Which time a clock reads: two clocks with the same key read the same time
+/// (two handles on one clock, or two system clocks, which share the
+/// process-wide origin).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClockKey {
+    System,
+    Tokio(tokio::time::Instant),
+    /// The address of a shared clock's state (a `ManualClock`'s, a custom clock's).
+    Shared(usize),
+}
 
+impl SharedClock {
     /// Whether this is the [`SystemClock`].
     pub(crate) fn is_system(&self) -> bool {
         matches!(self.0, Repr::System(_))
     }
 
-    #[cold]
-    #[inline(never)]
-    fn same_time_as_other(&self, other: &SharedClock) -> bool {
-        match (&self.0, &other.0) {
-            (Repr::Tokio(a), Repr::Tokio(b)) => a.origin == b.origin,
-            (Repr::Manual(a), Repr::Manual(b)) => Arc::ptr_eq(&a.inner, &b.inner),
-            (Repr::Custom(a), Repr::Custom(b)) => Arc::ptr_eq(a, b),
-            _ => false,
+    /// This clock's [`ClockKey`].
+    #[inline(always)]
+    pub(crate) fn key(&self) -> ClockKey {
+        match &self.0 {
+            Repr::System(_) => ClockKey::System,
+            Repr::Tokio(c) => ClockKey::Tokio(c.origin),
+            Repr::Manual(c) => ClockKey::Shared(Arc::as_ptr(&c.inner) as *const () as usize),
+            Repr::Custom(c) => ClockKey::Shared(Arc::as_ptr(c) as *const () as usize),
         }
     }
 }
 
-/// One reading of the time, shared by the layers of a decorator chain that
-/// run one after the other with no wait and no user code between them (a
-/// call's admission through every layer, or its completion): each layer
-/// asks for the time on its own clock, and a layer on a clock of the same
-/// time as the one last read gets that reading instead of reading again.
-/// Reading the system clock costs about 13 ns on the benchmark machine
-/// (BENCHMARKS.md, the `clock` group), more than most layers.
+/// One reading of the time, shared by the layers of a chain that run one
+/// after the other with no wait and no user code between them (a call's
+/// admission through every layer, or its completion): each layer asks for
+/// the time on its own clock, and a layer on a clock of the same time as the
+/// one last read gets that reading instead of reading again. Reading the
+/// system clock costs about 13 ns on the benchmark machine (BENCHMARKS.md,
+/// the `clock` group), more than most layers.
 ///
-/// Whoever runs user code between two layers (a fallback, an event
-/// consumer) or waits calls [`Stamp::clear`]: the next layer reads afresh,
-/// as it would have on its own.
+/// Whoever runs user code between two layers (the call itself, a fallback,
+/// an event consumer) or waits calls [`Stamp::clear`]: the next layer reads
+/// afresh, as it would have on its own.
 #[derive(Default)]
-pub(crate) struct Stamp<'c> {
-    read: Option<(&'c SharedClock, Nanos)>,
+pub(crate) struct Stamp {
+    read: Option<(ClockKey, Nanos)>,
 }
 
-impl<'c> Stamp<'c> {
+impl Stamp {
     /// The time on `clock`: the last reading if it was of the same time.
     #[inline(always)]
-    pub(crate) fn now(&mut self, clock: &'c SharedClock) -> Nanos {
+    pub(crate) fn now(&mut self, clock: &SharedClock) -> Nanos {
         if let Some((last, at)) = self.read
-            && last.same_time_as(clock)
+            && last == clock.key()
         {
             return at;
         }
@@ -234,9 +239,9 @@ impl<'c> Stamp<'c> {
     }
 
     #[inline(never)]
-    fn read(&mut self, clock: &'c SharedClock) -> Nanos {
+    fn read(&mut self, clock: &SharedClock) -> Nanos {
         let at = clock.now();
-        self.read = Some((clock, at));
+        self.read = Some((clock.key(), at));
         at
     }
 
@@ -811,8 +816,8 @@ mod tests {
             SystemClock::new().into_shared(),
             SystemClock::new().into_shared(),
         );
-        assert!(a1.same_time_as(&a2) && s1.same_time_as(&s2));
-        assert!(!a1.same_time_as(&b1) && !a1.same_time_as(&s1));
+        assert!(a1.key() == a2.key() && s1.key() == s2.key());
+        assert!(a1.key() != b1.key() && a1.key() != s1.key());
 
         // one clock (two handles on it): one reading, until cleared
         let mut stamp = Stamp::default();

@@ -7,10 +7,11 @@
 //!   `limit_for_period` per `limit_refresh_period`, in cycles counted on the
 //!   backend's clock, with Resilience4j's reservations up to
 //!   `timeout_duration` (see [`RateLimiterCluster`]);
-//! - a circuit breaker's half-open probe budget: at most
-//!   `permitted_number_of_calls_in_half_open_state` probes across the fleet
-//!   for one half-open episode (see [`CircuitBreakerCluster`]). Each process
-//!   keeps its own window and state.
+//! - a circuit breaker's half-open episode: at most
+//!   `permitted_number_of_calls_in_half_open_state` probes across the fleet,
+//!   whose outcomes are counted together and decide for every process (see
+//!   [`CircuitBreakerCluster`]). Each process keeps its own window and state
+//!   otherwise.
 //!
 //! A backend is a [`ClusterBackend`]: a few atomic operations, each one
 //! round trip, answered through a callback so that no caller is tied to the
@@ -31,15 +32,24 @@
 //! by up to a round trip, and the documented worst case per cycle is
 //! `limit + lease × (processes − 1)` admitted calls.
 //!
+//! Each answer also says how long the fleet has no permit left (the cycle
+//! is spent, or owed to reservations). Until then the process refuses a
+//! call that cannot wait that long itself, without a round trip, and takes
+//! no lease ahead: a refused call costs the backend nothing.
+//!
 //! # Faults
 //!
-//! No call waits on the backend longer than the cluster timeout. A round
-//! trip that fails or is late marks the backend down; from then on calls do
-//! not wait at all but follow the failure mode ([`ClusterFailureMode`]: the
-//! process's own limiter, allow, or deny) while the backend checks the
-//! server in the background and comes back up by itself. Leased permits that
-//! are still valid are spent first, down or not. Each change of the
-//! backend's state is published as an event of every instance that uses it.
+//! No call waits on the backend longer than the cluster timeout, and an
+//! async caller ([`RateLimiter::acquire_permission`](crate::rate_limiter::RateLimiter::acquire_permission))
+//! waits without blocking its thread. The health of an instance's key
+//! follows the outcomes of its own operations, not a `PING`: a round trip
+//! that fails (the server is gone, or the key holds a value of another type)
+//! or is late marks the key down; from then on calls do not wait at all but
+//! follow the failure mode ([`ClusterFailureMode`]: the process's own
+//! limiter, allow, or deny) while the backend runs the key's own operation in
+//! the background, harmlessly, until it succeeds. Leased permits that are
+//! still valid are spent first, down or not. Each change of a key's state is
+//! published as an event of every instance that uses it.
 //!
 //! What an outage costs, in numbers: with `local`, each process admits its
 //! own `limit_for_period` per cycle while the backend is down (the fleet up
@@ -145,6 +155,10 @@ pub struct PermitRequest {
 }
 
 /// The backend's answer to a [`PermitRequest`].
+///
+/// Each answer carries `free_in`: how long after the backend read its clock
+/// the fleet has no permit at all (zero when one is left). The process
+/// refuses calls that cannot wait that long without asking again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermitGrant {
     /// `permits` were taken now, for the backend's cycle `cycle`, which
@@ -156,18 +170,35 @@ pub enum PermitGrant {
         permits: u32,
         /// Time left in the cycle when the backend answered.
         cycle_left: Duration,
+        /// How long no permit is left after this one.
+        free_in: Duration,
     },
     /// `need` permits were reserved from a later cycle: the caller may go
     /// after `wait`.
     Reserved {
         /// How long the caller waits for them.
         wait: Duration,
+        /// How long no permit is left after this one.
+        free_in: Duration,
     },
     /// Not available within the timeout; nothing was taken.
     Refused {
-        /// When one permit would be available.
+        /// When `need` permits would be available.
         wait: Duration,
+        /// When one permit would be available.
+        free_in: Duration,
     },
+}
+
+impl PermitGrant {
+    /// How long the fleet has no permit left, as the backend answered.
+    pub fn free_in(&self) -> Duration {
+        match *self {
+            PermitGrant::Leased { free_in, .. }
+            | PermitGrant::Reserved { free_in, .. }
+            | PermitGrant::Refused { free_in, .. } => free_in,
+        }
+    }
 }
 
 /// One round trip's request for a half-open probe.
@@ -181,6 +212,80 @@ pub struct ProbeRequest {
     pub expiry: Duration,
     /// A token unique to this probe (per process and call).
     pub token: u64,
+    /// The fleet's episode this process takes part in, from an earlier
+    /// answer in its current HALF_OPEN state; `None` for its first request
+    /// (it follows a verdict reached since it opened, or joins the episode
+    /// under way, or starts one).
+    pub episode: Option<u64>,
+    /// How long ago the process last opened (entered OPEN or FORCED_OPEN),
+    /// on its own clock: a verdict the fleet reached since then is about the
+    /// outage it opened for.
+    pub opened_ago: Duration,
+}
+
+/// What a fleet's half-open episode decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FleetVerdict {
+    /// The probes went well: every process of the episode closes.
+    Closed,
+    /// A rate reached its threshold: every process of the episode opens.
+    Open,
+}
+
+/// A decided episode: which, and what it decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EpisodeVerdict {
+    /// The episode.
+    pub episode: u64,
+    /// Its verdict.
+    pub verdict: FleetVerdict,
+}
+
+/// The backend's answer to a [`ProbeRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeGrant {
+    /// The call is one of the episode's probes.
+    Taken {
+        /// The episode it belongs to.
+        episode: u64,
+    },
+    /// The episode's probes are all out or spent, and it has not decided yet.
+    Refused {
+        /// The episode under way.
+        episode: u64,
+    },
+    /// The episode this process takes part in has decided: it follows.
+    Decided(EpisodeVerdict),
+}
+
+/// A probe's outcome, counted toward its episode's verdict.
+///
+/// The verdict is taken when the episode has `minimum` outcomes, as
+/// Resilience4j's half-open window decides after
+/// `min(minimum_number_of_calls, permitted)` calls: OPEN when at least
+/// `failures_to_open` of them failed or `slow_calls_to_open` were slow (the
+/// breaker's thresholds turned into counts by the process, with its own
+/// arithmetic), else CLOSED.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeReport {
+    /// The key shared by every process of the breaker.
+    pub key: Arc<str>,
+    /// The episode the probe was taken in.
+    pub episode: u64,
+    /// The probe's token.
+    pub token: u64,
+    /// Whether the call failed (a recorded error).
+    pub failed: bool,
+    /// Whether the call was slower than the slow-call threshold.
+    pub slow: bool,
+    /// The outcomes that decide.
+    pub minimum: u32,
+    /// The fewest failures among `minimum` outcomes that open.
+    pub failures_to_open: u32,
+    /// The fewest slow calls among `minimum` outcomes that open.
+    pub slow_calls_to_open: u32,
+    /// The probe expiry, which also bounds how long an idle episode is kept.
+    pub expiry: Duration,
 }
 
 /// Why a round trip gave no answer.
@@ -214,7 +319,7 @@ impl std::error::Error for BackendError {}
 /// The callback that receives a round trip's answer.
 pub type Reply<T> = Box<dyn FnOnce(Result<T, BackendError>) + Send + 'static>;
 
-/// The callback told of each change of a backend's state (`true`: up).
+/// The callback told of each change of a key's state (`true`: up).
 pub type Watcher = Box<dyn Fn(bool) + Send + Sync + 'static>;
 
 /// A store that processes share: the atomic operations the fleet needs,
@@ -224,35 +329,46 @@ pub type Watcher = Box<dyn Fn(bool) + Send + Sync + 'static>;
 /// thread, possibly after the caller stopped waiting (an answer that comes
 /// late is still honoured: leased permits go to the pool). An
 /// implementation must never block the calling thread, must run each
-/// operation atomically on the server (a script, a transaction), must read
-/// time from the server's clock, and must mark itself down when a round
-/// trip fails or is late ([`ClusterBackend::report_late`]) and up again by
-/// itself once the server answers.
+/// operation atomically on the server (a script, a transaction), and must
+/// read time from the server's clock.
+///
+/// Health is per key, and follows the operations' own outcomes: a round
+/// trip on a key that fails, or that a caller reports late
+/// ([`ClusterBackend::report_late`]), marks that key down, and the backend
+/// brings it up again by itself once the key's own operation succeeds
+/// (run harmlessly in the background: no permit, no probe taken). A key
+/// never used is up.
 pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
     /// Takes up to `request.lease` permits now, or reserves `request.need`
     /// within `request.timeout`.
     fn take_permits(&self, request: PermitRequest, reply: Reply<PermitGrant>);
 
-    /// Takes one probe of a half-open episode's budget: `true` when taken,
-    /// `false` when the fleet has used the budget.
-    fn take_probe(&self, request: ProbeRequest, reply: Reply<bool>);
+    /// Takes one probe of a half-open episode's budget, or says what the
+    /// episode `request.episode` decided.
+    fn take_probe(&self, request: ProbeRequest, reply: Reply<ProbeGrant>);
 
-    /// Reports a probe's end: `recorded` spends it (it counts toward the
-    /// budget), otherwise it goes back to the budget. Fire and forget.
-    fn finish_probe(&self, key: Arc<str>, token: u64, recorded: bool);
+    /// Counts a probe's outcome toward its episode; answers the episode's
+    /// verdict once it has one (`None` while it is still undecided, or when
+    /// the episode is no longer known).
+    fn report_probe(&self, report: ProbeReport, reply: Reply<Option<EpisodeVerdict>>);
 
-    /// Ends the fleet's half-open episode (a process has decided). Fire and forget.
-    fn end_probes(&self, key: Arc<str>);
+    /// Gives a probe that will not report back to its episode's budget (the
+    /// call was not made, or its process left HALF_OPEN). Fire and forget.
+    fn release_probe(&self, key: Arc<str>, episode: u64, token: u64);
 
-    /// Whether the last round trip or health check succeeded.
-    fn is_up(&self) -> bool;
+    /// Whether the operations on `key` succeed (the last one, or the last
+    /// background check since it failed).
+    fn is_up(&self, key: &str) -> bool;
 
-    /// Tells the backend that a caller gave up waiting for an answer: the
-    /// backend is slow, so it is marked down until a health check answers.
-    fn report_late(&self);
+    /// Why `key` is down, while it is.
+    fn last_error(&self, key: &str) -> Option<String>;
 
-    /// Registers `watcher`, called on the backend's thread at each change of state.
-    fn watch(&self, watcher: Watcher);
+    /// Tells the backend that a caller gave up waiting for an answer on
+    /// `key`: it is marked down until its operation answers in time.
+    fn report_late(&self, key: &str);
+
+    /// Registers `watcher`, called on the backend's thread at each change of `key`'s state.
+    fn watch(&self, key: &str, watcher: Watcher);
 
     /// The round trips made so far (for benchmarks and tests).
     fn round_trips(&self) -> u64;
@@ -380,11 +496,29 @@ impl fmt::Debug for RateLimiterCluster {
 }
 
 /// Cluster settings of a circuit breaker: the backend and key that hold the
-/// fleet's half-open probe budget.
+/// fleet's half-open episode.
 ///
-/// Each probe is a lease with an expiry: a process that dies mid-probe does
+/// A process that reaches HALF_OPEN joins the episode under way, or starts
+/// one. The episode hands out at most
+/// `permitted_number_of_calls_in_half_open_state` probes across the fleet
+/// and counts every probe's outcome on the backend; once
+/// `min(minimum_number_of_calls, permitted)` outcomes are in, it decides
+/// with the breaker's thresholds, exactly as one breaker's half-open window
+/// would, and every process of the episode follows: CLOSED, or back to OPEN
+/// (the process whose report decides at once, the others at their next
+/// call or report). So the fleet recovers however its probes were spread,
+/// and a process that got no probe follows too.
+///
+/// Each probe is a lease with an expiry ([`CircuitBreakerCluster::probe_expiry`],
+/// `cluster-probe-expiry`, default 10 s): a process that dies mid-probe does
 /// not hold the fleet HALF_OPEN; its probe goes back to the budget when the
-/// lease expires.
+/// lease expires, for another process to take. An episode in which nothing
+/// happens for twice the probe expiry is forgotten, and the processes still
+/// HALF_OPEN start a new one. A process that leaves HALF_OPEN on its own
+/// (`max_wait_duration_in_half_open_state`, or by hand) gives its probes
+/// back and the episode goes on for the others. While the backend is down
+/// or slower than the timeout, a probe goes by the process's own budget and
+/// its own window decides.
 #[derive(Clone)]
 pub struct CircuitBreakerCluster {
     pub(crate) backend: Arc<dyn ClusterBackend>,
@@ -473,6 +607,7 @@ pub struct ClusterLimiterMetrics {
     pub(crate) spent: u64,
     pub(crate) discarded: u64,
     pub(crate) fallback_calls: u64,
+    pub(crate) local_refusals: u64,
     pub(crate) up: bool,
 }
 
@@ -497,7 +632,12 @@ impl ClusterLimiterMetrics {
     pub fn fallback_calls(&self) -> u64 {
         self.fallback_calls
     }
-    /// Whether the backend is up, as this limiter last saw it.
+    /// Calls refused without a round trip: the backend had said that the
+    /// fleet has no permit left for longer than they could wait.
+    pub fn local_refusals(&self) -> u64 {
+        self.local_refusals
+    }
+    /// Whether the limiter's key on the backend is up (its operations succeed).
     pub fn backend_up(&self) -> bool {
         self.up
     }

@@ -300,7 +300,7 @@ impl<K: EventKind> EventPublisher<K> {
     /// Publishes an event stamped with `stamp`'s reading of this publisher's
     /// clock (see [`Stamp`]); consumers that ran clear it.
     #[inline]
-    pub(crate) fn publish_stamped<'c>(&'c self, stamp: &mut Stamp<'c>, kind: impl FnOnce() -> K) {
+    pub(crate) fn publish_stamped(&self, stamp: &mut Stamp, kind: impl FnOnce() -> K) {
         if self.is_active() {
             self.publish_at(stamp.now(&self.clock), kind());
             if self.subscribed.load(Ordering::Relaxed) {

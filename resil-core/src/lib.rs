@@ -24,12 +24,13 @@
 //! | [`time_limiter`] | `TimeLimiter` |
 //! | [`registry`] | `*Registry` |
 //! | [`decorators`] | `Decorators` (in the fixed aspect order) |
-//! | [`cluster`] | (resil's own: limits and half-open probes shared by a fleet) |
+//! | [`cluster`] | (resil's own: limits and half-open episodes shared by a fleet) |
 //!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
 pub mod bulkhead;
+pub mod chain;
 pub mod circuit_breaker;
 mod classify;
 pub mod clock;
@@ -41,6 +42,7 @@ pub mod future;
 pub mod interval;
 pub mod live;
 pub mod rate_limiter;
+pub mod redact;
 pub mod registry;
 #[cfg(feature = "axum")]
 mod response;

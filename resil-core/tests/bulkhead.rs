@@ -17,6 +17,7 @@ use resil_core::Error;
 use resil_core::bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadEvent, BulkheadEventType, BulkheadFull,
 };
+use resil_core::chain::{Call, ChainFuture, Stack};
 use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::registry::BulkheadRegistry;
 use tokio_test::{assert_pending, assert_ready, assert_ready_err, assert_ready_ok, task};
@@ -571,10 +572,12 @@ async fn a_call_cancelled_while_waiting_for_its_permit_takes_nothing() {
     let b = Bulkhead::with_clock("b", config(1, ms(10_000), true), TokioClock::new());
     let held = b.try_acquire_permission().unwrap();
     let ran = AtomicU32::new(0);
-    let mut call = task::spawn(b.decorate_async(|| async {
-        ran.fetch_add(1, Ordering::SeqCst);
-        Ok::<_, Error<()>>(())
-    }));
+    let mut call = task::spawn(ChainFuture::new(Stack::new().bulkhead(b.part()).around(
+        Call(|| async {
+            ran.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, Error<()>>(())
+        }),
+    )));
     assert_pending!(call.poll());
     tokio::time::advance(ms(50)).await;
     assert_pending!(call.poll());
@@ -630,7 +633,11 @@ fn async_calls_are_send() {
     let b = Bulkhead::of_defaults("b");
     assert_send(&b.acquire_permission());
     assert_send(&b.call_async(|| async { Ok::<_, ()>(1) }));
-    assert_send(&b.decorate_async(|| async { Ok::<_, Error<()>>(1) }));
+    assert_send(&ChainFuture::new(
+        Stack::new()
+            .bulkhead(b.part())
+            .around(Call(|| async { Ok::<_, Error<()>>(1) })),
+    ));
     assert_send(&b.try_acquire_permission().unwrap());
 }
 

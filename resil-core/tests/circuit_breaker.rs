@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use resil_core::chain::{Call, Ctx, Lift, Stack, SyncNode};
 use resil_core::circuit_breaker::{
-    CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent as Ev, Classifier, SlidingWindowType,
-    State, TransitionCheckResult,
+    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEvent as Ev,
+    SlidingWindowType, State, TransitionCheckResult,
 };
 use resil_core::clock::{Clock, ManualClock, Nanos};
 use resil_core::interval::IntervalFunction;
@@ -51,6 +52,18 @@ fn slow_ok(cb: &CircuitBreaker, clock: &ManualClock, d: Duration) {
         clock.advance(d);
         Ok::<_, &str>(())
     });
+}
+
+/// `f` through the breaker alone, classified by `c`.
+fn call_with<T, E>(
+    cb: &CircuitBreaker,
+    c: &CircuitBreakerClassifier<T, E>,
+    f: impl FnMut() -> Result<T, E>,
+) -> Result<T, Error<E>> {
+    Stack::new()
+        .circuit_breaker(cb.part(c))
+        .around(Lift(f))
+        .call(&mut Ctx::new())
 }
 
 fn transition(from: State, to: State) -> Ev {
@@ -314,7 +327,8 @@ fn half_open_failures_reopen_with_a_longer_wait() {
 
 #[test]
 fn ignored_errors_release_the_probe_and_count_for_nothing() {
-    const IGNORE: Classifier<(), &str> = Classifier::new().ignore(|e| *e == "not found");
+    const IGNORE: CircuitBreakerClassifier<(), &str> =
+        CircuitBreakerClassifier::new().ignore(|e| *e == "not found");
     let (cb, _, rec) = half_open(
         count(10, 10)
             .permitted_number_of_calls_in_half_open_state(1)
@@ -322,7 +336,7 @@ fn ignored_errors_release_the_probe_and_count_for_nothing() {
             .unwrap(),
     );
     for _ in 0..3 {
-        cb.call_with(&IGNORE, || Err("not found")).unwrap_err();
+        call_with(&cb, &IGNORE, || Err("not found")).unwrap_err();
     }
     assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
     assert_eq!(cb.state(), State::HalfOpen);
@@ -599,17 +613,20 @@ fn configured_kinds_record_and_ignore_by_name() {
         .build()
         .unwrap();
     let (cb, _, rec) = breaker(config);
-    let c = Classifier::<(), InvError>::classified();
-    let _ = cb.call_with(&c, || Err(InvError::ConnectionRefused));
-    let _ = cb.call_with(&c, || Err(InvError::OutOfStock));
-    let _ = cb.call_with(&c, || Err(InvError::Timeout));
+    let c = CircuitBreakerClassifier::<(), InvError>::classified();
+    let _ = call_with(&cb, &c, || Err(InvError::ConnectionRefused));
+    let _ = call_with(&cb, &c, || Err(InvError::OutOfStock));
+    let _ = call_with(&cb, &c, || Err(InvError::Timeout));
     // a rejection of an inner layer is named too
-    let _ = cb.decorate(&c, || {
-        Err(Error::Timeout(resil_core::time_limiter::Timeout::new(
-            "inventory-query".into(),
-            SEC,
-        )))
-    });
+    let _: Result<(), _> = Stack::new()
+        .circuit_breaker(cb.part(&c))
+        .around(Call(|| {
+            Err(Error::Timeout(resil_core::time_limiter::Timeout::new(
+                "inventory-query".into(),
+                SEC,
+            )))
+        }))
+        .call(&mut Ctx::new());
     let m = cb.metrics();
     assert_eq!(
         (m.number_of_buffered_calls(), m.number_of_failed_calls()),
@@ -626,23 +643,23 @@ fn configured_kinds_record_and_ignore_by_name() {
     // unlisted kinds count as successes once record_errors is set
     let config = count(100, 100).record_errors(["Timeout"]).build().unwrap();
     let (cb, _, _) = breaker(config);
-    let _ = cb.call_with(&c, || Err(InvError::ConnectionRefused));
+    let _ = call_with(&cb, &c, || Err(InvError::ConnectionRefused));
     assert_eq!(cb.metrics().number_of_failed_calls(), 0);
     assert_eq!(cb.metrics().number_of_successful_calls(), 1);
 }
 
 #[test]
 fn predicates_and_result_predicates_classify() {
-    const C: Classifier<u32, InvError> = Classifier::new()
+    const C: CircuitBreakerClassifier<u32, InvError> = CircuitBreakerClassifier::new()
         .record(|e| *e != InvError::OutOfStock)
         .ignore(|e| *e == InvError::Timeout)
         .record_result(|v| *v == 0);
     let (cb, _, rec) = breaker(count(100, 100).build().unwrap());
-    let _ = cb.call_with(&C, || Err(InvError::OutOfStock)); // not recorded: success
-    let _ = cb.call_with(&C, || Err(InvError::Timeout)); // ignored (ignore wins)
-    let _ = cb.call_with(&C, || Err(InvError::ConnectionRefused)); // failure
-    let _ = cb.call_with(&C, || Ok(0)); // result recorded as failure
-    let _ = cb.call_with(&C, || Ok(7)); // success
+    let _ = call_with(&cb, &C, || Err(InvError::OutOfStock)); // not recorded: success
+    let _ = call_with(&cb, &C, || Err(InvError::Timeout)); // ignored (ignore wins)
+    let _ = call_with(&cb, &C, || Err(InvError::ConnectionRefused)); // failure
+    let _ = call_with(&cb, &C, || Ok(0)); // result recorded as failure
+    let _ = call_with(&cb, &C, || Ok(7)); // success
     let m = cb.metrics();
     assert_eq!(
         (m.number_of_buffered_calls(), m.number_of_failed_calls()),
@@ -672,20 +689,21 @@ fn predicates_and_result_predicates_classify() {
 
 #[test]
 fn transition_on_result_opens_with_or_without_a_duration() {
-    const C: Classifier<u32, &str> = Classifier::new().transition_on_result(|r| match r {
-        Ok(429) => TransitionCheckResult::TransitionToOpenFor(Duration::from_secs(30)),
-        Err(_) => TransitionCheckResult::TransitionToOpen,
-        _ => TransitionCheckResult::NoTransition,
-    });
+    const C: CircuitBreakerClassifier<u32, &str> = CircuitBreakerClassifier::new()
+        .transition_on_result(|r| match r {
+            Ok(429) => TransitionCheckResult::TransitionToOpenFor(Duration::from_secs(30)),
+            Err(_) => TransitionCheckResult::TransitionToOpen,
+            _ => TransitionCheckResult::NoTransition,
+        });
     let (cb, clock, _) = breaker(CircuitBreakerConfig::default());
-    cb.call_with(&C, || Ok(200)).unwrap();
+    call_with(&cb, &C, || Ok(200)).unwrap();
     assert_eq!(cb.state(), State::Closed);
-    cb.call_with(&C, || Ok(429)).unwrap();
+    call_with(&cb, &C, || Ok(429)).unwrap();
     assert_eq!(cb.state(), State::Open);
     clock.advance(30 * SEC + MS);
     cb.transition_to_closed_state().unwrap();
     // Q1: "open" without a duration uses the interval function instead of failing.
-    cb.call_with(&C, || Err("boom")).unwrap_err();
+    call_with(&cb, &C, || Err("boom")).unwrap_err();
     assert_eq!(cb.state(), State::Open);
 }
 
@@ -778,12 +796,12 @@ fn an_async_call_asks_for_permission_when_created() {
             .build()
             .unwrap(),
     );
-    let mut called = false;
+    let called = std::cell::Cell::new(false);
     let first = cb.call_async(|| {
-        called = true;
+        called.set(true);
         async { Ok::<_, &str>(()) }
     });
-    assert!(called, "admitted, so the closure ran");
+    assert!(called.get(), "admitted, so the closure ran");
     let second = cb.call_async(|| async { Ok::<_, &str>(()) });
     assert_eq!(
         rec.take(),

@@ -1,7 +1,7 @@
-//! A differential test of `Decorators::call_async`: a reference chain built
-//! from the primitives' public calls, composed as `call_async` composes
-//! today, against the real one, on fresh and identically configured
-//! instances, under tokio's paused time.
+//! A differential test of `Decorators::call_async`, one chain of the
+//! engine (`resil_core::chain`), against a reference made of single-layer
+//! chains nested by hand, on fresh and identically configured instances,
+//! under tokio's paused time.
 //!
 //! The reference is
 //!
@@ -9,10 +9,10 @@
 //! Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) )
 //! ```
 //!
-//! with each layer's fallback applied after that layer (the layer's future is
-//! gone by then), each layer created when the layer outside it is first
-//! polled, and the retry's loop made of `Retry::start_async_call_owned`,
-//! `RetryCall::poll_attempt`, `RetryCall::settle` and `RetryCall::sleep`.
+//! with each layer its own `ChainFuture` (a `Stack` of that layer alone,
+//! around a `Call` that makes the next layer's future), each layer's
+//! fallback applied after that layer (the layer's future is gone by then),
+//! and each layer created when the layer outside it is first polled.
 //!
 //! Each scenario runs twice, once per chain, each in a fresh paused runtime,
 //! and compares the result, the calls of the caller's closure and of each
@@ -32,7 +32,10 @@ use std::time::Duration;
 use proptest::prelude::*;
 use resil_core::Error;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
-use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, Classifier, State};
+use resil_core::chain::{Call, ChainFuture, Lift, Stack};
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, State,
+};
 use resil_core::clock::{Clock, TokioClock};
 use resil_core::decorators::{Decorators, Layer};
 use resil_core::event::EventKind;
@@ -150,7 +153,7 @@ struct Scenario {
     /// The time limiter's timeout.
     time_limiter: Option<Duration>,
     bulkhead: Option<BulkheadSpec>,
-    /// Per layer, in `Layer::ORDER`.
+    /// Per layer, in `LAYERS`.
     fallbacks: [FallbackSpec; 5],
     /// The caller's future per attempt (the attempt's index modulo 3).
     script: [Step; 3],
@@ -162,6 +165,15 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// The layers a `Decorators` chain has, in `Layer::ORDER` (no thread pool).
+const LAYERS: [Layer; 5] = [
+    Layer::Retry,
+    Layer::CircuitBreaker,
+    Layer::RateLimiter,
+    Layer::TimeLimiter,
+    Layer::Bulkhead,
+];
+
 fn layer_name(layer: Layer) -> &'static str {
     match layer {
         Layer::Retry => "retry",
@@ -169,6 +181,7 @@ fn layer_name(layer: Layer) -> &'static str {
         Layer::RateLimiter => "rl",
         Layer::TimeLimiter => "tl",
         Layer::Bulkhead => "bh",
+        other => unreachable!("no {other:?} in these chains"),
     }
 }
 
@@ -179,6 +192,7 @@ fn replacement(layer: Layer) -> E {
         Layer::RateLimiter => "rl fallback",
         Layer::TimeLimiter => "tl fallback",
         Layer::Bulkhead => "bh fallback",
+        other => unreachable!("no {other:?} in these chains"),
     }
 }
 
@@ -471,39 +485,33 @@ fn metrics(p: &Prims) -> String {
 
 // ------------------------------------------------------------ the reference
 
-/// Today's `Decorators::call_async`, from the primitives' public calls.
+/// `Decorators::call_async`, as single-layer chains nested by hand.
 struct Reference<'s> {
     sc: &'s Scenario,
     p: &'s Prims,
     ctx: &'s Ctx,
-    breaker: Classifier<u32, E>,
+    breaker: CircuitBreakerClassifier<u32, E>,
     retry: RetryClassifier<u32, E>,
 }
 
 impl Reference<'_> {
-    async fn call<F, Fut>(&self, mut f: F) -> R
+    async fn call<F, Fut>(&self, f: F) -> R
     where
-        F: FnMut() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<u32, E>>,
     {
         let result = match &self.p.retry {
+            // Each attempt is a fresh breaker layer (and everything inside
+            // it), made when the retry starts the attempt.
             Some(retry) => {
-                let mut call = retry.start_async_call_owned();
-                loop {
-                    // The attempt's future is gone before its outcome is settled.
-                    let outcome = {
-                        let mut attempt = pin!(self.circuit_breaker(&mut f));
-                        std::future::poll_fn(|cx| call.poll_attempt(attempt.as_mut(), cx)).await
-                    };
-                    match call.settle(&self.retry, outcome) {
-                        Ok(result) => break result,
-                        // Today's loop does not sleep for a zero wait.
-                        Err(wait) if wait.is_zero() => {}
-                        Err(wait) => call.sleep(wait).await,
-                    }
-                }
+                ChainFuture::new(
+                    Stack::new()
+                        .retry(retry.part(&self.retry))
+                        .around(Call(|| self.circuit_breaker(&f))),
+                )
+                .await
             }
-            None => self.circuit_breaker(&mut f).await,
+            None => self.circuit_breaker(&f).await,
         };
         self.recover(Layer::Retry, result).await
     }
@@ -517,54 +525,72 @@ impl Reference<'_> {
         }
     }
 
-    async fn circuit_breaker<F, Fut>(&self, f: &mut F) -> R
+    async fn circuit_breaker<F, Fut>(&self, f: &F) -> R
     where
-        F: FnMut() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<u32, E>>,
     {
         let result = match &self.p.cb {
             Some(cb) => {
-                cb.decorate_async(&self.breaker, || self.rate_limiter(f))
-                    .await
+                ChainFuture::new(
+                    Stack::new()
+                        .circuit_breaker(cb.part(&self.breaker))
+                        .around(Call(|| self.rate_limiter(f))),
+                )
+                .await
             }
             None => self.rate_limiter(f).await,
         };
         self.recover(Layer::CircuitBreaker, result).await
     }
 
-    async fn rate_limiter<F, Fut>(&self, f: &mut F) -> R
+    async fn rate_limiter<F, Fut>(&self, f: &F) -> R
     where
-        F: FnMut() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<u32, E>>,
     {
         let result = match &self.p.rl {
-            Some(rl) => rl.decorate_async(|| self.time_limiter(f)).await,
+            Some(rl) => {
+                ChainFuture::new(
+                    Stack::new()
+                        .rate_limiter(rl.part(1))
+                        .around(Call(|| self.time_limiter(f))),
+                )
+                .await
+            }
             None => self.time_limiter(f).await,
         };
         self.recover(Layer::RateLimiter, result).await
     }
 
-    async fn time_limiter<F, Fut>(&self, f: &mut F) -> R
+    async fn time_limiter<F, Fut>(&self, f: &F) -> R
     where
-        F: FnMut() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<u32, E>>,
     {
         let result = match &self.p.tl {
-            Some(tl) => tl.decorate_async(|| self.bulkhead(f)).await,
+            Some(tl) => {
+                ChainFuture::new(
+                    Stack::new()
+                        .time_limiter(tl.part())
+                        .around(Call(|| self.bulkhead(f))),
+                )
+                .await
+            }
             None => self.bulkhead(f).await,
         };
         self.recover(Layer::TimeLimiter, result).await
     }
 
-    async fn bulkhead<F, Fut>(&self, f: &mut F) -> R
+    async fn bulkhead<F, Fut>(&self, f: &F) -> R
     where
-        F: FnMut() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<u32, E>>,
     {
         let result = match &self.p.bh {
             // The caller's future is created when the bulkhead calls the
-            // closure (once it has a permit), as `InnerErrors::new(f())`.
-            Some(bh) => bh.decorate_async(|| inner_errors(f())).await,
+            // closure (once it has a permit).
+            Some(bh) => ChainFuture::new(Stack::new().bulkhead(bh.part()).around(Lift(f))).await,
             None => inner_errors(f()).await,
         };
         self.recover(Layer::Bulkhead, result).await
@@ -593,12 +619,12 @@ async fn via_decorators(sc: &Scenario, p: &Prims, ctx: &Ctx) -> R {
     if let Some(bh) = &p.bh {
         d = d.with_bulkhead(bh);
     }
-    for layer in Layer::ORDER {
+    for layer in LAYERS {
         if let FallbackSpec::Sync(a) = sc.fallbacks[layer as usize] {
             d = d.with_fallback(layer, move |e| sync_fallback(ctx, layer, a, e));
         }
     }
-    let asyncs: Vec<(Layer, Answer)> = Layer::ORDER
+    let asyncs: Vec<(Layer, Answer)> = LAYERS
         .iter()
         .filter_map(|&layer| match sc.fallbacks[layer as usize] {
             FallbackSpec::Async(a) => Some((layer, a)),
@@ -674,7 +700,7 @@ fn run(sc: &Scenario, chain: Chain) -> Outcome {
                             sc,
                             p: &p,
                             ctx: &ctx,
-                            breaker: Classifier::new(),
+                            breaker: CircuitBreakerClassifier::new(),
                             retry: RetryClassifier::new(),
                         };
                         reference.call(|| attempt(&ctx, sc.script)).await
@@ -775,7 +801,7 @@ fn compare(sc: &Scenario) -> Result<(), TestCaseError> {
     prop_assert_eq!(
         got.fallback_calls,
         want.fallback_calls,
-        "fallback calls (in Layer::ORDER) differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}",
+        "fallback calls (in LAYERS) differ (left: Decorators::call_async, right: the reference)\nscenario: {:#?}",
         sc
     );
     prop_assert_eq!(
@@ -1070,7 +1096,7 @@ fn an_unpolled_call_async_does_nothing() {
             .with_rate_limiter(rl)
             .with_bulkhead(bh)
             .with_time_limiter(tl);
-        for layer in Layer::ORDER {
+        for layer in LAYERS {
             let ctx = &ctx;
             d = d.with_async_fallback(layer, move |e| {
                 async_fallback(ctx, layer, Answer::Recover, e)

@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use resil_core::Error;
-use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, Classifier, State};
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, State,
+};
 use resil_core::clock::ManualClock;
 use resil_core::interval::IntervalFunction;
 use resil_core::retry::{Retry, RetryConfig};
+use resil_core::{Decorators, Error};
 
 /// Generous bound for "this did not hang": only reached when a test fails.
 const HANG: Duration = Duration::from_secs(20);
@@ -54,9 +56,12 @@ fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static)
 #[test]
 fn a_panicking_record_predicate_is_a_failure_and_frees_the_probe() {
     let cb = half_open(one_probe());
-    const PANICS: Classifier<u32, &str> = Classifier::new().record(|_| panic!("predicate"));
+    const PANICS: CircuitBreakerClassifier<u32, &str> =
+        CircuitBreakerClassifier::new().record(|_| panic!("predicate"));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        cb.call_with(&PANICS, || Err::<u32, _>("down"))
+        Decorators::new()
+            .with_circuit_breaker_classified(&cb, PANICS)
+            .call(|| Err::<u32, _>("down"))
     }));
     assert!(outcome.is_err(), "the predicate's panic is resumed");
     // The probe was recorded as a failure: one of one failed, so OPEN, not a
@@ -72,8 +77,13 @@ fn a_panicking_result_predicate_is_recorded_once() {
         .build()
         .unwrap();
     let cb = half_open(config);
-    const PANICS: Classifier<u32, &str> = Classifier::new().record_result(|_| panic!("result"));
-    let outcome = catch_unwind(AssertUnwindSafe(|| cb.call_with(&PANICS, || Ok(1))));
+    const PANICS: CircuitBreakerClassifier<u32, &str> =
+        CircuitBreakerClassifier::new().record_result(|_| panic!("result"));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        Decorators::new()
+            .with_circuit_breaker_classified(&cb, PANICS)
+            .call(|| Ok(1))
+    }));
     assert!(outcome.is_err());
     assert_eq!(cb.state(), State::HalfOpen);
     let m = cb.metrics();
@@ -314,7 +324,8 @@ fn a_panicking_retry_predicate_in_an_async_call_is_counted_once() {
     let retry = retry();
     const PANICS: RetryClassifier<u32, &str> = RetryClassifier::new().retry_on(|_| panic!("p"));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let fut = retry.call_async_with(&PANICS, || async { Err::<u32, _>("down") });
+        let chain = Decorators::new().with_retry_classified(&retry, PANICS);
+        let fut = chain.call_async(|| async { Err::<u32, _>("down") });
         let mut fut = pin!(fut);
         let _ = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
     }));

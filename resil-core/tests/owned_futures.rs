@@ -1,16 +1,21 @@
-//! The owned async calls (`*_async_owned`): `'static` and `Send` futures that
-//! keep their primitive alive and behave as the borrowing ones do.
+//! Owned async calls: chains built from the primitives' `shared_part`s
+//! (each holding its primitive's `Arc`) are `'static` and `Send` futures
+//! that keep their primitive alive and behave as the borrowing ones do.
 
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use resil_core::Error;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
-use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
+use resil_core::chain::{ChainFuture, Lift, Stack};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use resil_core::clock::TokioClock;
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryClassifier, RetryConfig};
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
+use tokio_test::{assert_pending, task};
 
 fn spawnable<F: Future + Send + 'static>(future: F) -> F {
     future
@@ -19,7 +24,11 @@ fn spawnable<F: Future + Send + 'static>(future: F) -> F {
 #[tokio::test(start_paused = true)]
 async fn owned_calls_outlive_their_primitive_and_run_on_other_tasks() {
     let cb = CircuitBreaker::of_defaults("owned-cb");
-    let call = spawnable(cb.call_async_owned(Classifier::new(), || async { Err::<(), _>("down") }));
+    let call = spawnable(ChainFuture::new(
+        Stack::new()
+            .circuit_breaker(cb.shared_part(CircuitBreakerClassifier::new()))
+            .around(Lift(|| async { Err::<(), _>("down") })),
+    ));
     let metrics_of = cb.clone();
     drop(cb);
     assert_eq!(tokio::spawn(call).await.unwrap(), Err(Error::Inner("down")));
@@ -30,11 +39,19 @@ async fn owned_calls_outlive_their_primitive_and_run_on_other_tasks() {
         .build()
         .unwrap();
     let bh = Bulkhead::with_clock("owned-bh", config, TokioClock::new());
-    let held = spawnable(bh.call_async_owned(|| async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        Ok::<_, &str>(1)
-    }));
-    let refused = bh.call_async_owned(|| async { Ok::<_, &str>(2) });
+    let held = spawnable(ChainFuture::new(
+        Stack::new()
+            .bulkhead(bh.shared_part())
+            .around(Lift(|| async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Ok::<_, &str>(1)
+            })),
+    ));
+    let refused = ChainFuture::new(
+        Stack::new()
+            .bulkhead(bh.shared_part())
+            .around(Lift(|| async { Ok::<_, &str>(2) })),
+    );
     assert!(matches!(refused.await, Err(Error::BulkheadFull(_))));
     drop(held);
     assert_eq!(
@@ -50,7 +67,11 @@ async fn owned_calls_outlive_their_primitive_and_run_on_other_tasks() {
         .unwrap();
     let rl = RateLimiter::with_clock("owned-rl", config, TokioClock::new());
     rl.try_acquire_permission(1);
-    let waits = spawnable(rl.call_async_owned(|| async { Ok::<_, &str>(3) }));
+    let waits = spawnable(ChainFuture::new(
+        Stack::new()
+            .rate_limiter(rl.shared_part(1))
+            .around(Lift(|| async { Ok::<_, &str>(3) })),
+    ));
     assert_eq!(rl.metrics().number_of_waiting_threads(), 1);
     assert_eq!(tokio::spawn(waits).await.unwrap(), Ok(3));
     assert_eq!(rl.metrics().number_of_waiting_threads(), 0);
@@ -60,7 +81,11 @@ async fn owned_calls_outlive_their_primitive_and_run_on_other_tasks() {
         .build()
         .unwrap();
     let tl = TimeLimiter::with_clock("owned-tl", config, TokioClock::new());
-    let hangs = spawnable(tl.call_async_owned(std::future::pending::<Result<(), &str>>));
+    let hangs = spawnable(ChainFuture::new(
+        Stack::new()
+            .time_limiter(tl.shared_part())
+            .around(Lift(std::future::pending::<Result<(), &str>>)),
+    ));
     assert!(matches!(
         tokio::spawn(hangs).await.unwrap(),
         Err(Error::Timeout(_))
@@ -71,30 +96,39 @@ async fn owned_calls_outlive_their_primitive_and_run_on_other_tasks() {
 async fn a_retry_call_counts_its_attempts_like_call_async() {
     let config = RetryConfig::builder().max_attempts(3).build().unwrap();
     let retry = Retry::with_clock("owned-retry", config, TokioClock::new());
-    let classifier = RetryClassifier::new();
-    let mut call = retry.start_async_call_owned();
-    let mut attempts = 0;
-    let result: Result<(), Error<&str>> = loop {
-        attempts += 1;
-        let mut attempt = std::pin::pin!(async { Err(Error::Inner("busy")) });
-        let outcome = std::future::poll_fn(|cx| call.poll_attempt(attempt.as_mut(), cx)).await;
-        match call.settle(&classifier, outcome) {
-            Ok(result) => break result,
-            Err(wait) => call.sleep(wait).await,
-        }
-    };
-    assert_eq!((attempts, result), (3, Err(Error::Inner("busy"))));
-    assert_eq!(call.attempts(), 3);
+    let attempts = Arc::new(AtomicU32::new(0));
+    let counted = attempts.clone();
+    let call = spawnable(ChainFuture::new(
+        Stack::new()
+            .retry(retry.shared_part(RetryClassifier::new()))
+            .around(Lift(move || {
+                counted.fetch_add(1, Ordering::Relaxed);
+                async { Err::<(), _>("busy") }
+            })),
+    ));
+    let result = tokio::spawn(call).await.unwrap();
+    assert_eq!(
+        (attempts.load(Ordering::Relaxed), result),
+        (3, Err(Error::Inner("busy")))
+    );
     assert_eq!(
         retry.metrics().number_of_failed_calls_with_retry_attempt(),
         1
     );
 
-    // Dropped between attempts: cancelled, nothing counted.
-    let mut call = retry.start_async_call_owned();
-    let mut attempt = std::pin::pin!(async { Err::<(), _>(Error::Inner("busy")) });
-    let outcome = std::future::poll_fn(|cx| call.poll_attempt(attempt.as_mut(), cx)).await;
-    assert!(call.settle(&RetryClassifier::new(), outcome).is_err());
+    // Dropped between attempts (in the backoff after the first): cancelled,
+    // nothing counted.
+    let attempts = AtomicU32::new(0);
+    let mut call = task::spawn(ChainFuture::new(
+        Stack::new()
+            .retry(retry.shared_part(RetryClassifier::new()))
+            .around(Lift(|| {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                async { Err::<(), _>("busy") }
+            })),
+    ));
+    assert_pending!(call.poll());
+    assert_eq!(attempts.load(Ordering::Relaxed), 1, "waiting to retry");
     drop(call);
     let m = retry.metrics();
     let ended = m.number_of_successful_calls_without_retry_attempt()

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use resil_core::Error;
+use resil_core::chain::{Call, ChainFuture, Ctx, Stack, SyncNode};
 use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::rate_limiter::{
     RateLimiter, RateLimiterConfig, RateLimiterEvent, RateLimiterEventType,
@@ -327,7 +328,7 @@ async fn a_second_caller_waits_for_the_next_cycle() {
 // ---- decorators ----
 
 #[test]
-fn call_and_decorate_take_one_permit_each() {
+fn call_and_a_chain_take_one_permit_each() {
     let (rl, _clock) = manual(2, Duration::ZERO);
     assert_eq!(rl.call(|| Ok::<_, &str>(1)), Ok(1));
     assert_eq!(rl.call(|| Err::<u32, _>("boom")), Err(Error::Inner("boom")));
@@ -336,19 +337,25 @@ fn call_and_decorate_take_one_permit_each() {
         other => panic!("unexpected {other:?}"),
     }
     assert_eq!(available(&rl), 0);
-    let inner: Result<u32, Error<&str>> = rl.decorate(|| Ok(4));
+    let inner: Result<u32, Error<&str>> = Stack::new()
+        .rate_limiter(rl.part(1))
+        .around(Call(|| Ok(4)))
+        .call(&mut Ctx::new());
     assert!(matches!(inner, Err(Error::RequestNotPermitted(_))));
 }
 
 #[test]
-fn decorate_with_permits_takes_that_many() {
+fn a_part_with_permits_takes_that_many() {
     let (rl, _clock) = manual(5, Duration::ZERO);
-    assert_eq!(rl.decorate_with_permits(4, || Ok::<_, Error<()>>(1)), Ok(1));
+    let with_permits = |permits| {
+        Stack::new()
+            .rate_limiter(rl.part(permits))
+            .around(Call(|| Ok::<_, Error<()>>(1)))
+            .call(&mut Ctx::new())
+    };
+    assert_eq!(with_permits(4), Ok(1));
     assert_eq!(available(&rl), 1);
-    assert!(
-        rl.decorate_with_permits(2, || Ok::<_, Error<()>>(1))
-            .is_err()
-    );
+    assert!(with_permits(2).is_err());
 }
 
 #[test]
@@ -371,19 +378,23 @@ async fn async_decorators_wait_and_map_errors() {
     let refused = rl.call_async(|| async { Ok::<_, ()>(()) }).await;
     assert!(matches!(refused, Err(Error::RequestNotPermitted(_))));
     tokio::time::advance(SEC).await;
-    let chained: Result<u8, Error<()>> = rl
-        .decorate_async(|| async {
+    let chained: Result<u8, Error<()>> =
+        ChainFuture::new(Stack::new().rate_limiter(rl.part(1)).around(Call(|| async {
             Err(Error::Timeout(resil_core::time_limiter::Timeout::new(
                 "tl".into(),
                 SEC,
             )))
-        })
+        })))
         .await;
     assert!(matches!(chained, Err(Error::Timeout(_))));
     tokio::time::advance(SEC).await;
     assert_eq!(
-        rl.decorate_async_with_permits(1, || async { Ok::<_, Error<()>>(2) })
-            .await,
+        ChainFuture::new(
+            Stack::new()
+                .rate_limiter(rl.part(1))
+                .around(Call(|| async { Ok::<_, Error<()>>(2) }))
+        )
+        .await,
         Ok(2)
     );
 }
@@ -394,7 +405,11 @@ fn decorated_futures_are_send() {
     let rl = RateLimiter::of_defaults("rl");
     let fut = rl.call_async(|| async { Ok::<_, std::io::Error>(1) });
     assert_send(&fut);
-    let fut = rl.decorate_async(|| async { Ok::<_, Error<std::io::Error>>(1) });
+    let fut = ChainFuture::new(
+        Stack::new()
+            .rate_limiter(rl.part(1))
+            .around(Call(|| async { Ok::<_, Error<std::io::Error>>(1) })),
+    );
     assert_send(&fut);
     assert_send(&rl.acquire_permission(1));
 }

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use proptest::prelude::*;
-use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
+use resil_core::chain::{Call, ChainFuture, Ctx, Lift, Stack, SyncNode};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use resil_core::clock::{Clock, ManualClock, Nanos, TokioClock};
 use resil_core::event::EventKind;
 use resil_core::registry::RetryRegistry;
@@ -52,6 +53,56 @@ fn counts(m: RetryMetrics) -> [u64; 5] {
         m.number_of_failed_calls_with_retry_attempt(),
         m.number_of_total_calls(),
     ]
+}
+
+/// `f` through the retry alone, classified by `c`.
+fn call_with<T, E>(
+    retry: &Retry,
+    c: &RetryClassifier<T, E>,
+    f: impl FnMut() -> Result<T, E>,
+) -> Result<T, Error<E>> {
+    Stack::new()
+        .retry(retry.part(c))
+        .around(Lift(f))
+        .call(&mut Ctx::new())
+}
+
+/// `f`, which fails with `resil::Error` (an inner layer's), through the
+/// retry alone.
+fn decorate<T, E>(
+    retry: &Retry,
+    c: &RetryClassifier<T, E>,
+    f: impl FnMut() -> Result<T, Error<E>>,
+) -> Result<T, Error<E>> {
+    Stack::new()
+        .retry(retry.part(c))
+        .around(Call(f))
+        .call(&mut Ctx::new())
+}
+
+/// The futures that `f` returns through the retry alone; the first attempt
+/// starts now.
+fn call_async_with<'a, T, E, F, Fut>(
+    retry: &'a Retry,
+    c: &'a RetryClassifier<T, E>,
+    f: F,
+) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    ChainFuture::new(Stack::new().retry(retry.part(c)).around(Lift(f)))
+}
+
+/// `f` through a breaker that records every error.
+fn through_breaker<T, E>(
+    cb: &CircuitBreaker,
+    f: impl FnMut() -> Result<T, Error<E>>,
+) -> Result<T, Error<E>> {
+    Stack::new()
+        .circuit_breaker(cb.part(CircuitBreakerClassifier::new()))
+        .around(Call(f))
+        .call(&mut Ctx::new())
 }
 
 fn manual(config: RetryConfig) -> (Retry, ManualClock, Recorder<RetryEvent>) {
@@ -136,7 +187,7 @@ fn a_first_success_publishes_nothing_and_counts_without_retry() {
 fn a_success_after_retries_publishes_success_with_the_last_error_kind() {
     let (retry, clock, rec) = manual(RetryConfig::default());
     let mut replies = vec![Ok(3), Err(InvError::Transient), Err(InvError::Fatal)];
-    let r = retry.call_with(&CLASSIFIED, || replies.pop().unwrap());
+    let r = call_with(&retry, &CLASSIFIED, || replies.pop().unwrap());
     assert_eq!(r, Ok(3));
     assert_eq!(clock.now().as_duration(), ms(1000));
     assert_eq!(
@@ -161,7 +212,7 @@ fn a_non_retryable_error_after_a_retryable_one_counts_as_failed_without_retry() 
         .unwrap();
     let (retry, clock, rec) = manual(config);
     let mut replies = vec![Err(InvError::Fatal), Err(InvError::Transient)];
-    let r = retry.call_with(&CLASSIFIED, || replies.pop().unwrap());
+    let r = call_with(&retry, &CLASSIFIED, || replies.pop().unwrap());
     assert_eq!(r, Err(Error::Inner(InvError::Fatal)));
     assert!(replies.is_empty());
     assert_eq!(clock.now().as_duration(), ms(500));
@@ -188,7 +239,7 @@ fn ignore_wins_over_the_retry_list_and_the_predicate() {
         .unwrap();
     let (retry, _, rec) = manual(config);
     let mut calls = 0;
-    let r = retry.call_with(&ALWAYS, || {
+    let r = call_with(&retry, &ALWAYS, || {
         calls += 1;
         Err(InvError::OutOfStock)
     });
@@ -216,7 +267,7 @@ fn the_retry_list_and_the_predicate_are_alternatives() {
     let (retry, _, _) = manual(config);
     let attempts = |error: InvError| {
         let mut calls = 0;
-        let _ = retry.call_with(&FATAL_TOO, || {
+        let _ = call_with(&retry, &FATAL_TOO, || {
             calls += 1;
             Err(error.clone())
         });
@@ -238,7 +289,7 @@ fn the_retry_list_and_the_predicate_are_alternatives() {
         ManualClock::new(),
     );
     let mut calls = 0;
-    let _ = retry.call_with(&ONLY_FATAL, || {
+    let _ = call_with(&retry, &ONLY_FATAL, || {
         calls += 1;
         Err(InvError::Transient)
     });
@@ -291,8 +342,8 @@ fn rejections_of_inner_layers_are_retried_by_default_and_named() {
     let retry = Retry::with_clock("db", RetryConfig::default(), clock.clone());
     let rec = Recorder::attach(retry.event_publisher());
     let mut calls = 0;
-    let r = retry.decorate(&CLASSIFIED, || {
-        cb.decorate(&Classifier::new(), || {
+    let r = decorate(&retry, &CLASSIFIED, || {
+        through_breaker(&cb, || {
             calls += 1;
             Ok(1)
         })
@@ -316,7 +367,7 @@ fn rejections_follow_the_kind_lists() {
     let cb = CircuitBreaker::with_clock("db", Default::default(), clock.clone());
     cb.transition_to_forced_open_state().unwrap();
     let through_cb =
-        |retry: &Retry| retry.decorate(&CLASSIFIED, || cb.decorate(&Classifier::new(), || Ok(1)));
+        |retry: &Retry| decorate(retry, &CLASSIFIED, || through_breaker(&cb, || Ok(1)));
 
     let ignoring = RetryConfig::builder()
         .ignore_errors(["CallNotPermitted"])
@@ -347,7 +398,7 @@ fn rejections_follow_the_kind_lists() {
     // ... and a predicate alone does not apply to them: they stay retried.
     const PREDICATE: RetryClassifier<u32, InvError> = RetryClassifier::new().retry_on(|_| false);
     let retry = Retry::with_clock("predicate", RetryConfig::default(), clock.clone());
-    let r = retry.decorate(&PREDICATE, || {
+    let r = decorate(&retry, &PREDICATE, || {
         Err(Error::MaxRetriesExceeded(MaxRetriesExceeded::new(
             "inner".into(),
             2,
@@ -366,7 +417,7 @@ const ACCEPTED: RetryClassifier<u32, InvError> =
 fn results_that_exhaust_the_attempts_are_returned_and_attempts_counted_exactly() {
     let (retry, clock, rec) = manual(RetryConfig::default());
     let mut calls = 0;
-    let r = retry.call_with(&ACCEPTED, || {
+    let r = call_with(&retry, &ACCEPTED, || {
         calls += 1;
         Ok(202)
     });
@@ -395,7 +446,7 @@ fn fail_after_max_attempts_fails_once_with_max_retries_exceeded() {
     ] {
         let (retry, clock, rec) = manual(config.build().unwrap());
         let mut calls = 0;
-        let r = retry.call_with(&ACCEPTED, || {
+        let r = call_with(&retry, &ACCEPTED, || {
             calls += 1;
             Ok(202)
         });
@@ -428,7 +479,7 @@ fn result_exhaustion_after_an_error_reports_that_error_unless_failing() {
     let mut replies = vec![Ok(202), Ok(202), Err(InvError::Transient)];
     let (retry, _, rec) = manual(RetryConfig::default());
     assert_eq!(
-        retry.call_with(&ACCEPTED, || replies.pop().unwrap()),
+        call_with(&retry, &ACCEPTED, || replies.pop().unwrap()),
         Ok(202)
     );
     assert_eq!(
@@ -446,7 +497,7 @@ fn an_accepted_result_after_rejected_ones_is_a_success_with_retry() {
     let (retry, _, rec) = manual(RetryConfig::default());
     let mut replies = vec![Ok(200), Ok(202)];
     assert_eq!(
-        retry.call_with(&ACCEPTED, || replies.pop().unwrap()),
+        call_with(&retry, &ACCEPTED, || replies.pop().unwrap()),
         Ok(200)
     );
     assert_eq!(
@@ -476,7 +527,7 @@ const CONSUMING: RetryClassifier<u32, InvError> = RetryClassifier::classified()
 async fn results_are_consumed_before_each_retry_but_not_the_last_sync_and_async() {
     let retry = Retry::with_clock("c", RetryConfig::default(), ManualClock::new());
     let mut next = 100;
-    let r = retry.call_with(&CONSUMING, || {
+    let r = call_with(&retry, &CONSUMING, || {
         next += 1;
         Ok(next)
     });
@@ -487,12 +538,11 @@ async fn results_are_consumed_before_each_retry_but_not_the_last_sync_and_async(
     // Resilience4j 2.2 async consumes only the last result (Q9); resil matches sync.
     let retry = Retry::with_clock("c", RetryConfig::default(), TokioClock::new());
     let next = AtomicU32::new(100);
-    let r = retry
-        .call_async_with(&CONSUMING, || {
-            let v = next.fetch_add(1, Ordering::SeqCst) + 1;
-            async move { Ok(v) }
-        })
-        .await;
+    let r = call_async_with(&retry, &CONSUMING, || {
+        let v = next.fetch_add(1, Ordering::SeqCst) + 1;
+        async move { Ok(v) }
+    })
+    .await;
     assert_eq!(r, Ok(103));
     let asynchronous: Vec<_> = CONSUMED.lock().unwrap().drain(..).collect();
     assert_eq!(asynchronous, sync);
@@ -573,7 +623,7 @@ fn throttled_waits(
     ];
     let before = clock.now();
     assert_eq!(
-        retry.call_with(classifier, || replies.pop().unwrap()),
+        call_with(retry, classifier, || replies.pop().unwrap()),
         Ok(1)
     );
     let waits: Vec<u128> = rec
@@ -669,7 +719,7 @@ fn a_bi_function_sees_rejected_results_and_rejections() {
         ))),
         Ok(202),
     ];
-    assert_eq!(retry.decorate(&SHARED, || replies.pop().unwrap()), Ok(1));
+    assert_eq!(decorate(&retry, &SHARED, || replies.pop().unwrap()), Ok(1));
     assert_eq!(
         rec.take()[..3],
         [
@@ -717,7 +767,7 @@ async fn async_fail_after_max_attempts_fails_once() {
         .unwrap();
     let retry = Retry::with_clock("a", config, TokioClock::new());
     let rec = Recorder::attach(retry.event_publisher());
-    let r = retry.call_async_with(&ACCEPTED, || async { Ok(202) }).await;
+    let r = call_async_with(&retry, &ACCEPTED, || async { Ok(202) }).await;
     assert!(matches!(r, Err(Error::MaxRetriesExceeded(_))));
     assert_eq!(
         rec.take(),
@@ -797,9 +847,13 @@ fn async_futures_are_send_when_the_calls_are() {
     let retry = Retry::of_defaults("send");
     let f = retry.call_async(|| async { Ok::<u32, String>(1) });
     assert_send(&f);
-    let f = retry.call_async_with(&ACCEPTED, || async { Ok(1) });
+    let f = call_async_with(&retry, &ACCEPTED, || async { Ok(1) });
     assert_send(&f);
-    let f = retry.decorate_async(&CLASSIFIED, || async { Ok::<u32, Error<InvError>>(1) });
+    let f = ChainFuture::new(
+        Stack::new()
+            .retry(retry.part(&CLASSIFIED))
+            .around(Call(|| async { Ok::<u32, Error<InvError>>(1) })),
+    );
     assert_send(&f);
     // A non-Send result type does not make the future non-Send: it is never
     // held across the backoff.
@@ -870,7 +924,7 @@ fn concurrent_calls_count_every_outcome() {
             s.spawn(move || {
                 for i in 0..PER_THREAD {
                     let mut attempt = 0;
-                    let _ = retry.call_with(&CLASSIFIED, || {
+                    let _ = call_with(retry, &CLASSIFIED, || {
                         attempt += 1;
                         match (i % 4, attempt) {
                             (0, _) => Ok(1),                    // success, 1 attempt
@@ -963,7 +1017,7 @@ fn the_success_path_allocates_nothing() {
     let _ = retry.call(|| Ok::<_, ()>(0)); // warm up lazy statics
     let (r, n) = support::allocations_during(|| retry.call(|| Ok::<_, ()>(1)));
     assert_eq!((r, n), (Ok(1), 0));
-    let (r, n) = support::allocations_during(|| retry.call_with(&CLASSIFIED, || Ok(2)));
+    let (r, n) = support::allocations_during(|| call_with(&retry, &CLASSIFIED, || Ok(2)));
     assert_eq!((r, n), (Ok(2), 0));
 
     // Retrying on a ManualClock with nobody listening allocates nothing either.

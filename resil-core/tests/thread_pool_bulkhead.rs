@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use resil_core::Error;
 use resil_core::Tags;
+use resil_core::chain::{ChainFuture, Ctx, Stack, SyncNode};
 use resil_core::clock::{ManualClock, SystemClock};
 use resil_core::registry::ThreadPoolBulkheadRegistry;
 use resil_core::thread_pool_bulkhead::{
-    BulkheadFull, ThreadPoolBulkhead, ThreadPoolBulkheadConfig,
+    BulkheadFull, Jobs, ThreadPoolBulkhead, ThreadPoolBulkheadConfig,
     ThreadPoolBulkheadEvent::{self, CallFinished, CallPermitted, CallRejected},
     ThreadPoolBulkheadEventType,
 };
@@ -591,7 +592,11 @@ fn result_futures_are_send_even_for_results_that_are_not_sync() {
     assert_send_static(&s);
     let c = bh.call_async(|| Ok::<_, std::io::Error>(Cell::new(2)));
     assert_send_static(&c);
-    let d = bh.decorate_async(|| Ok::<_, Error<std::io::Error>>(3));
+    let d = ChainFuture::new(
+        Stack::new()
+            .bulkhead(bh.shared_part())
+            .around(Jobs(|| || Ok::<_, std::io::Error>(3))),
+    );
     assert_send_static(&d);
     assert_eq!(s.wait().unwrap().get(), 1);
     drop((c, d));
@@ -610,7 +615,12 @@ async fn call_forms_map_outcomes_and_decide_admission_at_the_call() {
     assert_eq!(rec.take(), [CallRejected]);
     assert!(matches!(refused.await, Err(Error::BulkheadFull(_))));
     assert!(matches!(
-        bh.decorate_async(|| Ok::<_, Error<std::io::Error>>(1)).await,
+        ChainFuture::new(
+            Stack::new()
+                .bulkhead(bh.part())
+                .around(Jobs(|| || Ok::<_, std::io::Error>(1)))
+        )
+        .await,
         Err(Error::BulkheadFull(f)) if f.capacity() == 1
     ));
     gate.open();
@@ -624,11 +634,27 @@ async fn call_forms_map_outcomes_and_decide_admission_at_the_call() {
     assert_eq!(bh.call(|| Err::<u32, _>("io")), Err(Error::Inner("io")));
     let full = BulkheadFull::new("inner".into(), 3);
     let inner = full.clone();
+    // A task failing with an inner layer's rejection: the pool hands it
+    // back as the task's own error, unchanged.
     assert_eq!(
-        bh.decorate(move || Err::<u32, Error<&str>>(Error::BulkheadFull(inner))),
-        Err(Error::BulkheadFull(full))
+        Stack::new()
+            .bulkhead(bh.part())
+            .around(Jobs(|| {
+                let inner = inner.clone();
+                move || Err::<u32, Error<&str>>(Error::BulkheadFull(inner))
+            }))
+            .call(&mut Ctx::new()),
+        Err(Error::Inner(Error::BulkheadFull(full)))
     );
-    assert_eq!(bh.decorate_async(|| Ok::<_, Error<&str>>(9)).await, Ok(9));
+    assert_eq!(
+        ChainFuture::new(
+            Stack::new()
+                .bulkhead(bh.part())
+                .around(Jobs(|| || Ok::<_, &str>(9)))
+        )
+        .await,
+        Ok(9)
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use resil_core::Error;
 use resil_core::bulkhead::BulkheadFull;
+use resil_core::chain::{Call, ChainFuture, Stack};
 use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::rate_limiter::RequestNotPermitted;
 use resil_core::registry::TimeLimiterRegistry;
@@ -171,15 +172,20 @@ async fn events_and_counters_follow_each_outcome() {
             Ok::<_, &str>(())
         })
         .await;
-    let rejected: Result<(), Error<&str>> = tl
-        .decorate_async(|| async {
+    let rejected: Result<(), Error<&str>> =
+        ChainFuture::new(Stack::new().time_limiter(tl.part()).around(Call(|| async {
             Err(Error::RequestNotPermitted(RequestNotPermitted::new(
                 "rl".into(),
             )))
-        })
+        })))
         .await;
     assert!(matches!(rejected, Err(Error::RequestNotPermitted(_))));
-    let passed: Result<u8, Error<&str>> = tl.decorate_async(|| async { Ok(3) }).await;
+    let passed: Result<u8, Error<&str>> = ChainFuture::new(
+        Stack::new()
+            .time_limiter(tl.part())
+            .around(Call(|| async { Ok(3) })),
+    )
+    .await;
     assert_eq!(passed, Ok(3));
 
     assert_eq!(
@@ -243,12 +249,13 @@ async fn a_detached_future_keeps_running_after_the_caller_timed_out() {
     assert_eq!(rec.take(), [Timeout]);
 
     // In time, a detached call is an ordinary one.
-    let r = tl
-        .decorate_async_detached(|| async {
+    let r = ChainFuture::new(Stack::new().time_limiter(tl.detaching_part()).around(Call(
+        || async {
             sleep(Duration::from_millis(10)).await;
             Ok::<_, Error<()>>(1)
-        })
-        .await;
+        },
+    )))
+    .await;
     assert_eq!(r, Ok(1));
     assert_eq!(rec.take(), [Success]);
 }
@@ -349,7 +356,11 @@ fn the_ready_path_allocates_nothing() {
     let (outcome, allocations) = support::allocations_during(|| {
         let mut call = pin!(tl.call_async(|| async { Ok::<_, ()>(1) }));
         let a = call.as_mut().poll(&mut cx);
-        let mut call = pin!(tl.decorate_async(|| async { Err::<u8, _>(Error::<()>::Inner(())) }));
+        let mut call = pin!(ChainFuture::new(
+            Stack::new()
+                .time_limiter(tl.part())
+                .around(Call(|| async { Err::<u8, _>(Error::<()>::Inner(())) }))
+        ));
         let b = call.as_mut().poll(&mut cx);
         let mut call = pin!(tl.call_async_detached(|| async { Ok::<_, ()>(3) }));
         let c = call.as_mut().poll(&mut cx);
@@ -371,11 +382,19 @@ fn time_limited_futures_are_send() {
     fn assert_send<T: Send>(_: &T) {}
     let tl = TimeLimiter::of_defaults("tl");
     assert_send(&tl.call_async(|| async { Ok::<_, std::io::Error>(1) }));
-    assert_send(&tl.decorate_async(|| async { Ok::<_, Error<std::io::Error>>(1) }));
+    assert_send(&ChainFuture::new(
+        Stack::new()
+            .time_limiter(tl.part())
+            .around(Call(|| async { Ok::<_, Error<std::io::Error>>(1) })),
+    ));
     assert_send(&tl.call_async_detached(|| async { Ok::<_, std::io::Error>(1) }));
-    assert_send(&tl.decorate_async_detached(|| async {
-        Err::<(), _>(Error::<()>::BulkheadFull(BulkheadFull::new("bh".into(), 1)))
-    }));
+    assert_send(&ChainFuture::new(
+        Stack::new()
+            .time_limiter(tl.detaching_part())
+            .around(Call(|| async {
+                Err::<(), _>(Error::<()>::BulkheadFull(BulkheadFull::new("bh".into(), 1)))
+            })),
+    ));
 }
 
 #[test]

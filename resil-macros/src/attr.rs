@@ -627,20 +627,15 @@ mod tests {
         assert_eq!(of("tokio::test", None), None);
     }
 
-    /// The attributes' order is the core's `Layer::ORDER` (the one place
-    /// that states it), with the thread-pool bulkhead innermost.
+    /// The attributes' order is the engine's `Layer::ORDER` (the one place
+    /// that states it).
     #[test]
-    fn the_attributes_order_is_the_cores() {
-        let core: Vec<String> = resil::decorators::Layer::ORDER
+    fn the_attributes_order_is_the_engines() {
+        let engine: Vec<String> = resil::chain::Layer::ORDER
             .iter()
             .map(|l| format!("{l:?}"))
             .collect();
-        let attributes: Vec<&str> = ORDER
-            .iter()
-            .filter(|a| **a != Aspect::ThreadPoolBulkhead)
-            .map(|a| a.variant())
-            .collect();
-        assert_eq!(attributes, core);
-        assert_eq!(ORDER.last(), Some(&Aspect::ThreadPoolBulkhead));
+        let attributes: Vec<&str> = ORDER.iter().map(|a| a.variant()).collect();
+        assert_eq!(attributes, engine);
     }
 }

@@ -1,7 +1,7 @@
 //! Expansion: the first resil attribute to expand takes its siblings and
 //! rewrites the function body into the whole chain, in [`ORDER`](crate::attr::ORDER).
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
@@ -40,26 +40,26 @@ pub(crate) fn aspect(aspect: Aspect, args: TokenStream, item: TokenStream) -> To
 }
 
 /// The generated code of one function.
-struct Chain<'a> {
-    func: &'a Func,
-    layers: &'a [AspectArgs],
-    output: &'a Output,
+pub(crate) struct Chain<'a> {
+    pub(crate) func: &'a Func,
+    pub(crate) layers: &'a [AspectArgs],
+    pub(crate) output: &'a Output,
     /// `::resil::__private`
-    p: TokenStream,
-    ret: TokenStream,
-    ok: TokenStream,
-    err: TokenStream,
+    pub(crate) p: TokenStream,
+    pub(crate) ret: TokenStream,
+    pub(crate) ok: TokenStream,
+    pub(crate) err: TokenStream,
     /// The receiver is owned and the body needs a copy of its own (a retry
     /// attempt, or a thread pool while a fallback keeps the original): the
     /// body's `self` becomes `__resil_self`.
-    rename_self: bool,
+    pub(crate) rename_self: bool,
     /// Some fallback below the retry needs the arguments after the body ran.
-    pool_clones: bool,
+    pub(crate) pool_clones: bool,
     /// Non-identifier patterns are bound to `__resil_argN` in the signature.
-    bind_patterns: bool,
+    pub(crate) bind_patterns: bool,
     /// Items the layers need beside the statics (a detachable time
     /// limiter's inner function).
-    nested: std::cell::RefCell<Vec<TokenStream>>,
+    pub(crate) nested: std::cell::RefCell<Vec<TokenStream>>,
 }
 
 impl<'a> Chain<'a> {
@@ -117,7 +117,7 @@ impl<'a> Chain<'a> {
     /// a function of its own, whose future's auto traits the types decide:
     /// no receiver, no generics, no `Self`, owned arguments without
     /// patterns, lifetimes or `impl Trait`.
-    fn detachable(&self, i: usize) -> bool {
+    pub(crate) fn detachable(&self, i: usize) -> bool {
         let f = self.func;
         let owned = |p: &Param| {
             p.passing == Passing::Owned
@@ -185,7 +185,7 @@ impl<'a> Chain<'a> {
         let classifiers = self.layers.iter().filter_map(|l| self.classifier(l));
         let arg_checks = self.argument_checks();
         let keys = self.keys();
-        let chain = self.layer(0, &self.receiver_ident(false));
+        let chain = self.layers_from(0, &self.receiver_ident(false));
         let finish = self.finish();
         let nested = self.nested.take();
 
@@ -208,7 +208,7 @@ impl<'a> Chain<'a> {
         format_ident!("__RESIL_{}", aspect.attr_name().to_uppercase())
     }
 
-    fn name(args: &AspectArgs) -> &syn::LitStr {
+    pub(crate) fn name(args: &AspectArgs) -> &syn::LitStr {
         args.name.as_ref().expect("validated")
     }
 
@@ -310,7 +310,7 @@ impl<'a> Chain<'a> {
 
     /// The instance a layer calls: the call site's, or for a keyed layer the
     /// one its key picked before the chain ran ([`Chain::keys`]).
-    fn instance(&self, args: &AspectArgs) -> TokenStream {
+    pub(crate) fn instance(&self, args: &AspectArgs) -> TokenStream {
         if args.key.is_some() {
             let instance = format_ident!("__resil_{}_instance", args.aspect.attr_name());
             quote!(#instance)
@@ -435,7 +435,7 @@ impl<'a> Chain<'a> {
     }
 
     /// The name of the receiver in the current scope.
-    fn receiver_ident(&self, in_attempt: bool) -> TokenStream {
+    pub(crate) fn receiver_ident(&self, in_attempt: bool) -> TokenStream {
         if self.rename_self && in_attempt {
             quote!(__resil_self)
         } else {
@@ -443,247 +443,10 @@ impl<'a> Chain<'a> {
         }
     }
 
-    /// The expression of layer `i` and everything inside it, of type
-    /// `Result<T, resil::Error<E>>`.
-    fn layer(&self, i: usize, recv: &TokenStream) -> TokenStream {
-        if i == 0 && self.flat_without_retry() {
-            // The core's one state machine for the whole chain, as
-            // `Decorators::call_async` runs it; with no retry the body is
-            // called once.
-            let p = &self.p;
-            let layers = self.flat_layers();
-            let body = self.body_closure(recv, true);
-            let flat = quote! {
-                #p::chain_async(#layers, #p::once(|| #p::body_async(#body))).await
-            };
-            return self.flat_or_detaching(flat, || self.nested_layer(0, recv));
-        }
-        self.nested_layer(i, recv)
-    }
-
-    /// [`Chain::layer`], each layer through its primitive's own call.
-    fn nested_layer(&self, i: usize, recv: &TokenStream) -> TokenStream {
-        let Some(args) = self.layers.get(i) else {
-            return self.body(recv);
-        };
-        let p = &self.p;
-        let site = self.instance(args);
-        let is_async = self.func.is_async();
-        let call = match args.aspect {
-            Aspect::Retry => {
-                let recv = self.receiver_ident(true);
-                let next = self.layer(i + 1, &recv);
-                let copies = self.attempt_copies();
-                // in a retry scope, so that a retrying call inside another
-                // one is seen (`resil_retry_nested_total`)
-                let name = Self::name(args);
-                if is_async {
-                    let nested = quote! {
-                        #p::retry_scope_async(#name, #site.decorate_async(&__resil_retry_classifier, || {
-                            #copies
-                            async move { #next }
-                        })).await
-                    };
-                    if self.flat() {
-                        // The core's one state machine for the whole chain,
-                        // as `Decorators::call_async` runs it.
-                        let layers = self.flat_layers();
-                        let body = self.body_closure(&recv, true);
-                        let flat = quote! {
-                            #p::retry_scope_async(#name, #p::chain_async(#layers, || {
-                                #copies
-                                async move { #p::body_async(#body).await }
-                            })).await
-                        };
-                        self.flat_or_detaching(flat, || nested)
-                    } else {
-                        nested
-                    }
-                } else {
-                    quote! {
-                        #p::retry_scope(#name, || #site.decorate(&__resil_retry_classifier, || {
-                            #copies
-                            #next
-                        }))
-                    }
-                }
-            }
-            Aspect::ThreadPoolBulkhead => {
-                let copies = if self.pool_clones {
-                    self.pool_copies(recv)
-                } else {
-                    TokenStream::new()
-                };
-                let body = self.body_closure(&self.receiver_ident(true), false);
-                let call = if is_async {
-                    quote!(#site.decorate_async(move || #p::inner(#body)).await)
-                } else {
-                    quote!(#site.decorate(move || #p::inner(#body)))
-                };
-                quote!({ #copies #call })
-            }
-            Aspect::TimeLimiter if self.detachable(i) => {
-                // What is inside the time limiter becomes a function of the
-                // owned arguments, so that its future owns what it uses and
-                // its `Send` is known here: such a future runs on after a
-                // timeout when the configuration asks.
-                let next = self.layer(i + 1, recv);
-                let (ok, err) = (&self.ok, &self.err);
-                let params = self.func.params.iter().map(|a| {
-                    let (ident, ty) = (&a.ident, &a.ty);
-                    let m = a.mutable.then(|| quote!(mut));
-                    quote!(#m #ident: #ty)
-                });
-                let args = self.func.params.iter().map(|a| &a.ident);
-                self.nested.borrow_mut().push(quote! {
-                    #[allow(clippy::too_many_arguments)]
-                    async fn __resil_time_limited(#(#params),*)
-                        -> ::core::result::Result<#ok, #p::Error<#err>>
-                    {
-                        #next
-                    }
-                });
-                quote! {{
-                    #[allow(unused_imports)]
-                    use #p::{DetachAny as _, DetachSendStatic as _};
-                    (&&#p::Detach::new(__resil_time_limited(#(#args),*))).time_limit(#site).await
-                }}
-            }
-            Aspect::RateLimiter if args.permits.is_some() => {
-                let next = self.layer(i + 1, recv);
-                let permits = args.permits.as_ref().unwrap();
-                if is_async {
-                    quote!(#site.decorate_async_with_permits(#permits, async || { #next }).await)
-                } else {
-                    quote!(#site.decorate_with_permits(#permits, || { #next }))
-                }
-            }
-            aspect => {
-                let next = self.layer(i + 1, recv);
-                let classifier = (aspect == Aspect::CircuitBreaker)
-                    .then(|| quote!(&__resil_circuit_breaker_classifier,));
-                if is_async {
-                    quote!(#site.decorate_async(#classifier async || { #next }).await)
-                } else {
-                    quote!(#site.decorate(#classifier || { #next }))
-                }
-            }
-        };
-        match (&args.fallback, i) {
-            (Some(_), 1..) => {
-                let fallback = self.fallback_call(args, recv);
-                quote! {
-                    match #call {
-                        ::core::result::Result::Ok(__resil_value) => ::core::result::Result::Ok(__resil_value),
-                        ::core::result::Result::Err(__resil_error) => {
-                            ::core::result::Result::map_err(#fallback, #p::Error::Inner)
-                        }
-                    }
-                }
-            }
-            _ => call,
-        }
-    }
-
-    /// Whether an async chain can run as the core's one state machine
-    /// (`chain_async`, the future of `Decorators::call_async`) rather than
-    /// as the primitives' calls nested: only the five layers of
-    /// `Decorators`, no fallback inside the outermost layer, no `permits`.
-    /// (A time limiter that could detach chooses at each call: see
-    /// [`Chain::flat_or_detaching`].)
-    fn flat_shape(&self) -> bool {
-        self.func.is_async()
-            && self.layers.iter().all(|l| {
-                matches!(
-                    l.aspect,
-                    Aspect::Retry
-                        | Aspect::CircuitBreaker
-                        | Aspect::RateLimiter
-                        | Aspect::TimeLimiter
-                        | Aspect::Bulkhead
-                ) && l.permits.is_none()
-            })
-            && self.layers[1..].iter().all(|l| l.fallback.is_none())
-    }
-
-    /// [`Chain::flat_shape`] under a retry, outermost (its attempts make the
-    /// body a closure that is called again): the retry's layer expands it.
-    fn flat(&self) -> bool {
-        self.flat_shape()
-            && self
-                .layers
-                .first()
-                .is_some_and(|l| l.aspect == Aspect::Retry)
-    }
-
-    /// [`Chain::flat_shape`] without a retry: two layers at least (one
-    /// alone runs as its primitive's own future); the outermost expands it.
-    fn flat_without_retry(&self) -> bool {
-        self.flat_shape() && self.layers.len() >= 2 && !self.has(Aspect::Retry)
-    }
-
-    /// The flat chain `flat`, or, where a time limiter could leave its
-    /// future running, a choice when the call starts: with
-    /// `cancel-running-future = false` the nested chain, whose detached
-    /// call can.
-    fn flat_or_detaching(
-        &self,
-        flat: TokenStream,
-        nested: impl FnOnce() -> TokenStream,
-    ) -> TokenStream {
-        match self.layers.iter().find(|l| l.aspect == Aspect::TimeLimiter) {
-            Some(tl) if self.detachable_time_limiter() => {
-                let p = &self.p;
-                let tl = self.instance(tl);
-                let nested = nested();
-                quote!(if #p::cancels(#tl) { #flat } else { #nested })
-            }
-            _ => flat,
-        }
-    }
-
-    /// `chain_async`'s five layers: each one's instance (and classifier), or `None`.
-    fn flat_layers(&self) -> TokenStream {
-        let layer = |aspect: Aspect, classifier: Option<TokenStream>| match self
-            .layers
-            .iter()
-            .find(|l| l.aspect == aspect)
-        {
-            Some(l) => {
-                let instance = self.instance(l);
-                match classifier {
-                    Some(c) => quote!(::core::option::Option::Some((#instance, &#c))),
-                    None => quote!(::core::option::Option::Some(#instance)),
-                }
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let retry = layer(Aspect::Retry, Some(quote!(__resil_retry_classifier)));
-        let cb = layer(
-            Aspect::CircuitBreaker,
-            Some(quote!(__resil_circuit_breaker_classifier)),
-        );
-        let rl = layer(Aspect::RateLimiter, None);
-        let tl = layer(Aspect::TimeLimiter, None);
-        let bh = layer(Aspect::Bulkhead, None);
-        quote!(#retry, #cb, #rl, #tl, #bh)
-    }
-
-    /// The innermost layer: the user's body, run where it was written.
-    fn body(&self, recv: &TokenStream) -> TokenStream {
-        let p = &self.p;
-        let body = self.body_closure(recv, self.func.is_async());
-        if self.func.is_async() {
-            quote!(#p::inner_async(#body).await)
-        } else {
-            quote!(#p::inner(#body))
-        }
-    }
-
     /// `|| -> Ret { body }`: a closure, so that the body's `return` and `?`
     /// keep their meaning, annotated with the declared type, so that type
     /// errors point at the signature.
-    fn body_closure(&self, recv: &TokenStream, is_async: bool) -> TokenStream {
+    pub(crate) fn body_closure(&self, recv: &TokenStream, is_async: bool) -> TokenStream {
         let ret = &self.ret;
         let mut block = self.func.item.block.to_token_stream();
         if self.rename_self && recv.to_string() == "__resil_self" {
@@ -712,7 +475,7 @@ impl<'a> Chain<'a> {
     /// Each attempt's own copy of every owned argument (`Clone`, checked
     /// through `__private::RetryArg` on the argument), and a reborrow of
     /// every `&mut` one.
-    fn attempt_copies(&self) -> TokenStream {
+    pub(crate) fn attempt_copies(&self) -> TokenStream {
         let p = &self.p;
         let mut copies = Vec::new();
         if let Some(r) = &self.func.receiver
@@ -742,7 +505,7 @@ impl<'a> Chain<'a> {
 
     /// The thread pool's own copy of every owned argument, when a fallback
     /// still needs the originals.
-    fn pool_copies(&self, recv: &TokenStream) -> TokenStream {
+    pub(crate) fn pool_copies(&self, recv: &TokenStream) -> TokenStream {
         let p = &self.p;
         let mut copies = Vec::new();
         if let Some(r) = &self.func.receiver
@@ -758,173 +521,6 @@ impl<'a> Chain<'a> {
             });
         }
         quote!(#(#copies)*)
-    }
-
-    fn fallback_trait_ident(aspect: Aspect) -> Ident {
-        format_ident!("__Resil{}Fallback", aspect.variant())
-    }
-
-    /// A trait local to this function whose implementations are exactly the
-    /// two accepted fallback shapes, so that a mismatch is one error, on the
-    /// user's fallback path, in words that state the expected signature.
-    fn fallback_trait(&self, args: &AspectArgs) -> TokenStream {
-        let p = &self.p;
-        let path = args.fallback.as_ref().unwrap();
-        let tr = Self::fallback_trait_ident(args.aspect);
-        let n = self.func.params.len() + usize::from(self.func.receiver.is_some());
-        let a: Vec<Ident> = (0..n).map(|i| format_ident!("A{}", i)).collect();
-        let v: Vec<Ident> = (0..n).map(|i| format_ident!("a{}", i)).collect();
-        let is_async = self.func.is_async();
-
-        let mut shown: Vec<String> = Vec::new();
-        if let Some(r) = &self.func.receiver {
-            shown.push(tokens_text(r.ty.to_token_stream()));
-        }
-        for param in &self.func.params {
-            shown.push(tokens_text(param.ty.to_token_stream()));
-        }
-        let ret = tokens_text(self.ret.clone());
-        let err = match &self.output.err {
-            Some(e) => tokens_text(e.to_token_stream()),
-            None => "_".to_owned(),
-        };
-        let fn_kw = if is_async { "async fn" } else { "fn" };
-        let plain = format!("{fn_kw}({}) -> {ret}", shown.join(", "));
-        let mut with_error = shown.clone();
-        with_error.push(format!("resil::Error<{err}>"));
-        let with_error = format!("{fn_kw}({}) -> {ret}", with_error.join(", "));
-        let owner = args.aspect.attr_name();
-        let func_name = self.func.item.sig.ident.to_string();
-        let message = escape_braces(&format!(
-            "`{}` is not a fallback of `{func_name}`",
-            tokens_text(path.to_token_stream())
-        ));
-        let label = escape_braces(&format!("expected `{plain}` or `{with_error}`"));
-        let note = escape_braces(&format!(
-            "a fallback of `#[{owner}]` takes the parameters of `{func_name}` (the receiver included), optionally followed by the error, and returns `{ret}`{}",
-            if is_async { "; it is async, like `{func_name}`" } else { "; it is sync, like `{func_name}`" }
-        )
-        .replace("{func_name}", &func_name));
-
-        let (bound_err, bound_plain, output, output_ty) = if is_async {
-            (
-                quote!(F: ::core::ops::FnOnce(#(#a,)* #p::Error<E>) -> Fut, Fut: ::core::future::Future<Output = R>),
-                quote!(F: ::core::ops::FnOnce(#(#a),*) -> Fut, Fut: ::core::future::Future<Output = R>),
-                quote!(Fut),
-                quote!(
-                    type Output = Fut;
-                ),
-            )
-        } else {
-            (
-                quote!(F: ::core::ops::FnOnce(#(#a,)* #p::Error<E>) -> R),
-                quote!(F: ::core::ops::FnOnce(#(#a),*) -> R),
-                quote!(R),
-                quote!(
-                    type Output = R;
-                ),
-            )
-        };
-        let fut = is_async.then(|| quote!(Fut,));
-        quote! {
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            trait #tr<Args, E, R, M> {
-                type Output;
-                fn call(self, args: Args, error: #p::Error<E>) -> Self::Output;
-            }
-            impl<F, #fut #(#a,)* E, R> #tr<(#(#a,)*), E, R, #p::WithError> for F
-            where
-                #bound_err
-            {
-                #output_ty
-                #[inline]
-                fn call(self, (#(#v,)*): (#(#a,)*), error: #p::Error<E>) -> #output {
-                    self(#(#v,)* error)
-                }
-            }
-            impl<F, #fut #(#a,)* E, R> #tr<(#(#a,)*), E, R, #p::WithoutError> for F
-            where
-                #bound_plain
-            {
-                #output_ty
-                #[inline]
-                fn call(self, (#(#v,)*): (#(#a,)*), _: #p::Error<E>) -> #output {
-                    self(#(#v),*)
-                }
-            }
-        }
-    }
-
-    /// `Trait::<(Args), E, Ret, _>::call(path, (args), __resil_error)`,
-    /// spanned on the user's path (awaited for an async function).
-    fn fallback_call(&self, args: &AspectArgs, recv: &TokenStream) -> TokenStream {
-        let path = args.fallback.as_ref().unwrap();
-        let span = path.span();
-        let tr = Self::fallback_trait_ident(args.aspect);
-        let (ret, err) = (&self.ret, &self.err);
-        let mut types = Vec::new();
-        let mut values = Vec::new();
-        if let Some(r) = &self.func.receiver {
-            types.push(r.ty.to_token_stream());
-            let recv = respan(recv.clone(), span);
-            values.push(recv);
-        }
-        for param in &self.func.params {
-            types.push(if param.has_impl_trait {
-                quote!(_)
-            } else {
-                param.ty.to_token_stream()
-            });
-            values.push(respan(param.ident.to_token_stream(), span));
-        }
-        let call = quote_spanned! {span=>
-            #tr::<(#(#types,)*), #err, #ret, _>::call(#path, (#(#values,)*), __resil_error)
-        };
-        let call = if self.func.is_async() {
-            quote!(#call.await)
-        } else {
-            call
-        };
-        // counted as `resil_fallback_calls_total{name, layer, cause}`
-        let p = &self.p;
-        let name = Self::name(args);
-        let aspect = format_ident!("{}", args.aspect.variant());
-        quote! {{
-            #p::count_fallback(
-                #name,
-                #p::Aspect::#aspect,
-                &__resil_error,
-                {
-                    #[allow(unused_imports)]
-                    use #p::{KindsOfAny as _, KindsOfClassify as _};
-                    (&&#p::Kinds::<#err>::new()).kind_fn()
-                },
-            );
-            #call
-        }}
-    }
-
-    /// After the outermost layer: its fallback, or rejections folded into `E`.
-    fn finish(&self) -> TokenStream {
-        let p = &self.p;
-        let outer = &self.layers[0];
-        let on_error = match &outer.fallback {
-            Some(_) => self.fallback_call(outer, &self.receiver_ident(false)),
-            None => {
-                let output = self.output;
-                let span = match &output.err {
-                    Some(e) => e.span(),
-                    None => output.ty.span(),
-                };
-                quote_spanned!(span=> ::core::result::Result::Err(#p::into_error(__resil_error)))
-            }
-        };
-        quote! {
-            match __resil_outcome {
-                ::core::result::Result::Ok(__resil_value) => ::core::result::Result::Ok(__resil_value),
-                ::core::result::Result::Err(__resil_error) => #on_error,
-            }
-        }
     }
 }
 
@@ -968,22 +564,6 @@ fn rename_self(tokens: TokenStream) -> TokenStream {
         }
     }
     out.into_iter().collect()
-}
-
-/// The same tokens, every one spanned at `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            tt.set_span(span);
-            tt
-        })
-        .collect()
-}
-
-/// `{` and `}` are placeholders in `on_unimplemented` strings.
-fn escape_braces(s: &str) -> String {
-    s.replace('{', "{{").replace('}', "}}")
 }
 
 #[cfg(test)]

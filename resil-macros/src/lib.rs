@@ -16,6 +16,8 @@ mod attr;
 mod classify;
 mod ctxt;
 mod expand;
+mod fallback;
+mod layers;
 mod symbol;
 mod validate;
 

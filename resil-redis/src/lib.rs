@@ -1,5 +1,5 @@
 //! The Redis backend of resil's fleet: fleet-wide rate limits and half-open
-//! probe budgets ([`resil_core::cluster`]) on one Redis server.
+//! episodes ([`resil_core::cluster`]) on one Redis server.
 //!
 //! Each operation is one atomic Lua script (`EVALSHA`, falling back to
 //! `EVAL` after a restart emptied the script cache), reading time from
@@ -31,90 +31,44 @@
 //!
 //! A rate limiter's key is a hash (`cycle`, `permits`) that expires two
 //! cycles after its last use (longer while reservations are outstanding); a
-//! breaker's key is a sorted set of probe tokens scored by their lease's
-//! expiry (`+inf` once a probe has reported), expiring twice the probe
-//! expiry after the last probe was taken. Each operation touches one key,
-//! so the scripts also run on Redis Cluster (put a hash tag in the key).
+//! breaker's key is a hash holding its half-open episode (the episode, its
+//! verdict, the outcomes counted and one field per probe out with its
+//! lease's expiry), expiring twice the probe expiry after its last
+//! activity. Each operation touches one key, so the scripts also run on
+//! Redis Cluster (put a hash tag in the key).
+//!
+//! # Health
+//!
+//! A key's health follows its own operations: one that fails (the server
+//! is gone, or the key holds a value of another type) or that a caller
+//! gave up on marks the key down, with a `resil::cluster` warning that says
+//! why (a wrong-type key is named, with the type it holds), and the backend
+//! runs the key's operation again in the background, harmlessly (no permit,
+//! no probe taken), every 100 ms until it succeeds. A `PING` is no proof:
+//! a server that answers it may still refuse the scripts.
 //!
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
+mod health;
+mod scripts;
+
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use resil_core::cluster::{
-    BackendError, ClusterBackend, PermitGrant, PermitRequest, ProbeRequest, Reply, Watcher,
+    BackendError, ClusterBackend, EpisodeVerdict, FleetVerdict, PermitGrant, PermitRequest,
+    ProbeGrant, ProbeReport, ProbeRequest, Reply, Watcher,
 };
+use resil_core::redact;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-/// The permits script. `KEYS[1]`: the limiter's hash. `ARGV`: limit,
-/// period (µs), need, lease, timeout (µs). Returns `{status, granted, wait
-/// (µs), cycle left (µs), cycle}` with status 1 leased, 2 reserved, 0
-/// refused. Resilience4j's `AtomicRateLimiter`, with cycles on Redis's clock.
-const PERMITS: &str = r#"
-local limit = tonumber(ARGV[1])
-local period = tonumber(ARGV[2])
-local need = tonumber(ARGV[3])
-local lease = tonumber(ARGV[4])
-local timeout = tonumber(ARGV[5])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local cycle = math.floor(now / period)
-local state = redis.call('HMGET', KEYS[1], 'cycle', 'permits')
-local last = tonumber(state[1])
-local permits = tonumber(state[2])
-if last == nil or permits == nil then
-  permits = limit
-elseif last < cycle then
-  permits = math.min(permits + (cycle - last) * limit, limit)
-end
-local left = (cycle + 1) * period - now
-local status, granted, wait = 0, 0, 0
-if need <= permits and permits > 0 then
-  granted = math.min(math.max(lease, need), permits)
-  permits = permits - granted
-  status = 1
-elseif need > 0 then
-  local full = math.floor((need - (permits + limit) + limit - 1) / limit)
-  if full < 0 then full = 0 end
-  wait = full * period + left
-  if wait <= timeout then
-    permits = permits - need
-    granted = need
-    status = 2
-  end
-else
-  status = 1
-end
-redis.call('HSET', KEYS[1], 'cycle', cycle, 'permits', permits)
-local debt = 0
-if permits < 0 then debt = math.ceil(-permits / limit) end
-redis.call('PEXPIRE', KEYS[1], math.ceil((debt + 2) * period / 1000))
-return {status, granted, wait, left, cycle}
-"#;
-
-/// The probe script. `KEYS[1]`: the breaker's sorted set. `ARGV`: budget,
-/// expiry (ms), token. Expired leases go back to the budget; reported
-/// probes (score `+inf`) stay spent until the episode ends.
-const PROBE: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], 2 * tonumber(ARGV[2]))
-  return 1
-end
-return 0
-"#;
-
-/// How often a backend that is down checks the server.
-const HEALTH_INTERVAL: Duration = Duration::from_millis(100);
+use self::health::{Check, Keys};
 
 /// A [`ClusterBackend`] on one Redis server. Cheap to clone: clones share
 /// one connection, one runtime thread and one state.
@@ -129,12 +83,11 @@ struct Shared {
     handle: Handle,
     manager: ConnectionManager,
     permits: Script,
-    probe: Script,
-    up: AtomicBool,
-    checking: AtomicBool,
+    episode: Script,
+    /// The health of each key used, and who watches it.
+    keys: Mutex<Keys>,
     round_trips: AtomicU64,
     health_timeout: Duration,
-    watchers: Mutex<Vec<Watcher>>,
     /// Dropped with the last clone: stops the runtime thread.
     _stop: oneshot::Sender<()>,
 }
@@ -156,9 +109,9 @@ impl Default for RedisOptions {
 }
 
 impl RedisOptions {
-    /// How long a health check waits for `PING` before the server counts
-    /// as still down (default 50 ms, the default cluster timeout): a slow
-    /// server is not taken back before it answers in time.
+    /// How long a key's health check waits for its operation before the
+    /// key counts as still down (default 50 ms, the default cluster
+    /// timeout): a slow server is not taken back before it answers in time.
     pub fn health_timeout(mut self, timeout: Duration) -> Self {
         self.health_timeout = timeout;
         self
@@ -188,7 +141,8 @@ impl fmt::Display for ConnectError {
 impl std::error::Error for ConnectError {}
 
 /// Checks a cluster URL: `redis://` or `rediss://` (`unix://` and
-/// `redis+unix://` for a socket), parsed by the client.
+/// `redis+unix://` for a socket), parsed by the client. The message never
+/// holds the URL's password.
 ///
 /// # Errors
 ///
@@ -214,7 +168,7 @@ pub fn check_url(url: &str) -> Result<(), String> {
     }
     Client::open(url)
         .map(drop)
-        .map_err(|e| format!("is not a valid Redis URL: {e}"))
+        .map_err(|e| redact::userinfo(&format!("is not a valid Redis URL: {e}")).into_owned())
 }
 
 impl RedisBackend {
@@ -235,18 +189,17 @@ impl RedisBackend {
     ///
     /// As [`RedisBackend::connect`].
     pub fn with_options(url: &str, options: RedisOptions) -> Result<Self, ConnectError> {
-        check_url(url).map_err(|m| ConnectError {
-            message: format!("cluster url `{}` {m}", redact(url)),
-        })?;
-        let client = Client::open(url).map_err(|e| ConnectError {
-            message: format!("cluster url `{}`: {e}", redact(url)),
-        })?;
+        let shown = redact::userinfo(url).into_owned();
+        let failed = |message: String| ConnectError {
+            message: redact::userinfo(&message).into_owned(),
+        };
+        check_url(url).map_err(|m| failed(format!("cluster url `{shown}` {m}")))?;
+        let client =
+            Client::open(url).map_err(|e| failed(format!("cluster url `{shown}`: {e}")))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| ConnectError {
-                message: format!("cannot start the Redis client's runtime: {e}"),
-            })?;
+            .map_err(|e| failed(format!("cannot start the Redis client's runtime: {e}")))?;
         let handle = runtime.handle().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         std::thread::Builder::new()
@@ -256,9 +209,7 @@ impl RedisBackend {
                     let _ = stopped.await;
                 });
             })
-            .map_err(|e| ConnectError {
-                message: format!("cannot start the Redis client's thread: {e}"),
-            })?;
+            .map_err(|e| failed(format!("cannot start the Redis client's thread: {e}")))?;
         let config = ConnectionManagerConfig::new()
             .set_response_timeout(Some(options.response_timeout))
             .set_connection_timeout(Some(options.response_timeout))
@@ -267,22 +218,19 @@ impl RedisBackend {
             .set_max_delay(Duration::from_millis(200));
         let manager = {
             let _enter = handle.enter();
-            ConnectionManager::new_lazy_with_config(client, config).map_err(|e| ConnectError {
-                message: format!("cluster url `{}`: {e}", redact(url)),
-            })?
+            ConnectionManager::new_lazy_with_config(client, config)
+                .map_err(|e| failed(format!("cluster url `{shown}`: {e}")))?
         };
         Ok(RedisBackend {
             shared: Arc::new(Shared {
-                url: redact(url),
+                url: shown,
                 handle,
                 manager,
-                permits: Script::new(PERMITS),
-                probe: Script::new(PROBE),
-                up: AtomicBool::new(true),
-                checking: AtomicBool::new(false),
+                permits: Script::new(scripts::PERMITS),
+                episode: Script::new(scripts::EPISODE),
+                keys: Mutex::new(Keys::default()),
                 round_trips: AtomicU64::new(0),
                 health_timeout: options.health_timeout,
-                watchers: Mutex::new(Vec::new()),
                 _stop: stop,
             }),
         })
@@ -294,90 +242,57 @@ impl RedisBackend {
     }
 }
 
-/// `url` with the password replaced by `***`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-            format!("{scheme}://{user}:***@{host}")
-        }
-        None => url.to_owned(),
-    }
-}
-
 impl Shared {
-    /// Records the outcome of a round trip.
-    fn mark(self: &Arc<Self>, up: bool, why: Option<&str>) {
-        if self.up.swap(up, Ordering::AcqRel) == up {
-            return;
-        }
-        if up {
-            tracing::info!(target: "resil::cluster", url = %self.url, "cluster backend up");
-        } else {
-            tracing::warn!(target: "resil::cluster", url = %self.url, reason = why.unwrap_or("late"), "cluster backend down");
-            self.check_health();
-        }
-        let watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
-        for w in watchers.iter() {
-            w(up);
-        }
-    }
-
-    /// Pings the server until it answers within the health timeout.
-    fn check_health(self: &Arc<Self>) {
-        if self.checking.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        // Weak: a backend dropped while its server is down stops checking.
-        let weak = Arc::downgrade(self);
-        self.handle.spawn(async move {
-            loop {
-                tokio::time::sleep(HEALTH_INTERVAL).await;
-                let Some(shared) = weak.upgrade() else { return };
-                let mut con = shared.manager.clone();
-                let ping = tokio::time::timeout(shared.health_timeout, async {
-                    redis::cmd("PING").query_async::<String>(&mut con).await
-                })
-                .await;
-                if let Ok(Ok(_)) = ping {
-                    shared.checking.store(false, Ordering::Release);
-                    shared.mark(true, None);
-                    return;
-                }
-            }
-        });
-    }
-
-    fn spawn<T, F>(self: &Arc<Self>, reply: Reply<T>, op: F)
+    /// Runs `op` on `key` on the backend's runtime, answers `reply`, and
+    /// records the outcome as the key's health (`check` is how to run the
+    /// key's operation harmlessly while it is down).
+    fn run<T, F>(self: &Arc<Self>, key: Arc<str>, check: Check, reply: Reply<T>, op: F)
     where
         T: Send + 'static,
         F: std::future::Future<Output = Result<T, redis::RedisError>> + Send + 'static,
     {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.remember(&key, check);
         let shared = Arc::clone(self);
         self.handle.spawn(async move {
             match op.await {
                 Ok(v) => {
-                    shared.mark(true, None);
+                    shared.mark(&key, None);
                     reply(Ok(v));
                 }
                 Err(e) => {
-                    let message = e.to_string();
-                    shared.mark(false, Some(&message));
+                    let message = shared.describe(&key, &e).await;
+                    shared.mark(&key, Some(message.clone()));
                     reply(Err(BackendError::new(message)));
                 }
             }
         });
     }
 
-    fn fire(self: &Arc<Self>, cmd: redis::Cmd) {
-        let mut con = self.manager.clone();
-        self.spawn(Box::new(|_: Result<(), BackendError>| {}), async move {
-            cmd.query_async::<redis::Value>(&mut con).await.map(drop)
-        });
+    /// What went wrong with an operation on `key`, for people: a key of
+    /// another type is named with the type it holds.
+    async fn describe(&self, key: &str, e: &redis::RedisError) -> String {
+        let text = e.to_string();
+        let message = if e.code() == Some("WRONGTYPE") || text.contains("WRONGTYPE") {
+            let mut con = self.manager.clone();
+            let held = tokio::time::timeout(
+                self.health_timeout,
+                redis::cmd("TYPE").arg(key).query_async::<String>(&mut con),
+            )
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .map_or_else(
+                || "a value of another type".to_owned(),
+                |t| format!("a {t}"),
+            );
+            format!(
+                "cluster key `{key}` holds {held}, where resil keeps a hash: delete the key or set another `cluster-key` (Redis said: {text})"
+            )
+        } else {
+            text
+        };
+        redact::userinfo(&message).into_owned()
     }
 }
 
@@ -385,91 +300,165 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// The episode script's `{status, episode, verdict}`.
+fn episode_answer(v: &[i64]) -> Result<(i64, u64, Option<FleetVerdict>), redis::RedisError> {
+    let [status, episode, verdict] = v[..] else {
+        return Err(redis::RedisError::from((
+            redis::ErrorKind::Parse,
+            "the episode script answered an unexpected shape",
+        )));
+    };
+    let verdict = match verdict {
+        1 => Some(FleetVerdict::Closed),
+        2 => Some(FleetVerdict::Open),
+        _ => None,
+    };
+    Ok((status, episode.max(0) as u64, verdict))
+}
+
 impl ClusterBackend for RedisBackend {
     fn take_permits(&self, request: PermitRequest, reply: Reply<PermitGrant>) {
         let shared = Arc::clone(&self.shared);
         let mut con = self.shared.manager.clone();
-        self.shared.spawn(reply, async move {
-            let v: Vec<i64> = shared
-                .permits
-                .key(&*request.key)
-                .arg(request.limit)
-                .arg(micros(request.period).max(1))
-                .arg(request.need)
-                .arg(request.lease)
-                .arg(micros(request.timeout))
-                .invoke_async(&mut con)
-                .await?;
-            let [status, granted, wait, left, cycle] = v[..] else {
-                return Err(redis::RedisError::from((
-                    redis::ErrorKind::Parse,
-                    "the permits script answered an unexpected shape",
-                )));
-            };
-            let us = |n: i64| Duration::from_micros(n.max(0) as u64);
-            Ok(match status {
-                1 => PermitGrant::Leased {
-                    cycle: cycle.max(0) as u64,
-                    permits: granted.clamp(0, i64::from(u32::MAX)) as u32,
-                    cycle_left: us(left),
-                },
-                2 => PermitGrant::Reserved { wait: us(wait) },
-                _ => PermitGrant::Refused { wait: us(wait) },
-            })
-        });
+        let check = Check::Permits {
+            limit: request.limit,
+            period_us: micros(request.period).max(1),
+        };
+        self.shared
+            .run(Arc::clone(&request.key), check, reply, async move {
+                let v: Vec<i64> = shared
+                    .permits
+                    .key(&*request.key)
+                    .arg(request.limit)
+                    .arg(micros(request.period).max(1))
+                    .arg(request.need)
+                    .arg(request.lease)
+                    .arg(micros(request.timeout))
+                    .invoke_async(&mut con)
+                    .await?;
+                let [status, granted, wait, left, cycle, free] = v[..] else {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Parse,
+                        "the permits script answered an unexpected shape",
+                    )));
+                };
+                let us = |n: i64| Duration::from_micros(n.max(0) as u64);
+                Ok(match status {
+                    1 => PermitGrant::Leased {
+                        cycle: cycle.max(0) as u64,
+                        permits: granted.clamp(0, i64::from(u32::MAX)) as u32,
+                        cycle_left: us(left),
+                        free_in: us(free),
+                    },
+                    2 => PermitGrant::Reserved {
+                        wait: us(wait),
+                        free_in: us(free),
+                    },
+                    _ => PermitGrant::Refused {
+                        wait: us(wait),
+                        free_in: us(free),
+                    },
+                })
+            });
     }
 
-    fn take_probe(&self, request: ProbeRequest, reply: Reply<bool>) {
+    fn take_probe(&self, request: ProbeRequest, reply: Reply<ProbeGrant>) {
         let shared = Arc::clone(&self.shared);
         let mut con = self.shared.manager.clone();
-        self.shared.spawn(reply, async move {
-            let taken: i64 = shared
-                .probe
-                .key(&*request.key)
-                .arg(request.budget)
-                .arg(request.expiry.as_millis().max(1) as u64)
-                .arg(request.token)
-                .invoke_async(&mut con)
-                .await?;
-            Ok(taken == 1)
-        });
+        self.shared.run(
+            Arc::clone(&request.key),
+            Check::Episode,
+            reply,
+            async move {
+                let v: Vec<i64> = shared
+                    .episode
+                    .key(&*request.key)
+                    .arg("take")
+                    .arg(request.episode.unwrap_or(0))
+                    .arg(request.budget)
+                    .arg(millis(request.expiry))
+                    .arg(request.token)
+                    .arg(millis(request.opened_ago))
+                    .invoke_async(&mut con)
+                    .await?;
+                let (status, episode, verdict) = episode_answer(&v)?;
+                Ok(match (status, verdict) {
+                    (1, _) => ProbeGrant::Taken { episode },
+                    (3, Some(verdict)) => ProbeGrant::Decided(EpisodeVerdict { episode, verdict }),
+                    _ => ProbeGrant::Refused { episode },
+                })
+            },
+        );
     }
 
-    fn finish_probe(&self, key: Arc<str>, token: u64, recorded: bool) {
-        let mut cmd;
-        if recorded {
-            // only a lease that is still there: one that expired was given
-            // back to the budget already
-            cmd = redis::cmd("ZADD");
-            cmd.arg(&*key).arg("XX").arg("+inf").arg(token);
-        } else {
-            cmd = redis::cmd("ZREM");
-            cmd.arg(&*key).arg(token);
-        }
-        self.shared.fire(cmd);
-    }
-
-    fn end_probes(&self, key: Arc<str>) {
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(&*key);
-        self.shared.fire(cmd);
-    }
-
-    fn is_up(&self) -> bool {
-        self.shared.up.load(Ordering::Acquire)
-    }
-
-    fn report_late(&self) {
+    fn report_probe(&self, report: ProbeReport, reply: Reply<Option<EpisodeVerdict>>) {
+        let shared = Arc::clone(&self.shared);
+        let mut con = self.shared.manager.clone();
         self.shared
-            .mark(false, Some("no answer within the cluster timeout"));
+            .run(Arc::clone(&report.key), Check::Episode, reply, async move {
+                let v: Vec<i64> = shared
+                    .episode
+                    .key(&*report.key)
+                    .arg("report")
+                    .arg(report.episode)
+                    .arg(report.token)
+                    .arg(u32::from(report.failed))
+                    .arg(u32::from(report.slow))
+                    .arg(report.minimum)
+                    .arg(report.failures_to_open)
+                    .arg(report.slow_calls_to_open)
+                    .arg(millis(report.expiry))
+                    .invoke_async(&mut con)
+                    .await?;
+                let (status, episode, verdict) = episode_answer(&v)?;
+                Ok(match (status, verdict) {
+                    (3, Some(verdict)) => Some(EpisodeVerdict { episode, verdict }),
+                    _ => None,
+                })
+            });
     }
 
-    fn watch(&self, watcher: Watcher) {
+    fn release_probe(&self, key: Arc<str>, episode: u64, token: u64) {
+        let shared = Arc::clone(&self.shared);
+        let mut con = self.shared.manager.clone();
+        let script_key = Arc::clone(&key);
+        self.shared.run(
+            key,
+            Check::Episode,
+            Box::new(|_: Result<(), BackendError>| {}),
+            async move {
+                shared
+                    .episode
+                    .key(&*script_key)
+                    .arg("release")
+                    .arg(episode)
+                    .arg(token)
+                    .invoke_async::<redis::Value>(&mut con)
+                    .await
+                    .map(drop)
+            },
+        );
+    }
+
+    fn is_up(&self, key: &str) -> bool {
+        self.shared.is_up(key)
+    }
+
+    fn last_error(&self, key: &str) -> Option<String> {
+        self.shared.last_error(key)
+    }
+
+    fn report_late(&self, key: &str) {
         self.shared
-            .watchers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(watcher);
+            .mark(key, Some("no answer within the cluster timeout".to_owned()));
+    }
+
+    fn watch(&self, key: &str, watcher: Watcher) {
+        self.shared.watch(key, watcher);
     }
 
     fn round_trips(&self) -> u64 {
@@ -485,7 +474,6 @@ impl fmt::Debug for RedisBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisBackend")
             .field("url", &self.shared.url)
-            .field("up", &self.is_up())
             .finish_non_exhaustive()
     }
 }
@@ -496,13 +484,24 @@ mod tests {
 
     #[test]
     fn passwords_never_reach_messages() {
-        assert_eq!(redact("redis://:secret@h:1/0"), "redis://:***@h:1/0");
-        assert_eq!(redact("redis://u:secret@h:1/0"), "redis://u:***@h:1/0");
-        assert_eq!(redact("redis://h:1/0"), "redis://h:1/0");
-        let err = RedisBackend::with_options("http://u:secret@h", RedisOptions::default())
-            .unwrap_err()
-            .to_string();
-        assert!(!err.contains("secret"), "{err}");
+        for url in [
+            "http://u:secret@h",
+            "redis://u:secret@h:notaport/0",
+            "redis://:secret@h:1/0/x/y",
+        ] {
+            let err = RedisBackend::with_options(url, RedisOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(!err.contains("secret"), "{err}");
+            let err = check_url(url).unwrap_err();
+            assert!(!err.contains("secret"), "{err}");
+        }
+        let backend =
+            RedisBackend::with_options("redis://u:secret@127.0.0.1:1/0", RedisOptions::default())
+                .unwrap();
+        assert_eq!(backend.url(), "redis://u:***@127.0.0.1:1/0");
+        assert_eq!(backend.location(), "redis://u:***@127.0.0.1:1/0");
+        assert!(!format!("{backend:?}").contains("secret"));
     }
 
     #[test]

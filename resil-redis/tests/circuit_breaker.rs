@@ -1,10 +1,13 @@
-//! Fleet-wide HALF_OPEN probes against a real `redis-server` (started per
-//! test; skipped with a message where none is installed and `CI` is unset).
-//! Two breakers with their own backend clients stand for two processes; one
-//! test runs real processes (the test binary re-invoking itself).
+//! Fleet-wide HALF_OPEN against a real `redis-server` (started per test;
+//! skipped with a message where none is installed and `CI` is unset).
+//! Breakers with their own backend clients stand for processes in one
+//! binary; the fleet tests run real processes (the test binary re-invoking
+//! itself, driven line by line over its stdin and stdout), one of them
+//! killed while it holds a probe.
 #![allow(clippy::disallowed_methods)] // real waits: Redis's lease expiry is real time
 
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,20 +18,20 @@ use resil_core::cluster::{CircuitBreakerCluster, ClusterBackend};
 use resil_redis::{RedisBackend, RedisOptions};
 use resil_testkit::RedisServer;
 
-const CHILD: &str = "RESIL_BREAKER_CHILD";
-
-/// A breaker of its own "process": a backend client of its own.
+/// A breaker of its own "process": a backend client of its own, a count
+/// window of 4, `permitted` probes, which are also the calls that decide.
 fn breaker(url: &str, key: &str, permitted: u32, expiry: Duration) -> CircuitBreaker {
     let backend: Arc<dyn ClusterBackend> =
         Arc::new(RedisBackend::with_options(url, RedisOptions::default()).unwrap());
     let config = CircuitBreakerConfig::builder()
         .permitted_number_of_calls_in_half_open_state(permitted)
-        .minimum_number_of_calls(permitted)
-        .sliding_window_size(permitted.max(10))
+        .sliding_window_size(4)
+        .minimum_number_of_calls(4)
+        .failure_rate_threshold(50.0)
         .cluster(Some(
             CircuitBreakerCluster::new(backend)
                 .key(key)
-                .timeout(Duration::from_millis(200))
+                .timeout(Duration::from_millis(500))
                 .probe_expiry(expiry),
         ))
         .build()
@@ -44,7 +47,7 @@ fn probes(cb: &CircuitBreaker, n: u32) -> u32 {
 }
 
 fn eventually(what: &str, f: impl Fn() -> bool) {
-    let until = Instant::now() + Duration::from_secs(5);
+    let until = Instant::now() + Duration::from_secs(10);
     while !f() {
         assert!(Instant::now() < until, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(20));
@@ -91,31 +94,56 @@ fn a_dead_process_does_not_hold_the_fleet_half_open() {
     eventually("the dead probes expired", || probes(&b, 1) == 1);
 }
 
-#[test]
-fn the_deciding_process_starts_a_new_episode_for_the_fleet() {
-    let Some(redis) =
-        RedisServer::start_or_skip("the_deciding_process_starts_a_new_episode_for_the_fleet")
-    else {
+/// Three breakers (three processes), two probes for the fleet: a and b
+/// take one each, c none, and a's outcome is a failure when `a_fails`.
+/// Neither a nor b has the 2 outcomes a half-open window needs: the fleet
+/// counts them together, the process whose report completes the count
+/// follows the verdict at once, and the others at their next call.
+fn two_probes_decide_for_three(name: &str, a_fails: bool, verdict: State) {
+    let Some(redis) = RedisServer::start_or_skip(name) else {
         return;
     };
-    let key = "resil:circuitbreaker:{episode}";
-    let a = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    let b = breaker(&redis.url(), key, 2, Duration::from_secs(30));
-    assert_eq!(probes(&a, 2), 2);
-    assert_eq!(probes(&b, 1), 0);
-    // a's probes succeed: a closes and ends the episode
-    a.on_success(Duration::from_millis(1));
-    a.on_success(Duration::from_millis(1));
-    assert_eq!(a.state(), State::Closed);
-    // b is still HALF_OPEN (its own state) and may probe the new episode
-    eventually("b probes again", || probes(&b, 1) == 1);
-    assert_eq!(b.state(), State::HalfOpen);
+    let key = format!("resil:circuitbreaker:{{{name}}}");
+    let [a, b, c] = [0; 3].map(|_| breaker(&redis.url(), &key, 2, Duration::from_secs(30)));
+    assert_eq!(probes(&a, 1), 1);
+    assert_eq!(probes(&b, 1), 1);
+    assert_eq!(probes(&c, 1), 0);
+    if a_fails {
+        a.on_error(Duration::from_millis(1));
+    } else {
+        a.on_success(Duration::from_millis(1));
+    }
+    assert_eq!(a.state(), State::HalfOpen);
+    b.on_success(Duration::from_millis(1));
+    eventually("a or b follows the fleet's verdict", || {
+        a.state() == verdict || b.state() == verdict
+    });
+    for cb in [&a, &b, &c] {
+        // the call goes through a CLOSED breaker, not an OPEN one
+        assert_eq!(cb.try_acquire_permission(), verdict == State::Closed);
+        assert_eq!(cb.state(), verdict);
+    }
 }
 
 #[test]
-fn a_process_that_leaves_half_open_ends_the_episode() {
+fn probes_spread_over_processes_decide_for_every_one() {
+    two_probes_decide_for_three(
+        "probes_spread_over_processes_decide_for_every_one",
+        false,
+        State::Closed,
+    );
+}
+
+/// One failure in two: 50%, the threshold.
+#[test]
+fn failed_probes_open_every_process() {
+    two_probes_decide_for_three("failed_probes_open_every_process", true, State::Open);
+}
+
+#[test]
+fn a_process_that_leaves_half_open_gives_its_probes_back() {
     let Some(redis) =
-        RedisServer::start_or_skip("a_process_that_leaves_half_open_ends_the_episode")
+        RedisServer::start_or_skip("a_process_that_leaves_half_open_gives_its_probes_back")
     else {
         return;
     };
@@ -124,15 +152,16 @@ fn a_process_that_leaves_half_open_ends_the_episode() {
     let b = breaker(&redis.url(), key, 2, Duration::from_secs(30));
     assert_eq!(probes(&a, 1), 1);
     assert_eq!(probes(&b, 1), 1);
-    // one probe each: neither has the 2 results it needs to decide, and the
-    // fleet has no probe left
-    a.on_success(Duration::from_millis(1));
-    b.on_success(Duration::from_millis(1));
     assert_eq!(probes(&b, 1), 0);
-    // a goes back to OPEN (as max-wait-duration-in-half-open-state would
-    // send it): the episode ends, and b probes the next one
+    // a goes back to OPEN on its own (by hand, as its
+    // max-wait-duration-in-half-open-state would): its probe is free again,
+    // and the episode goes on with b
     a.transition_to_open_state().unwrap();
-    eventually("b probes again", || probes(&b, 1) == 1);
+    eventually("b takes a's probe", || probes(&b, 1) == 1);
+    b.on_success(Duration::from_millis(1));
+    b.on_success(Duration::from_millis(1));
+    eventually("b closes", || b.state() == State::Closed);
+    assert_eq!(a.state(), State::Open);
 }
 
 #[test]
@@ -153,10 +182,12 @@ fn with_redis_down_each_process_probes_on_its_own_budget() {
         }
     });
     redis.kill();
-    let started = Instant::now();
     assert_eq!(probes(&a, 3), 2);
-    assert!(started.elapsed() < Duration::from_millis(3 * 200 + 300));
     assert_eq!(a.cluster_backend_up(), Some(false));
+    // its own window decides on its own probes
+    a.on_success(Duration::from_millis(1));
+    a.on_success(Duration::from_millis(1));
+    assert_eq!(a.state(), State::Closed);
     redis.restart();
     eventually("the backend is up", || a.cluster_backend_up() == Some(true));
     eventually("both changes are published", || {
@@ -165,66 +196,239 @@ fn with_redis_down_each_process_probes_on_its_own_budget() {
     assert_eq!(*changes.lock().unwrap(), [false, true]);
 }
 
-/// The child role of `processes_share_one_probe_budget`.
 #[test]
-fn breaker_child_process() {
-    let Ok(url) = std::env::var(CHILD) else {
+fn a_key_of_another_type_is_named_and_stays_down() {
+    let Some(redis) = RedisServer::start_or_skip("a_key_of_another_type_is_named_and_stays_down")
+    else {
         return;
     };
-    let cb = breaker(
-        &url,
-        "resil:circuitbreaker:{fleet}",
-        4,
-        Duration::from_secs(30),
+    let key = "resil:circuitbreaker:{wrongtype}";
+    redis.command(&["SET", key, "not a hash"]).unwrap();
+    let backend: Arc<dyn ClusterBackend> =
+        Arc::new(RedisBackend::with_options(&redis.url(), RedisOptions::default()).unwrap());
+    let config = CircuitBreakerConfig::builder()
+        .permitted_number_of_calls_in_half_open_state(2)
+        .cluster(Some(
+            CircuitBreakerCluster::new(Arc::clone(&backend)).key(key),
+        ))
+        .build()
+        .unwrap();
+    let cb = CircuitBreaker::new("wrongtype", config);
+    let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&changes);
+    cb.event_publisher().on_event(move |e| {
+        if let CircuitBreakerEvent::ClusterBackendChanged { up } = e.kind() {
+            seen.lock().unwrap().push(*up);
+        }
+    });
+    cb.transition_to_open_state().unwrap();
+    cb.transition_to_half_open_state().unwrap();
+    // the first probe fails on the key: the process's own budget decides
+    assert!(cb.try_acquire_permission());
+    assert_eq!(cb.cluster_backend_up(), Some(false));
+    let error = backend.last_error(key).expect("why it is down");
+    assert!(
+        error.contains(key) && error.contains("string") && error.contains("cluster-key"),
+        "{error}"
     );
-    let start: u64 = std::env::var("RESIL_BREAKER_START")
+    // the health checks run the script, not a PING: down it stays
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(cb.cluster_backend_up(), Some(false));
+    assert_eq!(*changes.lock().unwrap(), [false]);
+    // until the key is fixed
+    redis.command(&["DEL", key]).unwrap();
+    eventually("the key is up again", || {
+        cb.cluster_backend_up() == Some(true)
+    });
+    assert_eq!(*changes.lock().unwrap(), [false, true]);
+    assert_eq!(backend.last_error(key), None);
+}
+
+/// The child role of the fleet tests: one process with one breaker, its
+/// key and probe expiry from the environment, driven by lines on stdin
+/// (`take`, `success`, `failure`, `until <STATE>`, `state`) and answering
+/// each with one `FLEET ...` line. Does nothing unless the parent set
+/// `RESIL_FLEET_CHILD`.
+#[test]
+fn fleet_child_process() {
+    let Ok(url) = std::env::var("RESIL_FLEET_CHILD") else {
+        return;
+    };
+    let key = std::env::var("RESIL_FLEET_KEY").unwrap();
+    let expiry: u64 = std::env::var("RESIL_FLEET_EXPIRY_MS")
         .unwrap()
         .parse()
         .unwrap();
-    while (std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64)
-        < start
-    {
-        std::thread::sleep(Duration::from_millis(1));
+    let cb = breaker(&url, &key, 2, Duration::from_millis(expiry));
+    let mut out = std::io::stdout();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.unwrap();
+        let answer = match line.split_whitespace().collect::<Vec<_>>()[..] {
+            ["take"] => format!("TOOK {}", cb.try_acquire_permission()),
+            ["success"] => {
+                cb.on_success(Duration::from_millis(1));
+                "DONE".to_owned()
+            }
+            ["failure"] => {
+                cb.on_error(Duration::from_millis(1));
+                "DONE".to_owned()
+            }
+            ["state"] => format!("STATE {:?}", cb.state()),
+            // calls a healthy downstream until the breaker is in `state`
+            // (or 10 s passed), counting the calls it let through, and
+            // among them the half-open probes
+            ["until", state] => {
+                let until = Instant::now() + Duration::from_secs(10);
+                let (mut admitted, mut probes, mut refused) = (0, 0, 0);
+                while format!("{:?}", cb.state()) != state && Instant::now() < until {
+                    if cb.try_acquire_permission() {
+                        admitted += 1;
+                        probes += u32::from(cb.state() == State::HalfOpen);
+                        cb.on_success(Duration::from_millis(1));
+                    } else {
+                        refused += 1;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                format!(
+                    "STATE {:?} admitted={admitted} probes={probes} refused={refused}",
+                    cb.state()
+                )
+            }
+            _ => return,
+        };
+        writeln!(out, "FLEET {answer}").unwrap();
+        out.flush().unwrap();
     }
-    println!("PROBES {}", probes(&cb, 4));
 }
 
-#[test]
-fn processes_share_one_probe_budget() {
-    let Some(redis) = RedisServer::start_or_skip("processes_share_one_probe_budget") else {
+/// One process of the fleet, spoken to over its stdin and stdout.
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Process {
+    fn start(redis: &RedisServer, key: &str, expiry: Duration) -> Process {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "fleet_child_process", "--nocapture"])
+            .env("RESIL_FLEET_CHILD", redis.url())
+            .env("RESIL_FLEET_KEY", key)
+            .env("RESIL_FLEET_EXPIRY_MS", expiry.as_millis().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Process {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+        }
+    }
+
+    /// Sends `command` and returns the answer (after `FLEET `).
+    fn ask(&mut self, command: &str) -> String {
+        writeln!(self.stdin, "{command}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "the process ended before answering `{command}`");
+            if let Some(answer) = line.trim_end().strip_prefix("FLEET ") {
+                return answer.to_owned();
+            }
+        }
+    }
+
+    /// Kills the process (`SIGKILL`, by its pid) and reaps it.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Three processes, two probes for the fleet (`permitted = 2`, a count
+/// window of 4): the probes went to two different processes, one each, and
+/// the third got none. Each process's own half-open window holds one result
+/// of the two it needs; the fleet's holds both, and its verdict moves all
+/// three, the third too, to `state` at their next call, without another
+/// probe.
+fn three_processes_follow_one_verdict(name: &str, outcome: &str, state: &str) {
+    let Some(redis) = RedisServer::start_or_skip(name) else {
         return;
     };
-    let start = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
-        + 700;
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..3)
-        .map(|_| {
-            Command::new(&exe)
-                .args(["--exact", "breaker_child_process", "--nocapture"])
-                .env(CHILD, redis.url())
-                .env("RESIL_BREAKER_START", start.to_string())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
+    let key = format!("resil:circuitbreaker:{{{name}}}");
+    let mut fleet: Vec<Process> = (0..3)
+        .map(|_| Process::start(&redis, &key, Duration::from_secs(30)))
         .collect();
-    let mut counts = Vec::new();
-    for c in children {
-        let out = String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap();
-        let n: u32 = out
-            .split_once("PROBES ")
-            .and_then(|(_, r)| r.split_whitespace().next())
-            .unwrap_or_else(|| panic!("a child printed no count: {out}"))
-            .parse()
-            .unwrap();
-        counts.push(n);
+    assert_eq!(fleet[0].ask("take"), "TOOK true");
+    assert_eq!(fleet[1].ask("take"), "TOOK true");
+    assert_eq!(fleet[2].ask("take"), "TOOK false");
+    assert_eq!(fleet[0].ask(outcome), "DONE");
+    assert_eq!(fleet[1].ask(outcome), "DONE");
+    let answers: Vec<String> = fleet
+        .iter_mut()
+        .map(|p| p.ask(&format!("until {state}")))
+        .collect();
+    for answer in &answers {
+        assert!(
+            answer.starts_with(&format!("STATE {state} ")),
+            "{answers:?}"
+        );
+        assert!(answer.contains(" probes=0 "), "{answers:?}");
     }
-    // each process may probe 4 on its own; the fleet probes 4 in all
-    assert_eq!(counts.iter().sum::<u32>(), 4, "{counts:?}");
+}
+
+/// The downstream healed: both probes succeed, and the fleet closes.
+#[test]
+fn three_processes_recover_together() {
+    three_processes_follow_one_verdict("three_processes_recover_together", "success", "Closed");
+}
+
+/// Both probes fail: every process goes back to OPEN.
+#[test]
+fn three_processes_open_together() {
+    three_processes_follow_one_verdict("three_processes_open_together", "failure", "Open");
+}
+
+/// A process killed while it holds a probe: its lease expires (the probe
+/// expiry, 500 ms here), the probe goes to another process, and the fleet
+/// decides without it.
+#[test]
+fn a_process_killed_holding_a_probe_does_not_stall_the_fleet() {
+    let Some(redis) =
+        RedisServer::start_or_skip("a_process_killed_holding_a_probe_does_not_stall_the_fleet")
+    else {
+        return;
+    };
+    let key = "resil:circuitbreaker:{killed}";
+    let expiry = Duration::from_millis(500);
+    let mut doomed = Process::start(&redis, key, expiry);
+    let mut b = Process::start(&redis, key, expiry);
+    let mut c = Process::start(&redis, key, expiry);
+    assert_eq!(doomed.ask("take"), "TOOK true");
+    assert_eq!(b.ask("take"), "TOOK true");
+    doomed.kill(); // mid-call: its probe is never reported
+    assert_eq!(b.ask("success"), "DONE");
+    assert_eq!(c.ask("take"), "TOOK false");
+    // c gets the dead process's probe once its lease expires, and its
+    // outcome is the second the fleet needs: one probe, not the two its
+    // own window would want
+    let answer = c.ask("until Closed");
+    assert!(answer.starts_with("STATE Closed"), "{answer}");
+    assert!(answer.contains(" probes=1 "), "{answer}");
+    assert!(!answer.ends_with(" refused=0"), "{answer}");
+    // b follows at its next call, without a probe of its own
+    let answer = b.ask("until Closed");
+    assert!(answer.starts_with("STATE Closed"), "{answer}");
+    assert!(answer.contains(" probes=0 "), "{answer}");
 }

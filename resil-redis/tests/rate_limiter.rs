@@ -61,6 +61,43 @@ fn sleep_until(t: u64) {
     }
 }
 
+/// A child's `RESULT name=value ...` line, by name (`admitted` is a list of
+/// Unix µs, the others counts).
+struct ChildResult {
+    line: String,
+}
+
+impl ChildResult {
+    /// The result the child printed on `stdout`.
+    fn of(stdout: Vec<u8>) -> ChildResult {
+        let out = String::from_utf8(stdout).unwrap();
+        let line = out
+            .lines()
+            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_owned()))
+            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
+        ChildResult { line }
+    }
+
+    fn text(&self, name: &str) -> &str {
+        self.line
+            .split(' ')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {name} in {}", self.line))
+    }
+
+    fn count(&self, name: &str) -> u64 {
+        self.text(name).parse().unwrap()
+    }
+
+    fn times(&self, name: &str) -> Vec<u64> {
+        self.text(name)
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect()
+    }
+}
+
 const LIMIT: u32 = 20;
 const PERIOD_MS: u64 = 100;
 const LEASE: u32 = 4;
@@ -136,31 +173,21 @@ fn processes_share_one_limit() {
                 .unwrap()
         })
         .collect();
-    let outputs: Vec<String> = children
+    let results: Vec<ChildResult> = children
         .into_iter()
-        .map(|c| String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap())
+        .map(|c| ChildResult::of(c.wait_with_output().unwrap().stdout))
         .collect();
     let mut per_cycle = std::collections::BTreeMap::<u64, u32>::new();
     let (mut total_leased, mut total_admitted) = (0u64, 0u64);
-    for out in &outputs {
-        let line = out
-            .lines()
-            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
-        let field = |name: &str| {
-            line.split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .unwrap_or_else(|| panic!("no {name} in {line}"))
-        };
-        let leased: u64 = field("leased=").parse().unwrap();
-        let spent: u64 = field("spent=").parse().unwrap();
-        let fallback: u64 = field("fallback=").parse().unwrap();
-        let admitted: Vec<u64> = field("admitted=")
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse().unwrap())
-            .collect();
-        assert_eq!(fallback, 0, "Redis was up the whole time: {line}");
+    for r in &results {
+        let (leased, spent) = (r.count("leased"), r.count("spent"));
+        let admitted = r.times("admitted");
+        assert_eq!(
+            r.count("fallback"),
+            0,
+            "Redis was up the whole time: {}",
+            r.line
+        );
         // every admitted call spent one leased permit, and no process spent
         // a permit it did not lease
         assert_eq!(spent, admitted.len() as u64);
@@ -291,6 +318,10 @@ fn outage(mode: ClusterFailureMode) {
     let before = l.cluster_metrics().unwrap();
     assert!(before.backend_up() && before.fallback_calls() == 0);
 
+    // at the start of a cycle: the last answer said the one before was
+    // spent, and until its end calls are refused without asking
+    let p = period.as_micros() as u64;
+    sleep_until((unix_micros() / p + 1) * p + 1_000);
     redis.kill();
     let (ok, no, longest) = hammer(&l, Duration::from_millis(500));
     assert!(
@@ -504,24 +535,12 @@ fn processes_through_an_outage(mode: ClusterFailureMode) {
     redis.restart();
     let mut per_cycle = std::collections::BTreeMap::<u64, u32>::new();
     for child in children {
-        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-        let line = out
-            .lines()
-            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
-        let field = |name: &str| {
-            line.split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .unwrap_or_else(|| panic!("no {name} in {line}"))
-                .to_owned()
-        };
-        let leased: u64 = field("leased=").parse().unwrap();
-        let spent: u64 = field("spent=").parse().unwrap();
-        let fallback: u64 = field("fallback=").parse().unwrap();
+        let r = ChildResult::of(child.wait_with_output().unwrap().stdout);
+        let (leased, spent) = (r.count("leased"), r.count("spent"));
         assert!(spent <= leased, "spent {spent} of {leased} leased");
-        assert!(fallback > 0, "the outage reached the failure mode: {line}");
-        for t in field("admitted=").split(',').filter(|s| !s.is_empty()) {
-            let t: u64 = t.parse().unwrap();
+        let reached = r.count("fallback") > 0;
+        assert!(reached, "the outage reached the failure mode: {}", r.line);
+        for t in r.times("admitted") {
             *per_cycle.entry((t - start) / period).or_default() += 1;
         }
     }
@@ -569,4 +588,254 @@ fn processes_through_an_outage_allow() {
 #[test]
 fn processes_through_an_outage_deny() {
     processes_through_an_outage(ClusterFailureMode::Deny);
+}
+
+/// The commands clients sent to Redis since it started: every kind but
+/// `INFO` (which the test sends to count them) and those the scripts run
+/// inside (`INFO commandstats` counts them too).
+fn commands(redis: &RedisServer) -> u64 {
+    const IN_SCRIPTS: [&str; 9] = [
+        "time", "hmget", "hget", "hset", "hdel", "hgetall", "hincrby", "pexpire", "del",
+    ];
+    redis
+        .command_calls()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| name.as_str() != "info" && !IN_SCRIPTS.contains(&name.as_str()))
+        .map(|(_, calls)| calls)
+        .sum()
+}
+
+#[test]
+fn refusals_in_a_spent_cycle_cost_no_round_trip() {
+    let Some(redis) = RedisServer::start_or_skip("refusals_in_a_spent_cycle_cost_no_round_trip")
+    else {
+        return;
+    };
+    let period = Duration::from_secs(2);
+    let l = limiter(
+        backend(&redis.url()),
+        "resil:ratelimiter:{spent}",
+        5,
+        period,
+        5,
+        ClusterFailureMode::Deny,
+        Duration::ZERO,
+    );
+    // just after a boundary, so that the whole test runs in one cycle
+    let p = period.as_micros() as u64;
+    sleep_until((unix_micros() / p + 1) * p + 2_000);
+    let before = commands(&redis);
+    assert!(l.try_acquire_permission(5));
+    let refused = (0..1000).filter(|_| !l.try_acquire_permission(1)).count();
+    assert_eq!(refused, 1000);
+    let m = l.cluster_metrics().unwrap();
+    // one lease of 5, which said the cycle is spent: every refusal after it
+    // is decided here
+    assert_eq!(m.round_trips(), 1, "{m:?}");
+    assert_eq!(m.local_refusals(), 1000, "{m:?}");
+    // the script's first run loads it (EVALSHA, SCRIPT LOAD, EVALSHA)
+    let ran = commands(&redis) - before;
+    assert!(ran <= 3, "{ran} commands for 1001 calls");
+    // and the refusal says when a permit comes: at the cycle's end
+    let err = l.reserve_permission(1).unwrap_err();
+    assert!(err.retry_after() <= Some(period), "{err:?}");
+}
+
+/// The child role of `three_processes_spend_a_fifth_of_a_command_per_permit`.
+#[test]
+fn lease_child_process() {
+    let Ok(url) = std::env::var("RESIL_LEASE_CHILD") else {
+        return;
+    };
+    let start: u64 = std::env::var("RESIL_CLUSTER_START")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let limiter = limiter(
+        backend(&url),
+        "resil:ratelimiter:{lease}",
+        LEASE_LIMIT,
+        Duration::from_millis(PERIOD_MS),
+        5,
+        ClusterFailureMode::Deny,
+        Duration::ZERO,
+    );
+    sleep_until(start);
+    let end = start + LEASE_CYCLES * PERIOD_MS * 1000;
+    while unix_micros() < end {
+        if !limiter.try_acquire_permission(1) {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+    let m = limiter.cluster_metrics().unwrap();
+    println!(
+        "RESULT spent={} round_trips={} local_refusals={} fallback={}",
+        m.spent_permits(),
+        m.round_trips(),
+        m.local_refusals(),
+        m.fallback_calls()
+    );
+}
+
+const LEASE_LIMIT: u32 = 200;
+const LEASE_CYCLES: u64 = 10;
+
+/// Three processes on one limit of 200 per 100 ms with `cluster-lease = 5`,
+/// each calling as fast as it can for 10 cycles: a lease serves 5 permits,
+/// each process asks once more per cycle to learn that it is spent, and
+/// then refuses by itself until the next, so the fleet's Redis runs about
+/// a fifth of a command per permit.
+#[test]
+fn three_processes_spend_a_fifth_of_a_command_per_permit() {
+    let Some(redis) =
+        RedisServer::start_or_skip("three_processes_spend_a_fifth_of_a_command_per_permit")
+    else {
+        return;
+    };
+    let period = PERIOD_MS * 1000;
+    let start = (unix_micros() / period + 8) * period;
+    let exe = std::env::current_exe().unwrap();
+    let before = commands(&redis);
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(&exe)
+                .args(["--exact", "lease_child_process", "--nocapture"])
+                .env("RESIL_LEASE_CHILD", redis.url())
+                .env("RESIL_CLUSTER_START", start.to_string())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let (mut spent, mut refused) = (0u64, 0u64);
+    for child in children {
+        let r = ChildResult::of(child.wait_with_output().unwrap().stdout);
+        assert_eq!(r.count("fallback"), 0, "{}", r.line);
+        spent += r.count("spent");
+        refused += r.count("local_refusals");
+    }
+    let ran = commands(&redis) - before;
+    let per_permit = ran as f64 / spent as f64;
+    println!(
+        "{ran} commands for {spent} permits ({per_permit:.3} per permit), {refused} refusals decided locally"
+    );
+    // the fleet used its limit
+    assert!(
+        spent >= u64::from(LEASE_LIMIT) * LEASE_CYCLES / 2,
+        "only {spent} permits in {LEASE_CYCLES} cycles"
+    );
+    assert!(refused > 0, "the processes called faster than the limit");
+    assert!(
+        per_permit <= 0.25,
+        "{ran} commands for {spent} permits: {per_permit:.3} per permit"
+    );
+}
+
+/// A stalled Redis (`SIGSTOP`) and an async caller on a current-thread
+/// runtime: the caller awaits the answer, so the runtime's other task runs
+/// meanwhile; here that task lets Redis go on, and the answer comes in
+/// time. A caller that blocked the thread would hold that task back until
+/// its cluster timeout ended, and fall back to `deny`.
+#[test]
+fn an_async_caller_never_blocks_its_runtime_on_a_stalled_redis() {
+    let Some(redis) =
+        RedisServer::start_or_skip("an_async_caller_never_blocks_its_runtime_on_a_stalled_redis")
+    else {
+        return;
+    };
+    let config = RateLimiterConfig::builder()
+        .limit_for_period(1000)
+        .limit_refresh_period(Duration::from_secs(1))
+        .timeout_duration(Duration::ZERO)
+        .cluster(Some(
+            RateLimiterCluster::new(backend(&redis.url()))
+                .key("resil:ratelimiter:{stalled}")
+                .lease(1)
+                .timeout(Duration::from_secs(2))
+                .failure_mode(ClusterFailureMode::Deny),
+        ))
+        .build()
+        .unwrap();
+    let limiter = RateLimiter::new("stalled", config);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let redis = Arc::new(redis);
+    runtime.block_on(async {
+        assert!(limiter.acquire_permission(1).await.is_ok());
+        redis.pause();
+        let waker = Arc::clone(&redis);
+        let other = tokio::spawn(async move {
+            // runs only while the caller below awaits
+            waker.resume();
+        });
+        let started = Instant::now();
+        let admitted = limiter.acquire_permission(1).await;
+        let waited = started.elapsed();
+        other.await.unwrap();
+        let m = limiter.cluster_metrics().unwrap();
+        assert!(admitted.is_ok(), "refused after {waited:?}: {m:?}");
+        assert_eq!(m.fallback_calls(), 0, "{m:?}");
+        assert!(m.backend_up());
+
+        // The same through a chain (the attributes', `Decorators`', tower's):
+        // the rate limiter's layer awaits the backend's answer too.
+        redis.pause();
+        let waker = Arc::clone(&redis);
+        let other = tokio::spawn(async move {
+            waker.resume();
+        });
+        let called = limiter
+            .call_async(|| async { Ok::<_, std::io::Error>(7) })
+            .await;
+        other.await.unwrap();
+        let m = limiter.cluster_metrics().unwrap();
+        assert_eq!(called.unwrap(), 7, "{m:?}");
+        assert_eq!(m.fallback_calls(), 0, "{m:?}");
+    });
+}
+
+#[test]
+fn a_key_of_another_type_is_named_and_the_limiter_stays_down() {
+    let Some(redis) =
+        RedisServer::start_or_skip("a_key_of_another_type_is_named_and_the_limiter_stays_down")
+    else {
+        return;
+    };
+    let key = "resil:ratelimiter:{wrongtype}";
+    redis.command(&["SET", key, "42"]).unwrap();
+    let backend = backend(&redis.url());
+    let l = limiter(
+        Arc::clone(&backend),
+        key,
+        10,
+        Duration::from_millis(100),
+        2,
+        ClusterFailureMode::Deny,
+        Duration::ZERO,
+    );
+    let events = record(&l);
+    assert!(!l.try_acquire_permission(1));
+    assert!(!l.cluster_metrics().unwrap().backend_up());
+    let error = backend.last_error(key).expect("why it is down");
+    assert!(
+        error.contains(key) && error.contains("string") && error.contains("cluster-key"),
+        "{error}"
+    );
+    // the health checks run the limiter's script, which keeps failing: no
+    // flapping up and down while calls go on
+    let (ok, _, _) = hammer(&l, Duration::from_millis(500));
+    assert_eq!(ok, 0);
+    assert_eq!(
+        *events.lock().unwrap(),
+        [RateLimiterEvent::ClusterBackendChanged { up: false }]
+    );
+    redis.command(&["DEL", key]).unwrap();
+    wait_for("the key is up again", || {
+        l.cluster_metrics().unwrap().backend_up()
+    });
+    assert!(l.try_acquire_permission(1));
+    assert_eq!(backend.last_error(key), None);
 }

@@ -150,6 +150,66 @@ impl RedisServer {
         s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
     }
 
+    /// Sends one command (RESP, on a connection of its own) and returns the
+    /// reply's text: a simple string, an integer or a bulk string as it is,
+    /// an error as `Err`. Arrays are not read (no test needs them).
+    ///
+    /// # Errors
+    ///
+    /// When the server cannot be reached in 2 s, or answers an error.
+    pub fn command(&self, args: &[&str]) -> io::Result<String> {
+        let mut s = TcpStream::connect_timeout(
+            &([127, 0, 0, 1], self.port).into(),
+            Duration::from_secs(2),
+        )?;
+        s.set_read_timeout(Some(Duration::from_secs(2)))?;
+        let mut request = format!("*{}\r\n", args.len());
+        for a in args {
+            request.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        s.write_all(request.as_bytes())?;
+        let mut reader = io::BufReader::new(s);
+        let mut line = String::new();
+        io::BufRead::read_line(&mut reader, &mut line)?;
+        let line = line.trim_end();
+        let (kind, rest) = line.split_at(line.len().min(1));
+        match kind {
+            "+" | ":" => Ok(rest.to_owned()),
+            "-" => Err(io::Error::other(rest.to_owned())),
+            "$" => {
+                let Ok(len) = rest.parse::<i64>() else {
+                    return Err(io::Error::other(format!("a bad bulk length: {line}")));
+                };
+                if len < 0 {
+                    return Ok(String::new());
+                }
+                let mut body = vec![0u8; len as usize + 2];
+                reader.read_exact(&mut body)?;
+                body.truncate(len as usize);
+                String::from_utf8(body).map_err(io::Error::other)
+            }
+            _ => Err(io::Error::other(format!("an unexpected reply: {line}"))),
+        }
+    }
+
+    /// The calls of each command since the server started (`INFO
+    /// commandstats`), by lower-case name: what a test counts round trips with.
+    ///
+    /// # Errors
+    ///
+    /// As [`RedisServer::command`].
+    pub fn command_calls(&self) -> io::Result<std::collections::BTreeMap<String, u64>> {
+        let info = self.command(&["INFO", "commandstats"])?;
+        Ok(info
+            .lines()
+            .filter_map(|l| {
+                let (name, stats) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+                let calls = stats.split(',').find_map(|f| f.strip_prefix("calls="))?;
+                Some((name.to_owned(), calls.parse().ok()?))
+            })
+            .collect())
+    }
+
     /// `redis://127.0.0.1:<port>/0`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/0", self.port)

@@ -183,7 +183,7 @@ pub(super) fn change_circuit_breaker(
             ));
         }
         Some(Value::String(text)) => match resil_config::duration::parse(text) {
-            Ok(limit) => Some(limit),
+            Ok(limit) => Some((limit, text.as_str())),
             Err(e) => {
                 return Err(Problem::bad_request(format!("`for` = \"{text}\": {e}")));
             }
@@ -197,7 +197,21 @@ pub(super) fn change_circuit_breaker(
     let result = match update {
         Some("CLOSE") => cb.transition_to_closed_state(),
         Some("FORCE_OPEN") => match limit {
-            Some(limit) => cb.transition_to_forced_open_state_for(limit),
+            Some((limit, text)) => {
+                cb.transition_to_forced_open_state_for(limit)
+                    .map_err(|e| Problem::bad_request(format!("`for` = \"{text}\": {e}")))?;
+                // what happens at the end of the limit, for the answer and the audit log
+                let then = format!(
+                    "FORCED_OPEN for {text}, then HALF_OPEN: the half-open probes decide whether it closes"
+                );
+                return Ok(json!({
+                    "circuitBreakerName": name,
+                    "currentState": cb.state().as_str(),
+                    "forcedOpenFor": text,
+                    "afterLimit": "HALF_OPEN",
+                    "message": format!("{name} state has been changed successfully: {then}"),
+                }));
+            }
             None => {
                 // the seed's 11.1: a forced open needs an end, or it outlives
                 // the incident that called for it
@@ -301,11 +315,25 @@ pub(super) fn change_rate_limiter(s: &Shared, name: &str, body: &Bytes) -> Resul
     }))
 }
 
-/// `POST /actuator/refresh[?dryRun=true]`: reloads the configuration.
+/// `POST /actuator/refresh[?dryRun=true]`: reloads the configuration, on
+/// the blocking pool: reading, parsing and validating a file (up to the
+/// 1 MiB resil reads) must not stall the runtime's other tasks.
 pub(super) async fn refresh(State(s): St, uri: Uri, request: axum::extract::Request) -> Response {
     // the query is judged after the token, like a body
     let dry_run = dry_run(&uri);
-    audited(&s, "", &uri, request, move |s, _, _| reload(s, dry_run?)).await
+    let shared = s.clone();
+    audited_with(&s, "", &uri, request, move |_, _, _| async move {
+        let dry_run = dry_run?;
+        tokio::task::spawn_blocking(move || reload(&shared, dry_run))
+            .await
+            .unwrap_or_else(|e| {
+                Err(Problem::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("the reload did not finish: {e}"),
+                ))
+            })
+    })
+    .await
 }
 
 /// `?dryRun=true` (or `false`); anything else is a 400.
@@ -384,6 +412,23 @@ async fn audited(
     request: axum::extract::Request,
     change: impl FnOnce(&Shared, &str, &Bytes) -> Result<Value, Problem>,
 ) -> Response {
+    audited_with(s, name, uri, request, |s, name, body| {
+        std::future::ready(change(s, name, body))
+    })
+    .await
+}
+
+/// [`audited`] for a change that is awaited.
+async fn audited_with<F>(
+    s: &Shared,
+    name: &str,
+    uri: &Uri,
+    request: axum::extract::Request,
+    change: impl FnOnce(&Shared, &str, &Bytes) -> F,
+) -> Response
+where
+    F: Future<Output = Result<Value, Problem>>,
+{
     let (parts, body) = request.into_parts();
     let authorized = authorize(s, &parts.headers);
     let identity = audit::identity(authorized.is_ok(), &parts.headers);
@@ -392,7 +437,21 @@ async fn audited(
         Err(p) => Err(p),
     };
     let (response, body) = match read {
-        Ok(body) => (respond(change(s, name, &body), uri), Some(body)),
+        Ok(body) => {
+            let result = change(s, name, &body).await;
+            // the answer's message, for the audit log: what the change did
+            let outcome = result
+                .as_ref()
+                .ok()
+                .and_then(|v| v.get("message"))
+                .and_then(Value::as_str)
+                .map(|m| audit::Outcome(m.to_owned()));
+            let mut response = respond(result, uri);
+            if let Some(outcome) = outcome {
+                response.extensions_mut().insert(outcome);
+            }
+            (response, Some(body))
+        }
         Err(p) => (p.into_response(uri), None),
     };
     audit::record(

@@ -81,22 +81,49 @@ pub(super) async fn events_typed<P: Shown>(
     events_response::<P>(events, false)
 }
 
+/// Who asks for a stream: the operator (the bearer token), or anyone else
+/// from the request's peer address (when the server knows it).
+fn stream_client(s: &Shared, request: &axum::extract::Request) -> stream::Client {
+    if s.token.is_some() && authorize(s, request.headers()).is_ok() {
+        return stream::Client::Operator;
+    }
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    stream::Client::Anonymous(peer)
+}
+
 pub(super) fn stream_response(
     s: &Shared,
     uri: &Uri,
     aspects: &'static [Aspect],
     name: Option<String>,
     ty: Option<String>,
+    request: &axum::extract::Request,
 ) -> Response {
-    let Some(slot) = s.streams.take() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &format!(
-                "{} event streams are open, the most this actuator serves",
-                s.streams.max()
-            ),
-            uri,
-        );
+    let slot = match s.streams.take(stream_client(s, request)) {
+        Ok(slot) => slot,
+        Err(stream::Full::Slots) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "the event streams this actuator serves to this client are all open ({} in all)",
+                    s.streams.max()
+                ),
+                uri,
+            );
+        }
+        Err(stream::Full::Peer) => {
+            return error(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "this address has {} event streams open, the most one peer may hold without the bearer token",
+                    s.streams.per_peer()
+                ),
+                uri,
+            );
+        }
     };
     let hub = s
         .binding()
@@ -112,14 +139,19 @@ pub(super) fn events_routes<P: Shown>(
     kind: &str,
     aspects: &'static [Aspect],
 ) -> Router<Arc<Shared>> {
-    let stream_all =
-        move |State(s): St, uri: Uri| async move { stream_response(&s, &uri, aspects, None, None) };
-    let stream_named = move |State(s): St, Path(name): Path<String>, uri: Uri| async move {
-        stream_response(&s, &uri, aspects, Some(name), None)
+    type Request = axum::extract::Request;
+    let stream_all = move |State(s): St, uri: Uri, request: Request| async move {
+        stream_response(&s, &uri, aspects, None, None, &request)
     };
-    let stream_typed = move |State(s): St, Path((name, ty)): Path<(String, String)>, uri: Uri| async move {
+    let stream_named = move |State(s): St, Path(name): Path<String>, uri: Uri, request: Request| async move {
+        stream_response(&s, &uri, aspects, Some(name), None, &request)
+    };
+    let stream_typed = move |State(s): St,
+                             Path((name, ty)): Path<(String, String)>,
+                             uri: Uri,
+                             request: Request| async move {
         match event_type::<P>(&ty) {
-            Ok(ty) => stream_response(&s, &uri, aspects, Some(name), Some(ty)),
+            Ok(ty) => stream_response(&s, &uri, aspects, Some(name), Some(ty), &request),
             Err(p) => p.into_response(&uri),
         }
     };

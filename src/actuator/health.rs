@@ -4,11 +4,12 @@
 use axum::extract::Path;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
-use resil_config::{Aspect, Extras, Report};
+use resil_config::{Aspect, Extras, Registries, Report};
 use resil_core::circuit_breaker::{CircuitBreaker, State};
 use resil_core::rate_limiter::RateLimiter;
 use serde_json::{Map, Value, json};
 
+use super::instances::keys;
 use super::json::circuit_breaker_details;
 use super::response::{St, error, json_response};
 use super::shared::Shared;
@@ -47,56 +48,80 @@ fn extras(report: Option<&Report>, aspect: Aspect, name: &str) -> Extras {
         .unwrap_or_default()
 }
 
-/// The `circuitBreakers` component.
-pub(crate) fn circuit_breakers(
-    all: &[std::sync::Arc<CircuitBreaker>],
-    report: Option<&Report>,
-) -> Value {
+/// A breaker's status in the health document.
+fn breaker_status(cb: &CircuitBreaker, extras: Extras) -> &'static str {
+    match cb.state() {
+        State::Closed => "UP",
+        State::Open if extras.allow_health_indicator_to_fail.unwrap_or(false) => "DOWN",
+        State::Open => "CIRCUIT_OPEN",
+        State::HalfOpen => "CIRCUIT_HALF_OPEN",
+        _ => "UNKNOWN",
+    }
+}
+
+/// The `circuitBreakers` component. A keyed name's keys (`key = expr`) are
+/// listed in its details, each with its own status, the refusing first;
+/// they do not count in the name's status, which stays the unkeyed
+/// instance's (one tenant's open breaker is not the service's health).
+pub(crate) fn circuit_breakers(registries: &Registries, report: Option<&Report>) -> Value {
+    let keyed = registries.keyed::<CircuitBreaker>();
     let mut details = Map::new();
-    for cb in all {
+    for cb in registries.circuit_breakers().all() {
         let extras = extras(report, Aspect::CircuitBreaker, cb.name());
         if !extras.register_health_indicator.unwrap_or(false) {
             continue;
         }
-        let status = match cb.state() {
-            State::Closed => "UP",
-            State::Open if extras.allow_health_indicator_to_fail.unwrap_or(false) => "DOWN",
-            State::Open => "CIRCUIT_OPEN",
-            State::HalfOpen => "CIRCUIT_HALF_OPEN",
-            _ => "UNKNOWN",
-        };
-        let Value::Object(d) = circuit_breaker_details(cb) else {
+        let Value::Object(mut d) = circuit_breaker_details(&cb) else {
             continue;
         };
-        details.insert(cb.name().to_owned(), health(status, d));
+        if let Some(table) = keyed.table(cb.name()) {
+            let keys = keys(&table, |key: &CircuitBreaker, m| {
+                m.insert("status".to_owned(), json!(breaker_status(key, extras)));
+            });
+            d.insert("keys".to_owned(), keys);
+        }
+        details.insert(cb.name().to_owned(), health(breaker_status(&cb, extras), d));
     }
     component(details)
 }
 
-/// The `rateLimiters` component.
-pub(crate) fn rate_limiters(all: &[std::sync::Arc<RateLimiter>], report: Option<&Report>) -> Value {
+/// A rate limiter's status and details in the health document.
+fn limiter_health(rl: &RateLimiter, extras: Extras) -> (&'static str, Map<String, Value>) {
+    let m = rl.metrics();
+    let (available, waiting) = (m.available_permissions(), m.number_of_waiting_threads());
+    let status = if available > 0 || waiting == 0 {
+        "UP"
+    } else if m.nanos_to_wait() > rl.config().timeout_duration() {
+        if extras.allow_health_indicator_to_fail.unwrap_or(false) {
+            "DOWN"
+        } else {
+            "RATE_LIMITED"
+        }
+    } else {
+        "UNKNOWN"
+    };
+    let mut d = Map::new();
+    d.insert("availablePermissions".to_owned(), json!(available));
+    d.insert("numberOfWaitingThreads".to_owned(), json!(waiting));
+    (status, d)
+}
+
+/// The `rateLimiters` component, with each keyed name's keys as for the breakers.
+pub(crate) fn rate_limiters(registries: &Registries, report: Option<&Report>) -> Value {
+    let keyed = registries.keyed::<RateLimiter>();
     let mut details = Map::new();
-    for rl in all {
+    for rl in registries.rate_limiters().all() {
         let extras = extras(report, Aspect::RateLimiter, rl.name());
         if !extras.register_health_indicator.unwrap_or(false) {
             continue;
         }
-        let m = rl.metrics();
-        let (available, waiting) = (m.available_permissions(), m.number_of_waiting_threads());
-        let status = if available > 0 || waiting == 0 {
-            "UP"
-        } else if m.nanos_to_wait() > rl.config().timeout_duration() {
-            if extras.allow_health_indicator_to_fail.unwrap_or(false) {
-                "DOWN"
-            } else {
-                "RATE_LIMITED"
-            }
-        } else {
-            "UNKNOWN"
-        };
-        let mut d = Map::new();
-        d.insert("availablePermissions".to_owned(), json!(available));
-        d.insert("numberOfWaitingThreads".to_owned(), json!(waiting));
+        let (status, mut d) = limiter_health(&rl, extras);
+        if let Some(table) = keyed.table(rl.name()) {
+            let keys = keys(&table, |key: &RateLimiter, m| {
+                m.insert("status".to_owned(), json!(limiter_health(key, extras).0));
+            });
+            d.insert("keys".to_owned(), keys);
+        }
         details.insert(rl.name().to_owned(), health(status, d));
     }
     component(details)
@@ -168,12 +193,9 @@ fn components(s: &Shared) -> Map<String, Value> {
     let mut c = Map::new();
     c.insert(
         "circuitBreakers".to_owned(),
-        circuit_breakers(&registries.circuit_breakers().all(), report),
+        circuit_breakers(registries, report),
     );
-    c.insert(
-        "rateLimiters".to_owned(),
-        rate_limiters(&registries.rate_limiters().all(), report),
-    );
+    c.insert("rateLimiters".to_owned(), rate_limiters(registries, report));
     c.insert("ping".to_owned(), json!({ "status": "UP" }));
     c
 }

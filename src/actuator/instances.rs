@@ -1,6 +1,10 @@
 //! The instance lists: `/actuator/circuitbreakers` with each breaker's
-//! details, and the names of the other kinds.
+//! details, and the names of the other kinds; with each keyed name's keys
+//! (`key = expr`), the refusing ones first.
 
+use resil_config::keyed::Keyed;
+
+use super::json::Shown;
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
@@ -16,17 +20,66 @@ pub(super) async fn circuit_breakers(State(s): St) -> Response {
             let mut details = json::circuit_breaker_details(cb);
             // `key = expr`: each live key's own breaker, under the name's
             if let (Some(table), Value::Object(m)) = (keyed.table(cb.name()), &mut details) {
-                let keys: Map<String, Value> = table
-                    .entries()
-                    .iter()
-                    .map(|(key, p)| (key.clone(), json::circuit_breaker_details(p)))
-                    .collect();
-                m.insert("keys".to_owned(), Value::Object(keys));
+                m.insert("keys".to_owned(), keys(&table, |_, _| {}));
             }
             (cb.name().to_owned(), details)
         })
         .collect();
     ok(&json!({ "circuitBreakers": all }))
+}
+
+/// The live keys of a keyed name, the refusing first (an OPEN breaker, a
+/// full bulkhead, a rate limiter without permits; then a HALF_OPEN
+/// breaker), then by key, at most `max-keys` of them (the table exceeds
+/// its bound only by calls in flight): each `{"key": .., ..state}`, with
+/// what `add` adds.
+pub(super) fn keys<P: Shown>(table: &Keyed<P>, add: impl Fn(&P, &mut Map<String, Value>)) -> Value {
+    let mut entries: Vec<(u8, String, std::sync::Arc<P>)> = table
+        .entries()
+        .into_iter()
+        .map(|(key, p)| (p.refusal_rank(), key, p))
+        .collect();
+    entries.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    entries.truncate(table.max_keys());
+    let listed: Vec<Value> = entries
+        .into_iter()
+        .map(|(_, key, p)| {
+            let mut m = Map::new();
+            m.insert("key".to_owned(), Value::String(key));
+            add(&p, &mut m);
+            if let Value::Object(state) = p.state() {
+                m.extend(state);
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Value::Array(listed)
+}
+
+/// The keyed names of `P`: `{"name":..,"maxKeys":..,"keys":[..]}` each.
+fn keyed_of<P: Shown>(registries: &Registries) -> Vec<Value> {
+    registries
+        .keyed::<P>()
+        .tables()
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name(),
+                "maxKeys": t.max_keys(),
+                "keys": keys(t, |_, _| {}),
+            })
+        })
+        .collect()
+}
+
+/// `{LIST_KEY: names}`, and `keyed` when a name has keys.
+fn list(list_key: &str, names: Vec<String>, keyed: Vec<Value>) -> Response {
+    let mut m = Map::new();
+    m.insert(list_key.to_owned(), json!(names));
+    if !keyed.is_empty() {
+        m.insert("keyed".to_owned(), Value::Array(keyed));
+    }
+    ok(&Value::Object(m))
 }
 
 /// The names of `P`'s instances, sorted.
@@ -38,9 +91,15 @@ fn names_of<P: Shown>(registries: &Registries) -> Vec<String> {
         .collect()
 }
 
-/// `/actuator/retries`, `/actuator/ratelimiters`, ...: the names of `P`'s instances.
+/// `/actuator/retries`, `/actuator/ratelimiters`, ...: the names of `P`'s
+/// instances, and the keys of its keyed names.
 pub(super) async fn names<P: Shown>(State(s): St) -> Response {
-    ok(&json!({ P::LIST_KEY: names_of::<P>(s.registries()) }))
+    let registries = s.registries();
+    list(
+        P::LIST_KEY,
+        names_of::<P>(registries),
+        keyed_of::<P>(registries),
+    )
 }
 
 /// Resilience4j lists both kinds of bulkhead under `bulkheads`.
@@ -49,5 +108,7 @@ pub(super) async fn bulkheads(State(s): St) -> Response {
     let mut all = names_of::<Bulkhead>(registries);
     all.extend(names_of::<ThreadPoolBulkhead>(registries));
     all.sort();
-    ok(&json!({ "bulkheads": all }))
+    let mut keyed = keyed_of::<Bulkhead>(registries);
+    keyed.extend(keyed_of::<ThreadPoolBulkhead>(registries));
+    list("bulkheads", all, keyed)
 }

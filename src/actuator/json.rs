@@ -157,10 +157,16 @@ pub(crate) fn retry_event(event: &Event<RetryEvent>) -> (&'static str, Value) {
     (ty, Value::Object(m))
 }
 
-/// `BulkheadEventDTO`.
+/// `BulkheadEventDTO`; a `LIMIT_CHANGED` event adds `previousLimit` and
+/// `limit`.
 pub(crate) fn bulkhead_event(event: &Event<BulkheadEvent>) -> (&'static str, Value) {
     let ty = event.kind().event_type().as_str();
-    (ty, Value::Object(base("bulkheadName", event, ty)))
+    let mut m = base("bulkheadName", event, ty);
+    if let BulkheadEvent::LimitChanged { from, to } = event.kind() {
+        m.insert("previousLimit".to_owned(), json!(from));
+        m.insert("limit".to_owned(), json!(to));
+    }
+    (ty, Value::Object(m))
 }
 
 /// `BulkheadEventDTO`: Resilience4j's thread-pool bulkheads publish bulkhead events.
@@ -233,6 +239,12 @@ pub(crate) trait Shown: EventJson {
 
     /// Its live state.
     fn state(&self) -> Value;
+    /// How much it refuses now, for the order of a keyed name's keys: 0
+    /// refuses every call (an OPEN or FORCED_OPEN breaker, a full bulkhead,
+    /// a rate limiter without permits), 1 some (a HALF_OPEN breaker), 2 none.
+    fn refusal_rank(&self) -> u8 {
+        2
+    }
     /// Its current configuration.
     fn current_config(&self) -> Self::Config;
     /// Its buffered events, oldest first, with their time for sorting.
@@ -288,6 +300,14 @@ impl Shown for CircuitBreaker {
     fn state(&self) -> Value {
         circuit_breaker_details(self)
     }
+    fn refusal_rank(&self) -> u8 {
+        use resil_core::circuit_breaker::State;
+        match CircuitBreaker::state(self) {
+            State::Open | State::ForcedOpen => 0,
+            State::HalfOpen => 1,
+            _ => 2,
+        }
+    }
     fn current_config(&self) -> CircuitBreakerConfig {
         self.config().clone()
     }
@@ -336,15 +356,29 @@ const BULKHEAD_EVENT_TYPES: &[&str] = &[
 impl Shown for Bulkhead {
     const LIST_KEY: &'static str = "bulkheads";
     const EVENTS_KEY: &'static str = "bulkheadEvents";
-    const EVENT_TYPES: &'static [&'static str] = BULKHEAD_EVENT_TYPES;
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "CALL_PERMITTED",
+        "CALL_REJECTED",
+        "CALL_FINISHED",
+        "SHADOW_REFUSAL",
+        "LIMIT_CHANGED",
+    ];
 
-    /// Resilience4j's `Bulkhead.Metrics`.
+    /// Resilience4j's `Bulkhead.Metrics` (the limit is the live one, which
+    /// an adaptive bulkhead moves).
     fn state(&self) -> Value {
         let m = self.metrics();
         json!({
             "availableConcurrentCalls": m.available_concurrent_calls(),
             "maxAllowedConcurrentCalls": m.max_allowed_concurrent_calls(),
         })
+    }
+    fn refusal_rank(&self) -> u8 {
+        if self.metrics().available_concurrent_calls() == 0 {
+            0
+        } else {
+            2
+        }
     }
     fn current_config(&self) -> BulkheadConfig {
         self.config()
@@ -373,6 +407,14 @@ impl Shown for ThreadPoolBulkhead {
             "availableThreadCount": m.available_thread_count(),
         })
     }
+    fn refusal_rank(&self) -> u8 {
+        let m = self.metrics();
+        if m.available_thread_count() == 0 && m.remaining_queue_capacity() == 0 {
+            0
+        } else {
+            2
+        }
+    }
     fn current_config(&self) -> ThreadPoolBulkheadConfig {
         self.config().clone()
     }
@@ -399,6 +441,13 @@ impl Shown for RateLimiter {
             "availablePermissions": m.available_permissions(),
             "numberOfWaitingThreads": m.number_of_waiting_threads(),
         })
+    }
+    fn refusal_rank(&self) -> u8 {
+        if self.metrics().available_permissions() <= 0 {
+            0
+        } else {
+            2
+        }
     }
     fn current_config(&self) -> RateLimiterConfig {
         self.config()

@@ -35,17 +35,17 @@
 //! | --- | --- |
 //! | `/actuator/health` | Spring Boot's health document; see below |
 //! | `/actuator/health/{component}` | one component (`circuitBreakers`, `rateLimiters`, `ping`) |
-//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}` |
-//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`) |
-//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them |
-//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's) |
+//! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}`; a keyed name's details hold its `keys` (see [Keyed instances](#keyed-instances)) |
+//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`), and `keyed` when a name has keys |
+//! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them, and `keyed` |
+//! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's), and `keyed` |
 //! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
-//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it |
+//! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it, of which [`ActuatorBuilder::operator_stream_clients`] (default a quarter) only for requests with the bearer token, and at most [`ActuatorBuilder::max_stream_clients_per_peer`] (default 4) per IP address without it, a 429 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state, and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
-//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` returns to CLOSED after 10 minutes on its own; only with [`ActuatorBuilder::state_changes`] |
+//! | `POST /actuator/circuitbreakers/{name}` | body `{"updateState":"FORCE_OPEN"}`: `CLOSE`, `FORCE_OPEN`, `DISABLE` (Resilience4j's), `METRICS_ONLY`, `RESET` (resil's); `{"updateState":"FORCE_OPEN","for":"10m"}` moves to HALF_OPEN after 10 minutes on its own, so that the half-open probes decide whether it closes (a `for` outside 1ms ..= 365 days is a 400 that states the range); only with [`ActuatorBuilder::state_changes`] |
 //! | `GET /actuator/metrics`, `GET /actuator/metrics/{name}?tag=key:value` | Spring Boot's metrics endpoint (`names`; `name`, `description`, `baseUnit`, `measurements`, `availableTags`) over the Prometheus registry, only with [`ActuatorBuilder::prometheus`]: `resilience4j.circuitbreaker.calls` is the family `resilience4j_circuitbreaker_calls_seconds` |
-//! | `GET /actuator/resilienceaudit` | the last 100 state-change requests (time, path, request, peer address, identity, status), oldest first; also `tracing` events with target `resil::actuator`; with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()` |
+//! | `GET /actuator/resilienceaudit` | `entries`: the last 100 requests made with the bearer token (time, path, request, peer address, identity, status, and the `outcome` of a change made), oldest first; `rejected`: the count of requests refused without it and the last 20 of them, kept apart so that no number of them pushes a change out of the log; also `tracing` events with target `resil::actuator` (for refused requests, the 1st, 2nd, 4th, 8th ...); with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()`; URL passwords in a request body are kept as `***` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
 //! | `POST /actuator/refresh[?dryRun=true]` | reloads the configuration (see [Refresh](#refresh)): 200 `{"changed":["circuitbreaker.instances.inventory-query.failure-rate-threshold",..]}`, 400 with the problems; `dryRun=true` applies nothing; only with [`ActuatorBuilder::state_changes`] |
 //!
@@ -137,6 +137,29 @@
 //! Spring Boot's is. The answer is 503 when the status is `DOWN` or
 //! `OUT_OF_SERVICE`, else 200.
 //!
+//! # Keyed instances
+//!
+//! The instances of `key = expr` call sites (one per key under the
+//! attribute's name) are not entries of the registries; the actuator shows
+//! them under their name, so that an operator sees which tenant is refused.
+//! A name's keys are listed refusing first (an OPEN or FORCED_OPEN breaker,
+//! a full bulkhead, a rate limiter without permits, then a HALF_OPEN
+//! breaker), then by key, at most `max-keys` of them, each its key and its
+//! state as the name's own instance shows it:
+//!
+//! ```json
+//! {"circuitBreakers":{"payment":{..,"state":"CLOSED","keys":[
+//!   {"key":"acme","state":"OPEN","failedCalls":2,..},
+//!   {"key":"globex","state":"CLOSED",..}]}}}
+//! ```
+//!
+//! The other lists add `"keyed":[{"name":"payment","maxKeys":100,"keys":[..]}]`
+//! beside the names. In `/actuator/health`, a keyed name whose health
+//! indicator is registered lists its keys in its details the same way, each
+//! with its own `status`; the keys do not count in the name's status, which
+//! stays its unkeyed instance's (one tenant's open breaker is not the
+//! service's health). `/actuator/resilience` shows every live key's state.
+//!
 //! # State changes
 //!
 //! Without [`ActuatorBuilder::state_changes`] the `POST` routes do not exist
@@ -152,6 +175,31 @@
 //! public one: the read routes are not authenticated, as Spring Boot's
 //! actuator is not unless Spring Security is added.
 //!
+//! A forced open with a limit, `{"updateState":"FORCE_OPEN","for":"10m"}`,
+//! refuses every call for that long and then moves to HALF_OPEN (a
+//! `FORCED_OPEN_TO_HALF_OPEN` event): the half-open probes decide whether
+//! the breaker closes or opens again, as after any OPEN, so the end of the
+//! limit never sends the whole load to a dependency that may still be down.
+//! The answer and the audit entry's `outcome` say so; a limit outside 1ms
+//! ..= 365 days is a 400 that states the range. Without a limit a warning is
+//! logged: nothing ends it but another change.
+//!
+//! The audit log names the client's address only when the server hands it
+//! to the router: serve it with connect info, as the example inventory
+//! service does, or every entry's `peer` is `"unknown"`:
+//!
+//! ```no_run
+//! # async fn serve(app: axum::Router) -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(
+//!     listener,
+//!     app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+//! )
+//! .await
+//! # }
+//! # let _ = serve;
+//! ```
+//!
 //! # Refresh
 //!
 //! `POST /actuator/refresh` (Spring Cloud's name for it) is a state change:
@@ -160,7 +208,9 @@
 //! or nothing, as [`reload`](crate::reload) does: for the global registries
 //! [`reload`](crate::reload) itself, for a [`Resilience`] given with
 //! [`ActuatorBuilder::resilience`] its [`Resilience::reload`], or what
-//! [`ActuatorBuilder::reload_with`] gives. The answer lists the key paths
+//! [`ActuatorBuilder::reload_with`] gives. The reload (reading, parsing
+//! and checking the file, at most 1 MiB) runs on tokio's blocking pool, so
+//! the runtime's other tasks go on meanwhile. The answer lists the key paths
 //! that changed, `{"changed":[]}` for none (an instance created or back to
 //! the defaults is its table's path, `bulkhead.instances.inventory-query`).
 //! A refused configuration is a 400: Spring Boot's error document with
@@ -182,6 +232,13 @@
 //! [`ActuatorBuilder::max_stream_clients`]); each stream filters by
 //! instance and type on its own task. A stream that falls more than 256
 //! events behind misses the oldest.
+//!
+//! The streams' routes are read routes, open to anyone who reaches the
+//! actuator; each stream holds a slot while it is open. So that anonymous
+//! clients cannot take them all, some are kept for the operator (requests
+//! with the bearer token; [`ActuatorBuilder::operator_stream_clients`]),
+//! and one IP address holds at most
+//! [`ActuatorBuilder::max_stream_clients_per_peer`] without the token.
 //!
 //! # Registries
 //!
@@ -288,6 +345,8 @@ pub struct ActuatorBuilder {
     prometheus: Option<PrometheusHandle>,
     token: Option<String>,
     max_stream_clients: usize,
+    operator_stream_clients: Option<usize>,
+    max_stream_clients_per_peer: usize,
     expose_sources: bool,
 }
 
@@ -303,6 +362,11 @@ impl std::fmt::Debug for ActuatorBuilder {
             .field("prometheus", &self.prometheus.is_some())
             .field("token", &self.token.as_ref().map(|_| REDACTED))
             .field("max_stream_clients", &self.max_stream_clients)
+            .field("operator_stream_clients", &self.operator_stream_clients)
+            .field(
+                "max_stream_clients_per_peer",
+                &self.max_stream_clients_per_peer,
+            )
             .field("expose_sources", &self.expose_sources)
             .finish()
     }
@@ -361,6 +425,8 @@ impl Actuator {
             prometheus: None,
             token: None,
             max_stream_clients: DEFAULT_MAX_STREAM_CLIENTS,
+            operator_stream_clients: None,
+            max_stream_clients_per_peer: DEFAULT_MAX_STREAM_CLIENTS_PER_PEER,
             expose_sources: false,
         }
     }
@@ -463,6 +529,29 @@ impl ActuatorBuilder {
         self
     }
 
+    /// Of [`ActuatorBuilder::max_stream_clients`], `n` only for clients that
+    /// send `Authorization: Bearer <token>` (the token of
+    /// [`ActuatorBuilder::state_changes`]), so that no number of anonymous
+    /// clients keeps the operator from watching. Default: a quarter of the
+    /// streams, at least 1, with state changes enabled; none without (there
+    /// is no token to tell the operator by). The operator may take any
+    /// free slot; anonymous clients get a 503 once only reserved ones are
+    /// left.
+    pub fn operator_stream_clients(mut self, n: usize) -> Self {
+        self.operator_stream_clients = Some(n);
+        self
+    }
+
+    /// At most `n` event streams open from one IP address without the
+    /// bearer token (default 4); past it a 429. Needs the peer's address:
+    /// serve the router with
+    /// `into_make_service_with_connect_info::<SocketAddr>()`, without which
+    /// only the limits of all streams apply.
+    pub fn max_stream_clients_per_peer(mut self, n: usize) -> Self {
+        self.max_stream_clients_per_peer = n;
+        self
+    }
+
     /// Shows where things come from in `/actuator/resilience`: the
     /// configuration file's path and its warnings (which name it), and each
     /// call site's source file and lines. Off by default: the document then
@@ -476,13 +565,23 @@ impl ActuatorBuilder {
     /// the event streams and the meters (the global registries are
     /// subscribed to as soon as they are built).
     pub fn build(self) -> Actuator {
+        let reserved = match (&self.token, self.operator_stream_clients) {
+            (_, Some(n)) => n,
+            (Some(_), None) => (self.max_stream_clients / 4).max(1),
+            (None, None) => 0,
+        };
+        let streams = stream::Slots::new(
+            self.max_stream_clients,
+            reserved,
+            self.max_stream_clients_per_peer,
+        );
         let shared = Shared {
             source: self.source,
             report: self.report.map(Arc::new),
             reload: self.reload,
             prometheus: self.prometheus,
             token: self.token,
-            streams: stream::Slots::new(self.max_stream_clients),
+            streams,
             expose_sources: self.expose_sources,
             audit: audit::Audit::default(),
         };

@@ -18,18 +18,6 @@ use serde_json::{Map, Value, json};
 use super::json::Shown;
 use super::response::{St, ok};
 
-/// Where an aspect sits in Resilience4j's chain, outermost first:
-/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))`.
-fn rank(aspect: Aspect) -> u8 {
-    match aspect {
-        Aspect::Retry => 0,
-        Aspect::CircuitBreaker => 1,
-        Aspect::RateLimiter => 2,
-        Aspect::TimeLimiter => 3,
-        Aspect::Bulkhead | Aspect::ThreadPoolBulkhead => 4,
-    }
-}
-
 /// The configuration and state of one instance, as JSON fields.
 fn instance_fields<P: Shown>(
     registries: &Registries,
@@ -144,7 +132,8 @@ fn call_site(
         .map(|d| d.line())
         .min()
         .unwrap_or(first.line());
-    layers.sort_by_key(|d| rank(d.aspect()));
+    // The engine's order, outermost first.
+    layers.sort_by_key(|d| d.aspect().layer());
     let stack: Vec<Value> = layers
         .iter()
         .map(|d| {

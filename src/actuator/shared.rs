@@ -38,6 +38,9 @@ pub(super) struct Shared {
 /// [`ActuatorBuilder::max_stream_clients`]'s default.
 pub(super) const DEFAULT_MAX_STREAM_CLIENTS: usize = 16;
 
+/// [`ActuatorBuilder::max_stream_clients_per_peer`]'s default.
+pub(super) const DEFAULT_MAX_STREAM_CLIENTS_PER_PEER: usize = 4;
+
 /// The most a state change's body may hold, whatever limit the application's
 /// router sets (or lifts with `DefaultBodyLimit::disable()`).
 pub(super) const MAX_BODY: usize = 64 * 1024;
@@ -61,8 +64,13 @@ impl Shared {
     /// handle (what `/actuator/prometheus` and `/actuator/metrics` read).
     pub(super) fn render_prometheus(&self) -> Option<String> {
         let handle = self.prometheus.as_ref()?;
-        self.binding().refresh();
-        Some(handle.render())
+        let binding = self.binding();
+        binding.refresh();
+        // the keyed instances' `key`-tagged series are resil's, not the recorder's
+        Some(crate::metrics::with_keyed_series_of(
+            &binding,
+            &handle.render(),
+        ))
     }
 
     pub(super) fn registries_if_any(&self) -> Option<&Registries> {

@@ -1,10 +1,12 @@
 //! Live events as server-sent events, from a broadcast channel fed by the
 //! instances' consumers: the event-stream sink.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::BroadcastStream;
 
 use super::json::EventJson;
+use crate::observe::lock;
 use crate::observe::sink::{Follower, Sink};
 
 /// How many events a slow client may fall behind before it misses some
@@ -174,19 +177,53 @@ impl std::fmt::Debug for Listener {
     }
 }
 
-/// The open streams of one actuator, at most `max`
-/// ([`ActuatorBuilder::max_stream_clients`](super::ActuatorBuilder::max_stream_clients)).
+/// The open streams of one actuator: at most `max` in all
+/// ([`ActuatorBuilder::max_stream_clients`](super::ActuatorBuilder::max_stream_clients)),
+/// of which `reserved` only for clients that present the bearer token
+/// ([`ActuatorBuilder::operator_stream_clients`](super::ActuatorBuilder::operator_stream_clients)),
+/// and at most `per_peer` for the clients of one IP address without it
+/// ([`ActuatorBuilder::max_stream_clients_per_peer`](super::ActuatorBuilder::max_stream_clients_per_peer)).
 #[derive(Debug)]
 pub(crate) struct Slots {
-    open: Arc<AtomicUsize>,
+    open: Arc<Mutex<Open>>,
     max: usize,
+    reserved: usize,
+    per_peer: usize,
+}
+
+/// The streams open now.
+#[derive(Debug, Default)]
+struct Open {
+    operator: usize,
+    anonymous: usize,
+    peers: HashMap<IpAddr, usize>,
+}
+
+/// Who asks for a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Client {
+    /// A request with the bearer token.
+    Operator,
+    /// Any other, from this address when the server knows it.
+    Anonymous(Option<IpAddr>),
+}
+
+/// Why a stream was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Full {
+    /// Every slot this client may take is open.
+    Slots,
+    /// Its address has `per_peer` streams open.
+    Peer,
 }
 
 impl Slots {
-    pub(crate) fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize, reserved: usize, per_peer: usize) -> Self {
         Slots {
-            open: Arc::new(AtomicUsize::new(0)),
+            open: Arc::new(Mutex::new(Open::default())),
             max,
+            reserved: reserved.min(max),
+            per_peer,
         }
     }
 
@@ -194,23 +231,94 @@ impl Slots {
         self.max
     }
 
-    /// A place for one more stream, or `None` when `max` are open.
-    pub(crate) fn take(&self) -> Option<Slot> {
-        self.open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.max).then_some(n + 1)
-            })
-            .ok()?;
-        Some(Slot(self.open.clone()))
+    pub(crate) fn per_peer(&self) -> usize {
+        self.per_peer
+    }
+
+    /// A place for one more stream of `client`, or why there is none.
+    pub(crate) fn take(&self, client: Client) -> Result<Slot, Full> {
+        let mut open = lock(&self.open);
+        if open.operator + open.anonymous >= self.max {
+            return Err(Full::Slots);
+        }
+        match client {
+            Client::Operator => open.operator += 1,
+            Client::Anonymous(peer) => {
+                if open.anonymous >= self.max - self.reserved {
+                    return Err(Full::Slots);
+                }
+                if let Some(ip) = peer {
+                    let n = open.peers.entry(ip).or_default();
+                    if *n >= self.per_peer {
+                        return Err(Full::Peer);
+                    }
+                    *n += 1;
+                }
+                open.anonymous += 1;
+            }
+        }
+        Ok(Slot {
+            open: self.open.clone(),
+            client,
+        })
     }
 }
 
 /// One open stream's place in its [`Slots`]; dropping it frees the place.
 #[derive(Debug)]
-pub(crate) struct Slot(Arc<AtomicUsize>);
+pub(crate) struct Slot {
+    open: Arc<Mutex<Open>>,
+    client: Client,
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        let mut open = lock(&self.open);
+        match self.client {
+            Client::Operator => open.operator -= 1,
+            Client::Anonymous(peer) => {
+                open.anonymous -= 1;
+                if let Some(ip) = peer
+                    && let Some(n) = open.peers.get_mut(&ip)
+                {
+                    *n -= 1;
+                    if *n == 0 {
+                        open.peers.remove(&ip);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Client = Client::Anonymous(Some(IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1))));
+    const B: Client = Client::Anonymous(Some(IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2))));
+
+    #[test]
+    fn anonymous_clients_leave_the_reserved_slots_and_a_share_per_peer() {
+        let slots = Slots::new(4, 1, 2);
+        let a: Vec<Slot> = (0..2).map(|_| slots.take(A).unwrap()).collect();
+        assert_eq!(slots.take(A).unwrap_err(), Full::Peer);
+        let b = slots.take(B).unwrap();
+        // three anonymous streams: the fourth slot is the operator's
+        assert_eq!(
+            slots.take(Client::Anonymous(None)).unwrap_err(),
+            Full::Slots
+        );
+        let operator = slots.take(Client::Operator).unwrap();
+        assert_eq!(slots.take(Client::Operator).unwrap_err(), Full::Slots);
+        drop(b);
+        // the freed slot is anyone's
+        let again = slots.take(Client::Operator).unwrap();
+        drop((a, operator, again));
+        assert!(lock(&slots.open).peers.is_empty());
+        let all: Vec<Slot> = (0..4)
+            .map(|_| slots.take(Client::Operator).unwrap())
+            .collect();
+        assert_eq!(all.len(), 4);
     }
 }

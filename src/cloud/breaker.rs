@@ -8,8 +8,9 @@ use std::sync::Arc;
 use resil_config::Aspect;
 use resil_core::Error;
 use resil_core::bulkhead::Bulkhead;
-use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
-use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+use resil_core::chain::{Lift, Stack, once};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
+use resil_core::thread_pool_bulkhead::{ChainJobs, Jobs, ThreadPoolBulkhead};
 use resil_core::time_limiter::TimeLimiter;
 
 use super::bulkhead::GroupBulkhead;
@@ -129,7 +130,7 @@ impl CloudCircuitBreaker {
         T: Send + 'static,
         E: Send + 'static,
     {
-        self.run_with(&Classifier::new(), supplier, fallback)
+        self.run_with(&CircuitBreakerClassifier::new(), supplier, fallback)
     }
 
     /// Like [`run`](Self::run), with the breaker classifying outcomes with
@@ -137,7 +138,7 @@ impl CloudCircuitBreaker {
     /// are failures).
     pub fn run_with<T, E, F, FB>(
         &self,
-        classifier: &Classifier<T, E>,
+        classifier: &CircuitBreakerClassifier<T, E>,
         supplier: F,
         fallback: FB,
     ) -> T
@@ -148,27 +149,37 @@ impl CloudCircuitBreaker {
         E: Send + 'static,
     {
         let parts = &*self.parts;
-        let executor = parts.executor.clone();
-        let time_limiter = parts.time_limiter.clone();
-        let limited = move || -> Result<T, Error<E>> {
-            let Some(executor) = executor else {
-                return supplier().map_err(Error::Inner);
-            };
-            let submission = executor.submit(move || supplier().map_err(Error::Inner));
-            match time_limiter {
-                Some(tl) => tl.wait_submission(submission),
-                None => submission
-                    .wait()
-                    .unwrap_or_else(|full| Err(Error::BulkheadFull(full))),
+        let cb = parts.circuit_breaker.part(classifier);
+        let time_limiter = parts.time_limiter.as_deref().map(TimeLimiter::part);
+        let result = match (&parts.executor, &parts.bulkhead) {
+            // Spring Cloud's bulkhead provider: the time limiter around the
+            // group's thread pool, which is the executor (no second one).
+            (Some(_), GroupBulkhead::ThreadPool(pool)) => Stack::new()
+                .circuit_breaker(cb)
+                .time_limiter(time_limiter)
+                .bulkhead(pool.part())
+                .call(Jobs(once(move || supplier))),
+            // A semaphore bulkhead runs on the executor's thread, around
+            // the supplier (`CompletableFuture.supplyAsync(bulkheadSupplier)`).
+            (Some(executor), GroupBulkhead::Semaphore(bulkhead)) => {
+                let bulkhead = Bulkhead::clone(bulkhead);
+                Stack::new()
+                    .circuit_breaker(cb)
+                    .time_limiter(time_limiter)
+                    .bulkhead(executor.part())
+                    .call(ChainJobs(once(move || move || bulkhead.call(supplier))))
             }
+            // `disable-thread-pool`: the caller's thread, no time limiter.
+            (None, GroupBulkhead::Semaphore(bulkhead)) => Stack::new()
+                .circuit_breaker(cb)
+                .bulkhead(bulkhead.part())
+                .call(Lift(once(supplier))),
+            (None, GroupBulkhead::ThreadPool(pool)) => Stack::new()
+                .circuit_breaker(cb)
+                .bulkhead(pool.part())
+                .call(Jobs(once(move || supplier))),
         };
-        parts
-            .circuit_breaker
-            .decorate(classifier, || match &parts.bulkhead {
-                GroupBulkhead::Semaphore(b) => b.decorate(limited),
-                GroupBulkhead::ThreadPool(b) => b.decorate(limited),
-            })
-            .unwrap_or_else(|e| parts.fall_back(e, fallback))
+        result.unwrap_or_else(|e| parts.fall_back(e, fallback))
     }
 
     /// Runs the future `f` returns through the time limiter, the group's
@@ -196,14 +207,15 @@ impl CloudCircuitBreaker {
         Fut: Future<Output = Result<T, E>>,
         FB: FnOnce(Error<E>) -> T,
     {
-        self.run_async_with(&Classifier::new(), f, fallback).await
+        self.run_async_with(&CircuitBreakerClassifier::new(), f, fallback)
+            .await
     }
 
     /// Like [`run_async`](Self::run_async), with the breaker classifying
     /// outcomes with `classifier`.
     pub async fn run_async_with<T, E, F, Fut, FB>(
         &self,
-        classifier: &Classifier<T, E>,
+        classifier: &CircuitBreakerClassifier<T, E>,
         f: F,
         fallback: FB,
     ) -> T
@@ -213,21 +225,12 @@ impl CloudCircuitBreaker {
         FB: FnOnce(Error<E>) -> T,
     {
         let parts = &*self.parts;
-        let bulkhead = &parts.async_bulkhead;
-        let result = match &parts.time_limiter {
-            Some(tl) => {
-                parts
-                    .circuit_breaker
-                    .decorate_async(classifier, || bulkhead.decorate_async(|| tl.call_async(f)))
-                    .await
-            }
-            None => {
-                parts
-                    .circuit_breaker
-                    .decorate_async(classifier, || bulkhead.call_async(f))
-                    .await
-            }
-        };
+        let result = Stack::new()
+            .circuit_breaker(parts.circuit_breaker.part(classifier))
+            .time_limiter(parts.time_limiter.as_deref().map(TimeLimiter::part))
+            .bulkhead(parts.async_bulkhead.part())
+            .call_async(Lift(once(f)))
+            .await;
         result.unwrap_or_else(|e| parts.fall_back(e, fallback))
     }
 }

@@ -61,6 +61,14 @@ inventory::submit! {
 /// A binding lives as long as its registries: their publishers hold it.
 static BINDINGS: Mutex<Vec<(usize, Weak<Binding>)>> = Mutex::new(Vec::new());
 
+/// The live bindings.
+#[cfg(feature = "metrics")]
+pub(crate) fn bindings() -> Vec<Arc<Binding>> {
+    let mut all = lock(&BINDINGS);
+    all.retain(|(_, b)| b.strong_count() > 0);
+    all.iter().filter_map(|(_, b)| b.upgrade()).collect()
+}
+
 /// Refreshes the gauges of every observed registries (and observes the
 /// global registries first, in case no hook could run).
 #[cfg(feature = "metrics")]
@@ -68,12 +76,7 @@ pub(crate) fn refresh_all() {
     if let Some(global) = resil_config::global::built() {
         observe(global);
     }
-    let live: Vec<Arc<Binding>> = {
-        let mut all = lock(&BINDINGS);
-        all.retain(|(_, b)| b.strong_count() > 0);
-        all.iter().filter_map(|(_, b)| b.upgrade()).collect()
-    };
-    for binding in live {
+    for binding in bindings() {
         binding.refresh();
     }
 }
@@ -175,7 +178,7 @@ impl Binding {
         {
             return;
         }
-        let observer = Observer::<P>::new(p, self);
+        let observer = Observer::<P>::new_keyed(p, self);
         let subscription = p.publisher().on_event(move |e| observer.on_event(e));
         keyed.insert(
             address,
@@ -191,6 +194,9 @@ impl Binding {
         let address = Arc::as_ptr(p) as usize;
         if let Some(entry) = keyed.remove(&address) {
             p.publisher().unsubscribe(entry.subscription);
+            for s in &self.sinks {
+                P::sink(&**s).unfollow_keyed(p);
+            }
         }
     }
 
@@ -208,7 +214,7 @@ impl Binding {
 
     /// This binding's sink of type `S` (the actuator's streams find their
     /// channel so), if its feature registered one.
-    #[cfg_attr(not(feature = "actuator"), allow(dead_code))] // only the actuator looks one up
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))] // the actuator and the meters look one up
     pub(crate) fn sink<S: DynSink>(&self) -> Option<Arc<S>> {
         sink::find(&self.sinks)
     }
@@ -342,6 +348,17 @@ impl<P: Observed> Observer<P> {
                 .sinks
                 .iter()
                 .map(|s| P::sink(&**s).follow(p))
+                .collect(),
+        }
+    }
+
+    /// The observer of a keyed instance (`key = expr`).
+    fn new_keyed(p: &Arc<P>, binding: &Binding) -> Self {
+        Observer {
+            followers: binding
+                .sinks
+                .iter()
+                .map(|s| P::sink(&**s).follow_keyed(p))
                 .collect(),
         }
     }

@@ -44,6 +44,18 @@ pub(crate) trait Sink<P: Observed>: Send + Sync + 'static {
     /// its events, until `p` leaves its registry.
     fn follow(&self, p: &P) -> Follower<P::Kind>;
 
+    /// Starts following a keyed instance (`key = expr`), which leaves when
+    /// its key is evicted ([`unfollow_keyed`](Sink::unfollow_keyed)); the
+    /// same as [`follow`](Sink::follow) unless the sink keeps something per key.
+    fn follow_keyed(&self, p: &Arc<P>) -> Follower<P::Kind> {
+        self.follow(p)
+    }
+
+    /// Stops following a keyed instance: its key was evicted.
+    fn unfollow_keyed(&self, p: &Arc<P>) {
+        let _ = p;
+    }
+
     /// Reads what has no events from the live `instances`' snapshots (the
     /// gauges); most sinks have nothing to read.
     #[cfg(feature = "metrics")] // only the meters read snapshots
@@ -82,7 +94,7 @@ impl<S> DynSink for S where
 pub(super) fn registered() -> Box<[Arc<dyn DynSink>]> {
     let sinks: Vec<Arc<dyn DynSink>> = vec![
         #[cfg(feature = "metrics")]
-        Arc::new(crate::metrics::MetricsSink),
+        Arc::new(crate::metrics::MetricsSink::default()),
         #[cfg(feature = "tracing")]
         Arc::new(crate::trace::TracingSink),
         // one broadcast channel per binding: its registries' streams

@@ -29,20 +29,21 @@
 //! future and up to their configured bound, and the wait ends in
 //! `BulkheadFull` / `RequestNotPermitted`.
 //!
-//! So that a service that waits for its permit can still be called once it
-//! is given, [`BulkheadService`], [`RateLimiterService`] and
-//! [`RetryService`] need a `Clone` inner service: the service made ready is
-//! moved into the response future and a clone takes its place (tower's
-//! documented pattern). The bulkhead and the limiter clone only for a call
-//! that must wait (a permit free at once calls the service in `call`); the
-//! retry, which calls it again for each attempt, clones on every call (a
-//! reference count for axum's `Router`, a copy for `service_fn`).
+//! Every layer runs on resil's one engine ([`resil::chain`](crate::chain)),
+//! as the attributes and `Decorators` do: the same layers, in the same
+//! order, with the same events. The service made ready is moved into the
+//! response future and a clone takes its place (tower's documented
+//! pattern), so the inner service must be `Clone` (a reference count for
+//! axum's `Router`, a copy for `service_fn`): a call that waits for its
+//! permit, or a retry's next attempt, calls it later. Before each attempt
+//! after the first, the retry makes it ready again.
 //!
 //! # A stack of the global instances
 //!
 //! [`named`] builds the stack of the global instances of one name, always in
 //! Resilience4j's order `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))`
-//! whatever the order of the builder's calls, with one flat error type:
+//! whatever the order of the builder's calls, as one service with one error
+//! type, on the instances themselves (no reference count per call):
 //!
 //! ```
 //! use resil::tower::named;
@@ -78,81 +79,28 @@
 //! [`TimeLimiter`]: crate::time_limiter::TimeLimiter
 //! [`Error::Inner`]: crate::Error::Inner
 
-mod circuit_breaker;
-mod limits;
+mod layers;
 mod named;
 #[cfg(feature = "actuator")]
 mod response;
-mod retry;
 
 use std::fmt;
-use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use resil_core::Error;
-use resil_core::future::AsyncCall;
+use resil_core::chain::{Around, ChainFuture, Ctx, HasAttempt, Node, Stack};
 use tower_service::Service;
 
-pub use self::circuit_breaker::{
-    CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, ClassifierFor,
+pub use self::layers::{
+    BreakerSlot, BulkheadLayer, BulkheadService, BulkheadSlot, CircuitBreakerLayer,
+    CircuitBreakerService, LimiterSlot, RateLimiterLayer, RateLimiterService, RetryLayer,
+    RetryService, RetrySlot, TimeLimiterLayer, TimeLimiterService, TimerSlot,
 };
-pub use self::limits::{
-    BulkheadFuture, BulkheadLayer, BulkheadService, RateLimiterFuture, RateLimiterLayer,
-    RateLimiterService, TimeLimiterFuture, TimeLimiterLayer, TimeLimiterService,
-};
-pub use self::named::{Lift, LiftLayer, Named, NamedLayer, named};
+pub use self::named::{Named, NamedLayer, named};
 #[cfg(feature = "actuator")]
 pub use self::response::{IntoResponseFuture, IntoResponseLayer, IntoResponseService};
-pub use self::retry::{RetryClassifierFor, RetryFuture, RetryLayer, RetryService};
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// How a layer's service turns its inner service's error into a
-/// `resil::Error`: [`Wrap`] (the default) makes it
-/// [`Error::Inner`]; [`Flat`], for a service that
-/// already fails with `resil::Error<E>` (an inner resil layer), passes it
-/// on, so a stack has one error type and not `Error<Error<E>>`.
-pub trait ErrorMode<E>: sealed::Sealed {
-    /// The caller's own error type, `E` of `resil::Error<E>`.
-    type Error;
-
-    /// The inner service's error as a `resil::Error`.
-    fn lift(error: E) -> Error<Self::Error>;
-}
-
-/// The inner service's error is the caller's own: [`Error::Inner`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Wrap;
-
-/// The inner service already fails with `resil::Error<E>` (it is a resil
-/// layer's): its errors pass through, rejections included.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Flat;
-
-impl sealed::Sealed for Wrap {}
-impl sealed::Sealed for Flat {}
-
-impl<E> ErrorMode<E> for Wrap {
-    type Error = E;
-
-    #[inline(always)]
-    fn lift(error: E) -> Error<E> {
-        Error::Inner(error)
-    }
-}
-
-impl<E> ErrorMode<Error<E>> for Flat {
-    type Error = E;
-
-    #[inline(always)]
-    fn lift(error: Error<E>) -> Error<E> {
-        error
-    }
-}
 
 /// The default classification: every `Err` is a failure, every response a
 /// success (the breaker's and the retry's defaults, with the instance's
@@ -160,84 +108,309 @@ impl<E> ErrorMode<Error<E>> for Flat {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Unclassified;
 
-pin_project_lite::pin_project! {
-    /// The inner service's future with its error lifted by the mode `M`.
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Lifted<Fut, M> {
-        #[pin]
-        future: Fut,
-        mode: PhantomData<fn() -> M>,
-    }
+/// One place of a tower stack: its part of the engine's
+/// [`Stack`] for a call whose response is `Res` and whose
+/// error is `E`. `()` is a place left empty.
+pub trait Slot<Res, E> {
+    /// The engine's part.
+    type Part;
+
+    /// This call's part.
+    fn part(&self) -> Self::Part;
 }
 
-impl<Fut, M> Lifted<Fut, M> {
-    #[inline(always)]
-    fn new(future: Fut) -> Self {
-        Lifted {
-            future,
-            mode: PhantomData,
-        }
-    }
-}
-
-impl<Fut, T, E, M> Future for Lifted<Fut, M>
-where
-    Fut: Future<Output = Result<T, E>>,
-    M: ErrorMode<E>,
-{
-    type Output = Result<T, Error<M::Error>>;
+impl<Res, E> Slot<Res, E> for () {
+    type Part = ();
 
     #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().future.poll(cx).map_err(M::lift)
+    fn part(&self) {}
+}
+
+/// How the retry's place hands the request to each attempt: a stack with a
+/// retry clones it (the request must be `Clone`), one without moves it.
+pub trait Attempts {
+    /// [`Once`] or [`Cloned`].
+    type Requests;
+}
+
+impl Attempts for () {
+    type Requests = Once;
+}
+
+/// The request is moved into the one attempt.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Once;
+
+/// Each attempt gets a clone of the request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cloned;
+
+/// A request that the attempts of a call can be given: any request for
+/// one attempt, a `Clone` one for a retry's.
+#[diagnostic::on_unimplemented(
+    message = "a retried request is sent again for each attempt, so `{Self}` must be `Clone`",
+    label = "`{Self}` is not `Clone`",
+    note = "derive or implement `Clone` for the request type"
+)]
+pub trait Resend<A> {}
+
+impl<Req> Resend<Once> for Req {}
+impl<Req: Clone> Resend<Cloned> for Req {}
+
+/// How an attempt gets its request.
+pub trait Requests<Req> {
+    /// The next attempt's request.
+    fn next(request: &mut Option<Req>) -> Req;
+}
+
+impl<Req> Requests<Req> for Once {
+    #[inline(always)]
+    fn next(request: &mut Option<Req>) -> Req {
+        request
+            .take()
+            .expect("a call without a retry makes one attempt")
     }
 }
 
-impl<Fut, M> fmt::Debug for Lifted<Fut, M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lifted").finish_non_exhaustive()
+impl<Req: Clone> Requests<Req> for Cloned {
+    #[inline(always)]
+    fn next(request: &mut Option<Req>) -> Req {
+        request
+            .as_ref()
+            .expect("the request is kept for every attempt")
+            .clone()
     }
 }
 
-/// A service made ready and its request, called once the permit is given
-/// (the bulkhead's and the rate limiter's waits).
-pub struct Deferred<S, Req, M> {
-    service: S,
-    request: Req,
-    mode: PhantomData<fn() -> M>,
+/// The places of a tower stack that says how its attempts get the
+/// request: with a retry, each one gets a clone.
+pub trait Retries {
+    /// [`Once`] or [`Cloned`].
+    type Requests;
 }
 
-impl<S, Req, M> Deferred<S, Req, M> {
-    /// Moves the service made ready out of `slot`, leaving a clone.
-    #[inline]
-    fn take(slot: &mut S, request: Req) -> Self
-    where
-        S: Clone,
-    {
-        let clone = slot.clone();
-        Deferred {
-            service: std::mem::replace(slot, clone),
-            request,
-            mode: PhantomData,
-        }
-    }
+impl<D, R: Attempts, H, C, L, T, B, F> Retries for Stack<D, R, H, C, L, T, B, F> {
+    type Requests = R::Requests;
 }
 
-impl<S, Req, M> AsyncCall for Deferred<S, Req, M>
+/// The places of a tower stack (the engine's [`Stack`] of [`Slot`]s) for
+/// calls of the service `S` with requests `Req`: the node of one call.
+pub trait Slots<S: Service<Req>, Req>: Retries {
+    /// The engine's node of one call.
+    type Node: Node<Output = Result<S::Response, Error<S::Error>>>;
+
+    /// This call's node, around `call`.
+    fn node(&self, call: ServiceCall<S, Req, Self::Requests>) -> Self::Node;
+}
+
+/// The engine's stack of parts that a stack of slots makes.
+type Parts<S, Req, D, R, H, C, L, T, B, F> = Stack<
+    <D as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <R as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <H as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <C as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <L as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <T as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <B as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+    <F as Slot<<S as Service<Req>>::Response, <S as Service<Req>>::Error>>::Part,
+>;
+
+impl<S, Req, D, R, H, C, L, T, B, F> Slots<S, Req> for Stack<D, R, H, C, L, T, B, F>
 where
     S: Service<Req>,
-    M: ErrorMode<S::Error>,
+    D: Slot<S::Response, S::Error>,
+    R: Slot<S::Response, S::Error> + Attempts,
+    R::Requests: Requests<Req>,
+    H: Slot<S::Response, S::Error>,
+    C: Slot<S::Response, S::Error>,
+    L: Slot<S::Response, S::Error>,
+    T: Slot<S::Response, S::Error>,
+    B: Slot<S::Response, S::Error>,
+    F: Slot<S::Response, S::Error>,
+    Parts<S, Req, D, R, H, C, L, T, B, F>: Around<ServiceCall<S, Req, R::Requests>>,
+    <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<ServiceCall<S, Req, R::Requests>>>::Node:
+        Node<Output = Result<S::Response, Error<S::Error>>>,
 {
-    type Future = Lifted<S::Future, M>;
+    type Node =
+        <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<ServiceCall<S, Req, R::Requests>>>::Node;
 
-    #[inline]
-    fn start(mut self) -> Self::Future {
-        Lifted::new(self.service.call(self.request))
+    #[inline(always)]
+    fn node(&self, call: ServiceCall<S, Req, R::Requests>) -> Self::Node {
+        let (d, r, h, c, l, t, b, f) = self.parts();
+        Stack::new()
+            .deadline(d.part())
+            .retry(r.part())
+            .hedge(h.part())
+            .circuit_breaker(c.part())
+            .rate_limiter(l.part())
+            .time_limiter(t.part())
+            .bulkhead(b.part())
+            .fault(f.part())
+            .around(call)
     }
 }
 
-impl<S, Req, M> fmt::Debug for Deferred<S, Req, M> {
+/// A service guarded by the places of `K` (a [`Stack`] of [`Slot`]s), whose
+/// calls run on resil's engine: the service of every layer of this module.
+#[derive(Clone)]
+pub struct Guarded<S, K> {
+    inner: S,
+    slots: K,
+}
+
+impl<S, K> Guarded<S, K> {
+    pub(crate) fn new(inner: S, slots: K) -> Self {
+        Guarded { inner, slots }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S, K: fmt::Debug> fmt::Debug for Guarded<S, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Deferred").finish_non_exhaustive()
+        f.debug_struct("Guarded")
+            .field("slots", &self.slots)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The response future of a [`Guarded`] service: the engine's future of
+/// the call.
+pub type GuardedFuture<S, K, Req> = ChainFuture<<K as Slots<S, Req>>::Node>;
+
+impl<S, K, Req> Service<Req> for Guarded<S, K>
+where
+    S: Service<Req> + Clone,
+    K: Retries,
+    Req: Resend<K::Requests>,
+    K: Slots<S, Req>,
+{
+    type Response = S::Response;
+    type Error = Error<S::Error>;
+    type Future = GuardedFuture<S, K, Req>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Error::Inner)
+    }
+
+    #[inline]
+    fn call(&mut self, request: Req) -> Self::Future {
+        // The service made ready goes with the call; a clone takes its place.
+        let clone = self.inner.clone();
+        let service = std::mem::replace(&mut self.inner, clone);
+        ChainFuture::new(self.slots.node(ServiceCall {
+            service,
+            request: Some(request),
+            ready: true,
+            requests: PhantomData,
+        }))
+    }
+}
+
+/// The call at the centre of a [`Guarded`] service's chain: the inner
+/// service, made ready by the caller for the first attempt and by the
+/// attempt itself for the next ones.
+pub struct ServiceCall<S, Req, A> {
+    service: S,
+    request: Option<Req>,
+    /// The caller made `service` ready, for the first attempt.
+    ready: bool,
+    requests: PhantomData<fn() -> A>,
+}
+
+impl<S, Req, A> fmt::Debug for ServiceCall<S, Req, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceCall")
+            .field("ready", &self.ready)
+            .finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One attempt of a [`ServiceCall`]: making the service ready, then
+    /// its response future.
+    pub struct ServiceAttempt<F, Req> {
+        #[pin]
+        stage: CallStage<F, Req>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = CallStageProj]
+    enum CallStage<F, Req> {
+        Readying { request: Option<Req> },
+        Calling { #[pin] future: F },
+    }
+}
+
+impl<F, Req> fmt::Debug for ServiceAttempt<F, Req> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            CallStage::Readying { .. } => "readying",
+            CallStage::Calling { .. } => "calling",
+        };
+        f.debug_struct("ServiceAttempt")
+            .field("stage", &stage)
+            .finish()
+    }
+}
+
+impl<S: Service<Req>, Req, A> HasAttempt for ServiceCall<S, Req, A> {
+    type Attempt = ServiceAttempt<S::Future, Req>;
+}
+
+impl<S, Req, A> Node for ServiceCall<S, Req, A>
+where
+    S: Service<Req>,
+    A: Requests<Req>,
+{
+    type Output = Result<S::Response, Error<S::Error>>;
+
+    #[inline]
+    fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
+        let request = A::next(&mut self.request);
+        let stage = if std::mem::take(&mut self.ready) {
+            let future = self.service.call(request);
+            ctx.user_code_ran();
+            CallStage::Calling { future }
+        } else {
+            CallStage::Readying {
+                request: Some(request),
+            }
+        };
+        ServiceAttempt { stage }
+    }
+
+    #[inline]
+    fn poll(
+        &mut self,
+        attempt: Pin<&mut Self::Attempt>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Self::Output> {
+        let mut stage = attempt.project().stage;
+        loop {
+            match stage.as_mut().project() {
+                CallStageProj::Readying { request } => {
+                    let ready = self.service.poll_ready(cx);
+                    ctx.user_code_ran();
+                    if let Err(e) = ready!(ready) {
+                        return Poll::Ready(Err(Error::Inner(e)));
+                    }
+                    let request = request.take().expect("an attempt is called once");
+                    let future = self.service.call(request);
+                    stage.set(CallStage::Calling { future });
+                }
+                CallStageProj::Calling { future } => {
+                    let out = future.poll(cx);
+                    ctx.user_code_ran();
+                    return out.map_err(Error::Inner);
+                }
+            }
+        }
     }
 }

@@ -1,16 +1,17 @@
 //! The stack of the global instances of one name.
 
 use std::fmt;
-use std::task::{Context, Poll};
 
-use resil_core::Error;
-use tower_layer::{Identity, Layer};
-use tower_service::Service;
+use resil_core::bulkhead::Bulkhead;
+use resil_core::chain::Stack;
+use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::rate_limiter::RateLimiter;
+use resil_core::retry::Retry;
+use resil_core::time_limiter::TimeLimiter;
+use tower_layer::Layer;
 
-use super::{
-    BulkheadLayer, CircuitBreakerLayer, Flat, Lifted, RateLimiterLayer, RetryLayer,
-    TimeLimiterLayer, Unclassified, Wrap,
-};
+use super::layers::{BreakerSlot, BulkheadSlot, LimiterSlot, RetrySlot, TimerSlot};
+use super::{CircuitBreakerLayer, Guarded, RetryLayer, Unclassified};
 
 /// Starts the stack of the global instances named `name` (see [`Named`]).
 ///
@@ -38,11 +39,7 @@ use super::{
 pub fn named(name: &str) -> Named {
     Named {
         name: name.to_owned(),
-        retry: Identity::new(),
-        circuit_breaker: Identity::new(),
-        rate_limiter: Identity::new(),
-        time_limiter: Identity::new(),
-        bulkhead: Identity::new(),
+        slots: Stack::new(),
     }
 }
 
@@ -51,22 +48,19 @@ pub fn named(name: &str) -> Named {
 /// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service)))))`
 /// whatever the order of the calls; an aspect not asked for is left out.
 ///
-/// The stack fails with one `resil::Error<E>` for the inner service's error
-/// `E`: each layer passes the inner layers' errors on (a `Timeout` reaches
+/// The stack is one service on resil's engine, failing with one
+/// `resil::Error<E>` for the inner service's error `E` (a `Timeout` reaches
 /// the breaker as a rejection to record, and the retry as one to retry or
-/// not), instead of nesting them.
-pub struct Named<R = Identity, C = Identity, L = Identity, T = Identity, B = Identity> {
+/// not). It holds each instance by a plain reference: the global instances
+/// live as long as the process, so a call touches no reference count.
+pub struct Named<R = (), C = (), L = (), T = (), B = ()> {
     name: String,
-    retry: R,
-    circuit_breaker: C,
-    rate_limiter: L,
-    time_limiter: T,
-    bulkhead: B,
+    slots: Stack<(), R, (), C, L, T, B>,
 }
 
 impl<R, C, L, T, B> Named<R, C, L, T, B> {
     /// Adds the global retry of this name, outermost.
-    pub fn retry(self) -> Named<RetryLayer<Unclassified, Flat>, C, L, T, B> {
+    pub fn retry(self) -> Named<RetrySlot<&'static Retry, Unclassified>, C, L, T, B> {
         self.retry_with(|layer| layer)
     }
 
@@ -74,21 +68,19 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     /// ([`RetryLayer::retry_on`], [`RetryLayer::retry_on_response`]).
     pub fn retry_with<P>(
         self,
-        classify: impl FnOnce(RetryLayer<Unclassified, Flat>) -> RetryLayer<P, Flat>,
-    ) -> Named<RetryLayer<P, Flat>, C, L, T, B> {
-        let retry = crate::registries().retries().retry(&self.name);
+        classify: impl FnOnce(RetryLayer<Unclassified, &'static Retry>) -> RetryLayer<P, &'static Retry>,
+    ) -> Named<RetrySlot<&'static Retry, P>, C, L, T, B> {
+        let retry = resil_config::global::pinned::<Retry>(&self.name);
         Named {
-            retry: classify(RetryLayer::with_mode((*retry).clone(), Flat)),
+            slots: self.slots.retry(classify(RetryLayer::of(retry)).slot),
             name: self.name,
-            circuit_breaker: self.circuit_breaker,
-            rate_limiter: self.rate_limiter,
-            time_limiter: self.time_limiter,
-            bulkhead: self.bulkhead,
         }
     }
 
     /// Adds the global circuit breaker of this name, inside the retry.
-    pub fn circuit_breaker(self) -> Named<R, CircuitBreakerLayer<Unclassified, Flat>, L, T, B> {
+    pub fn circuit_breaker(
+        self,
+    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, Unclassified>, L, T, B> {
         self.circuit_breaker_with(|layer| layer)
     }
 
@@ -120,57 +112,43 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     /// ```
     pub fn circuit_breaker_with<P>(
         self,
-        classify: impl FnOnce(CircuitBreakerLayer<Unclassified, Flat>) -> CircuitBreakerLayer<P, Flat>,
-    ) -> Named<R, CircuitBreakerLayer<P, Flat>, L, T, B> {
-        let cb = crate::registries()
-            .circuit_breakers()
-            .circuit_breaker(&self.name);
+        classify: impl FnOnce(
+            CircuitBreakerLayer<Unclassified, &'static CircuitBreaker>,
+        ) -> CircuitBreakerLayer<P, &'static CircuitBreaker>,
+    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, P>, L, T, B> {
+        let cb = resil_config::global::pinned::<CircuitBreaker>(&self.name);
         Named {
-            circuit_breaker: classify(CircuitBreakerLayer::with_mode((*cb).clone(), Flat)),
+            slots: self
+                .slots
+                .circuit_breaker(classify(CircuitBreakerLayer::of(cb)).slot),
             name: self.name,
-            retry: self.retry,
-            rate_limiter: self.rate_limiter,
-            time_limiter: self.time_limiter,
-            bulkhead: self.bulkhead,
         }
     }
 
     /// Adds the global rate limiter of this name, inside the breaker.
-    pub fn rate_limiter(self) -> Named<R, C, RateLimiterLayer<Flat>, T, B> {
-        let limiter = crate::registries().rate_limiters().rate_limiter(&self.name);
+    pub fn rate_limiter(self) -> Named<R, C, LimiterSlot<&'static RateLimiter>, T, B> {
+        let limiter = resil_config::global::pinned::<RateLimiter>(&self.name);
         Named {
-            rate_limiter: RateLimiterLayer::with_mode((*limiter).clone()),
+            slots: self.slots.rate_limiter(LimiterSlot { limiter }),
             name: self.name,
-            retry: self.retry,
-            circuit_breaker: self.circuit_breaker,
-            time_limiter: self.time_limiter,
-            bulkhead: self.bulkhead,
         }
     }
 
     /// Adds the global time limiter of this name, inside the rate limiter.
-    pub fn time_limiter(self) -> Named<R, C, L, TimeLimiterLayer<Flat>, B> {
-        let tl = crate::registries().time_limiters().time_limiter(&self.name);
+    pub fn time_limiter(self) -> Named<R, C, L, TimerSlot<&'static TimeLimiter>, B> {
+        let time_limiter = resil_config::global::pinned::<TimeLimiter>(&self.name);
         Named {
-            time_limiter: TimeLimiterLayer::with_mode((*tl).clone()),
+            slots: self.slots.time_limiter(TimerSlot { time_limiter }),
             name: self.name,
-            retry: self.retry,
-            circuit_breaker: self.circuit_breaker,
-            rate_limiter: self.rate_limiter,
-            bulkhead: self.bulkhead,
         }
     }
 
     /// Adds the global (semaphore) bulkhead of this name, innermost.
-    pub fn bulkhead(self) -> Named<R, C, L, T, BulkheadLayer<Flat>> {
-        let bulkhead = crate::registries().bulkheads().bulkhead(&self.name);
+    pub fn bulkhead(self) -> Named<R, C, L, T, BulkheadSlot<&'static Bulkhead>> {
+        let bulkhead = resil_config::global::pinned::<Bulkhead>(&self.name);
         Named {
-            bulkhead: BulkheadLayer::with_mode((*bulkhead).clone()),
+            slots: self.slots.bulkhead(BulkheadSlot { bulkhead }),
             name: self.name,
-            retry: self.retry,
-            circuit_breaker: self.circuit_breaker,
-            rate_limiter: self.rate_limiter,
-            time_limiter: self.time_limiter,
         }
     }
 
@@ -178,11 +156,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     pub fn build(self) -> NamedLayer<R, C, L, T, B> {
         NamedLayer {
             name: self.name,
-            retry: self.retry,
-            circuit_breaker: self.circuit_breaker,
-            rate_limiter: self.rate_limiter,
-            time_limiter: self.time_limiter,
-            bulkhead: self.bulkhead,
+            slots: self.slots,
         }
     }
 }
@@ -196,16 +170,12 @@ impl<R, C, L, T, B> fmt::Debug for Named<R, C, L, T, B> {
 }
 
 /// The layer that [`Named::build`] returns: the stack
-/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(Lift(service))))))`
-/// of the aspects asked for.
+/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service)))))` of
+/// the aspects asked for, as one service.
 #[derive(Clone)]
 pub struct NamedLayer<R, C, L, T, B> {
     name: String,
-    retry: R,
-    circuit_breaker: C,
-    rate_limiter: L,
-    time_limiter: T,
-    bulkhead: B,
+    slots: Stack<(), R, (), C, L, T, B>,
 }
 
 impl<R, C, L, T, B> NamedLayer<R, C, L, T, B> {
@@ -217,20 +187,12 @@ impl<R, C, L, T, B> NamedLayer<R, C, L, T, B> {
 
 impl<S, R, C, L, T, B> Layer<S> for NamedLayer<R, C, L, T, B>
 where
-    B: Layer<Lift<S>>,
-    T: Layer<B::Service>,
-    L: Layer<T::Service>,
-    C: Layer<L::Service>,
-    R: Layer<C::Service>,
+    Stack<(), R, (), C, L, T, B>: Clone,
 {
-    type Service = R::Service;
+    type Service = Guarded<S, Stack<(), R, (), C, L, T, B>>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        let service = self.bulkhead.layer(LiftLayer.layer(inner));
-        let service = self.time_limiter.layer(service);
-        let service = self.rate_limiter.layer(service);
-        let service = self.circuit_breaker.layer(service);
-        self.retry.layer(service)
+        Guarded::new(inner, self.slots.clone())
     }
 }
 
@@ -239,42 +201,5 @@ impl<R, C, L, T, B> fmt::Debug for NamedLayer<R, C, L, T, B> {
         f.debug_struct("NamedLayer")
             .field("name", &self.name)
             .finish_non_exhaustive()
-    }
-}
-
-/// A layer that makes a service fail with `resil::Error<E>`
-/// ([`Error::Inner`]), the innermost layer of a
-/// [`NamedLayer`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LiftLayer;
-
-impl<S> Layer<S> for LiftLayer {
-    type Service = Lift<S>;
-
-    fn layer(&self, inner: S) -> Lift<S> {
-        Lift { inner }
-    }
-}
-
-/// The service of a [`LiftLayer`]: the inner service, failing with
-/// `resil::Error<S::Error>`.
-#[derive(Debug, Clone)]
-pub struct Lift<S> {
-    inner: S,
-}
-
-impl<S: Service<Req>, Req> Service<Req> for Lift<S> {
-    type Response = S::Response;
-    type Error = Error<S::Error>;
-    type Future = Lifted<S::Future, Wrap>;
-
-    #[inline]
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(Error::Inner)
-    }
-
-    #[inline]
-    fn call(&mut self, request: Req) -> Self::Future {
-        Lifted::new(self.inner.call(request))
     }
 }

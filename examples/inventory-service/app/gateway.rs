@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use resil::circuit_breaker::{CircuitBreaker, Classifier};
+use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use resil::cloud::CircuitBreakerFactory;
 use resil::retry::{Retry, RetryClassifier};
-use resil::{Error, Registries};
+use resil::{Decorators, Error, Registries};
 
 use crate::app::domain::{InventoryError, InventoryView, Mode, Reservation, reason};
 use crate::app::downstream::InventoryHttpClient;
@@ -127,7 +127,8 @@ pub(crate) struct NativeInventoryGateway {
 }
 
 /// The breaker names errors by their kinds, for `ignore-errors`.
-const BREAKER: Classifier<InventoryView, InventoryError> = Classifier::classified();
+const BREAKER: CircuitBreakerClassifier<InventoryView, InventoryError> =
+    CircuitBreakerClassifier::classified();
 /// The retry names errors by their kinds, for `retry-errors`.
 const RETRY: RetryClassifier<InventoryView, InventoryError> = RetryClassifier::classified();
 
@@ -164,12 +165,13 @@ impl NativeInventoryGateway {
         sku: &str,
         mode: Mode,
     ) -> Result<InventoryView, InventoryError> {
-        let attempt = || {
-            self.breaker
-                .call_async_with(&BREAKER, || self.client.query(sku, mode))
-        };
-        let retry_outside_circuit = self.retry.decorate_async(&RETRY, attempt);
-        match retry_outside_circuit.await {
+        // Retry outside the breaker, as the attributes compose them.
+        let retry_outside_circuit = Decorators::new()
+            .with_retry_classified(&self.retry, RETRY)
+            .with_circuit_breaker_classified(&self.breaker, BREAKER)
+            .call_async(|| self.client.query(sku, mode))
+            .await;
+        match retry_outside_circuit {
             Ok(view) => Ok(view),
             Err(error) => degrade(sku, error),
         }

@@ -78,6 +78,23 @@ pub(crate) fn actuator(prometheus: PrometheusHandle, token: Option<String>) -> A
     .build()
 }
 
+/// Serves the whole service on `listener` until it fails, handing each
+/// connection's peer address to the router (`ConnectInfo`): the actuator's
+/// audit log records who changed a state (`"peer":"127.0.0.1:53210"`), not
+/// `"unknown"`.
+pub(crate) async fn serve(
+    listener: tokio::net::TcpListener,
+    inventory: Inventory,
+    actuator: &Actuator,
+) -> std::io::Result<()> {
+    let app = service(inventory, actuator);
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .await
+}
+
 /// The whole service: the inventory's routes and the actuator's.
 pub(crate) fn service(inventory: Inventory, actuator: &Actuator) -> Router {
     app(inventory).merge(actuator.router())

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::limit::LimitSettings;
 use super::semaphore;
 use crate::error::{ConfigError, Problems};
 
@@ -17,6 +18,7 @@ pub const MAX_CONCURRENT_CALLS: u32 = semaphore::MAX_PERMITS;
 /// | `fair_call_handling_enabled` | true (waiters are served first come, first served) |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
 /// | `shadow` | `false` (decide, never refuse: would-be refusals become events) |
+/// | `limit_algorithm` | `Fixed` (`max_concurrent_calls` as set; see [adaptive limits](super#adaptive-limits) for the others and their settings) |
 ///
 /// As in Resilience4j, the wait is applied in whole milliseconds: a
 /// `max_wait_duration` under 1 ms fails fast.
@@ -42,6 +44,7 @@ pub struct BulkheadConfig {
     pub(crate) fair_call_handling_enabled: bool,
     pub(crate) event_consumer_buffer_size: u32,
     pub(crate) shadow: bool,
+    pub(crate) limit: LimitSettings,
 }
 
 impl Default for BulkheadConfig {
@@ -52,6 +55,7 @@ impl Default for BulkheadConfig {
             fair_call_handling_enabled: true,
             event_consumer_buffer_size: 100,
             shadow: false,
+            limit: LimitSettings::default(),
         }
     }
 }
@@ -71,7 +75,7 @@ impl BulkheadConfig {
         }
     }
 
-    /// Calls admitted at once.
+    /// Calls admitted at once; the ceiling of an adaptive limit.
     pub fn max_concurrent_calls(&self) -> u32 {
         self.max_concurrent_calls
     }
@@ -107,11 +111,12 @@ impl BulkheadConfig {
 /// Builds a [`BulkheadConfig`]; `build()` checks every value and reports all problems.
 #[derive(Clone, Debug)]
 pub struct BulkheadConfigBuilder {
-    config: BulkheadConfig,
+    pub(super) config: BulkheadConfig,
 }
 
 impl BulkheadConfigBuilder {
-    /// Calls admitted at once: `0..=2147483647` (0 rejects every call).
+    /// Calls admitted at once: `0..=2147483647` (0 rejects every call); the
+    /// ceiling of an adaptive limit.
     pub fn max_concurrent_calls(mut self, calls: u32) -> Self {
         self.config.max_concurrent_calls = calls;
         self
@@ -158,6 +163,7 @@ impl BulkheadConfigBuilder {
             c.max_concurrent_calls,
             "must be at most 2147483647",
         );
+        c.limit.check(c.max_concurrent_calls, &mut p);
         crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }

@@ -1,5 +1,11 @@
 //! The bulkhead's core: the instance's state (its semaphore, limits and
 //! events) and the permit a call holds.
+//!
+//! A permit of an adaptive bulkhead carries the time its call started and
+//! gives the limiter a sample when it is given back (see `adaptive.rs`); a
+//! fixed bulkhead's permit reads no clock, and its only cost for the
+//! adaptive part is one relaxed load when it is taken and one comparison
+//! when it is given back.
 
 use std::ops::Deref;
 use std::pin::Pin;
@@ -7,19 +13,23 @@ use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
+use super::adaptive::Limiter;
+use super::limit::Sample;
 use super::semaphore::Semaphore;
 use super::{BulkheadConfig, BulkheadEvent, BulkheadFull, BulkheadPermit, Queued};
 use crate::clock::{Clock, SharedClock, Stamp};
 use crate::event::EventPublisher;
-use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, ShortMutex};
 use crate::{Name, Tags};
 
-pub(crate) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     pub(super) name: Name,
     pub(super) tags: Tags,
     pub(super) clock: SharedClock,
     pub(super) sem: Semaphore,
-    /// The current limit, for rejections and metrics.
+    /// The current limit, for rejections and metrics (the limiter's lock
+    /// orders its changes).
     pub(super) max_calls: AtomicU32,
     /// The current wait, in whole milliseconds.
     pub(super) max_wait_millis: AtomicU64,
@@ -28,16 +38,52 @@ pub(crate) struct Inner {
     /// The current configuration; its lock also serializes `change_config`.
     pub(super) config: Mutex<BulkheadConfig>,
     pub(super) events: EventPublisher<BulkheadEvent>,
+    /// Whether the limit adapts: its permits then time their calls.
+    pub(super) adaptive: AtomicBool,
+    /// The adaptive limit; its lock orders every change of the limit.
+    pub(super) limiter: ShortMutex<Limiter>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The start of a permit whose call is not timed (a fixed limit): zero, so
+/// that a fixed permit's test is a test of a register against itself.
+pub(super) const UNTIMED: u64 = 0;
+/// The start of a permit already given back.
+const FINISHED: u64 = u64::MAX;
+
+/// A start time as a permit keeps it: one past the clock's reading, clear
+/// of the two markers ([`started_at`] reads it back).
+#[inline]
+fn timed(at: crate::clock::Nanos) -> u64 {
+    at.as_u64().saturating_add(1).min(FINISHED - 1)
+}
+
+/// The clock's reading that [`timed`] kept.
+#[inline]
+pub(super) fn started_at(start: u64) -> u64 {
+    start - 1
 }
 
 /// Publishes `CallPermitted` for a permit just taken from `inner`'s
 /// semaphore, and holds it.
 #[inline]
 pub(super) fn permitted<R: Deref<Target = Inner>>(inner: R) -> Held<R> {
-    if inner.events.is_active() {
-        inner.publish(BulkheadEvent::CallPermitted);
-    }
-    Held { inner }
+    let start = if inner.adaptive.load(Ordering::Relaxed) {
+        inner.timed_start()
+    } else {
+        if inner.events.is_active() {
+            inner.publish(BulkheadEvent::CallPermitted);
+        }
+        UNTIMED
+    };
+    Held { inner, start }
 }
 
 impl Inner {
@@ -46,13 +92,15 @@ impl Inner {
         BulkheadPermit(permitted(self))
     }
 
-    /// [`Inner::permitted`], `CallPermitted` published at `stamp`'s time
-    /// (the decorator chain's).
-    #[inline]
-    pub(super) fn permitted_stamped<'a>(&'a self, stamp: &mut Stamp<'a>) -> BulkheadPermit<'a> {
-        self.events
-            .publish_stamped(stamp, || BulkheadEvent::CallPermitted);
-        BulkheadPermit(Held { inner: self })
+    /// An adaptive permit's start: one reading of the clock, which
+    /// `CallPermitted` shares.
+    #[inline(never)]
+    fn timed_start(&self) -> u64 {
+        let now = self.clock.now();
+        if self.events.is_active() {
+            self.events.publish_at(now, BulkheadEvent::CallPermitted);
+        }
+        timed(now)
     }
 
     /// Shadow mode: a call that would be refused takes a permit beyond the
@@ -144,21 +192,105 @@ impl Inner {
     }
 }
 
-/// One permit of `R`'s bulkhead, given back (exactly once) when dropped.
+/// One permit of `R`'s bulkhead, given back (exactly once) when dropped or
+/// finished.
 pub(super) struct Held<R: Deref<Target = Inner>> {
     pub(super) inner: R,
+    /// When the call started on the bulkhead's clock (an adaptive limit's
+    /// sample; see [`timed`]), [`UNTIMED`] for a fixed limit, `FINISHED`
+    /// once given back.
+    pub(super) start: u64,
+}
+
+impl<R: Deref<Target = Inner>> Held<R> {
+    /// Gives the permit back with `sample` for an adaptive limit (a fixed
+    /// one ignores it), `CallFinished` published now. Dropping the permit
+    /// instead gives [`Sample::on_drop`].
+    #[inline]
+    pub(super) fn finish(mut self, sample: Sample) {
+        if self.start != UNTIMED {
+            self.inner
+                .finish_timed(self.start, None, Some(sample), true);
+            self.start = FINISHED;
+        }
+    }
+
+    /// Gives the permit back without a sample or `CallFinished`, for a call
+    /// that was not made after all.
+    #[inline]
+    pub(super) fn release(mut self) {
+        self.inner.sem.release();
+        self.start = FINISHED;
+    }
+}
+
+impl<R: Deref<Target = Inner>> Held<R> {
+    /// A permit just taken from `inner`'s semaphore, `CallPermitted`
+    /// published at `stamp`'s time (a chain's), which also starts an
+    /// adaptive permit's call.
+    #[inline]
+    pub(super) fn stamped(inner: R, stamp: &mut Stamp) -> Self {
+        let start = if inner.adaptive.load(Ordering::Relaxed) {
+            timed(stamp.now(&inner.clock))
+        } else {
+            UNTIMED
+        };
+        inner
+            .events
+            .publish_stamped(stamp, || BulkheadEvent::CallPermitted);
+        Held { inner, start }
+    }
+
+    /// [`Held::finish`], `CallFinished` published and the call's end read
+    /// at `stamp`'s time (a chain's).
+    #[inline]
+    pub(super) fn finish_stamped(mut self, stamp: &mut Stamp, sample: Sample) {
+        let inner = &*self.inner;
+        if self.start == UNTIMED {
+            inner
+                .events
+                .publish_stamped(stamp, || BulkheadEvent::CallFinished);
+            inner.sem.release();
+        } else {
+            let end = stamp.now(&inner.clock);
+            inner
+                .events
+                .publish_stamped(stamp, || BulkheadEvent::CallFinished);
+            inner.finish_timed(self.start, Some(end), Some(sample), false);
+        }
+        // Given back: the drop does nothing more.
+        self.start = FINISHED;
+    }
 }
 
 impl<R: Deref<Target = Inner>> Drop for Held<R> {
     #[inline]
     fn drop(&mut self) {
-        // Publish before releasing, so that a call's CALL_FINISHED always comes
-        // before the CALL_PERMITTED of the call that takes its permit
-        // (Resilience4j releases first, and its events can then cross).
-        if self.inner.events.is_active() {
-            self.inner.publish(BulkheadEvent::CallFinished);
+        if self.start == UNTIMED {
+            // Publish before releasing, so that a call's CALL_FINISHED always
+            // comes before the CALL_PERMITTED of the call that takes its
+            // permit (Resilience4j releases first, and its events can then
+            // cross).
+            if self.inner.events.is_active() {
+                self.inner.publish(BulkheadEvent::CallFinished);
+            }
+            self.inner.sem.release();
+        } else {
+            self.inner.drop_timed(self.start);
         }
-        self.inner.sem.release();
+    }
+}
+
+impl Inner {
+    /// A timed permit dropped without a sample, or any permit already given
+    /// back: out of line, so that a fixed bulkhead's drop stays one test
+    /// and a release.
+    #[cold]
+    #[inline(never)]
+    fn drop_timed(&self, start: u64) {
+        if start != FINISHED {
+            self.finish_timed(start, None, None, true);
+        }
     }
 }
 

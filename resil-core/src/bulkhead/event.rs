@@ -7,6 +7,8 @@ use crate::event::EventKind;
 /// Every permitted call publishes `CallPermitted` when it gets its permit and
 /// `CallFinished` when the permit is dropped (the call returned, failed,
 /// panicked or was cancelled); a refused call publishes `CallRejected`.
+/// Every change of the limit (an adaptive algorithm's, or a new
+/// configuration's) publishes `LimitChanged`.
 ///
 /// # Examples
 ///
@@ -39,6 +41,13 @@ pub enum BulkheadEvent {
     CallFinished,
     /// In shadow mode: a call the bulkhead would have refused, let through.
     ShadowRefusal,
+    /// The limit changed (a resil addition, `LIMIT_CHANGED`).
+    LimitChanged {
+        /// The limit before.
+        from: u32,
+        /// The limit now.
+        to: u32,
+    },
 }
 
 /// The kinds of [`BulkheadEvent`], to subscribe to one.
@@ -53,16 +62,20 @@ pub enum BulkheadEventType {
     CallFinished,
     /// [`BulkheadEvent::ShadowRefusal`]
     ShadowRefusal,
+    /// [`BulkheadEvent::LimitChanged`]
+    LimitChanged,
 }
 
 impl BulkheadEventType {
-    /// Resilience4j's name (`CALL_PERMITTED`, `CALL_REJECTED`, `CALL_FINISHED`).
+    /// Resilience4j's name (`CALL_PERMITTED`, `CALL_REJECTED`, `CALL_FINISHED`;
+    /// resil's `SHADOW_REFUSAL` and `LIMIT_CHANGED`).
     pub fn as_str(self) -> &'static str {
         match self {
             BulkheadEventType::CallPermitted => "CALL_PERMITTED",
             BulkheadEventType::CallRejected => "CALL_REJECTED",
             BulkheadEventType::CallFinished => "CALL_FINISHED",
             BulkheadEventType::ShadowRefusal => "SHADOW_REFUSAL",
+            BulkheadEventType::LimitChanged => "LIMIT_CHANGED",
         }
     }
 }
@@ -76,6 +89,7 @@ impl EventKind for BulkheadEvent {
             BulkheadEvent::CallRejected => BulkheadEventType::CallRejected,
             BulkheadEvent::CallFinished => BulkheadEventType::CallFinished,
             BulkheadEvent::ShadowRefusal => BulkheadEventType::ShadowRefusal,
+            BulkheadEvent::LimitChanged { .. } => BulkheadEventType::LimitChanged,
         }
     }
 }

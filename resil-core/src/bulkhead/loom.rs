@@ -1,7 +1,8 @@
 //! loom models of the bulkhead's permits: two or three threads never hold more
 //! permits than the limit and never lose one, also while the limit shrinks or
-//! grows and while waiters queue, are granted permits, or leave; no wakeup is
-//! lost; and in fair mode no newcomer overtakes a queued waiter.
+//! grows (a new configuration's, or an adaptive limit's as calls finish) and
+//! while waiters queue, are granted permits, or leave; no wakeup is lost; and
+//! in fair mode no newcomer overtakes a queued waiter.
 //!
 //! Run: `RUSTFLAGS="--cfg resil_loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p resil-core --lib --release loom`
 
@@ -12,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use loom::thread;
 
-use super::{Bulkhead, BulkheadConfig};
+use super::{Bulkhead, BulkheadConfig, LimitAlgorithm, Sample};
 use crate::clock::ManualClock;
 use crate::sync::{AtomicU32, Ordering};
 
@@ -276,5 +277,87 @@ fn loom_fair_newcomer_never_overtakes_a_queued_waiter() {
         waiter.join().unwrap();
         newcomer.join().unwrap();
         assert_eq!(b.inner.sem.available(), 1);
+    });
+}
+
+/// An AIMD bulkhead between 1 and `max` calls, starting at `max`, whose
+/// limit moves at every call that ends after the last one.
+fn adaptive(max: u32, clock: &ManualClock) -> Bulkhead {
+    let config = BulkheadConfig::builder()
+        .limit_algorithm(LimitAlgorithm::Aimd)
+        .max_concurrent_calls(max)
+        .build()
+        .unwrap();
+    let b = Bulkhead::with_clock("loom", config, clock.clone());
+    crate::sync::short_lock(&b.inner.limiter).sample_every_call();
+    b
+}
+
+/// A call through `b` that takes a nanosecond and ends with `sample`.
+fn timed_call(b: &Bulkhead, clock: &ManualClock, in_flight: &InFlight, sample: Sample) {
+    if let Ok(permit) = b.try_acquire_permission() {
+        in_flight.run();
+        clock.advance(std::time::Duration::from_nanos(1));
+        permit.finish_with(sample);
+    }
+}
+
+/// The semaphore holds exactly the limit once every call is back, and the
+/// limit the metrics show is the limiter's.
+fn assert_settled(b: &Bulkhead, min: u32, max: u32) {
+    let limit = crate::sync::short_lock(&b.inner.limiter).limit();
+    assert!((min..=max).contains(&limit), "limit {limit}");
+    assert_eq!(b.metrics().max_allowed_concurrent_calls(), limit);
+    assert_eq!(b.inner.sem.available(), i64::from(limit));
+}
+
+#[test]
+fn loom_an_adaptive_limit_moves_as_calls_finish_and_loses_no_permit() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let b = adaptive(2, &clock);
+        let in_flight = InFlight::new(2);
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (b, clock, in_flight) = (b.clone(), clock.clone(), in_flight.clone());
+                thread::spawn(move || timed_call(&b, &clock, &in_flight, Sample::Dropped))
+            })
+            .collect();
+        timed_call(&b, &clock, &in_flight, Sample::Success);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_settled(&b, 1, 2);
+    });
+}
+
+#[test]
+fn loom_a_new_configuration_while_an_adaptive_limit_moves_loses_no_permit() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let b = adaptive(2, &clock);
+        let in_flight = InFlight::new(3);
+        let caller = {
+            let (b, clock, in_flight) = (b.clone(), clock.clone(), in_flight.clone());
+            thread::spawn(move || timed_call(&b, &clock, &in_flight, Sample::Dropped))
+        };
+        let reload = {
+            let b = b.clone();
+            thread::spawn(move || {
+                b.change_config(
+                    BulkheadConfig::builder()
+                        .limit_algorithm(LimitAlgorithm::Gradient2)
+                        .max_concurrent_calls(3)
+                        .build()
+                        .unwrap(),
+                );
+            })
+        };
+        timed_call(&b, &clock, &in_flight, Sample::Dropped);
+        caller.join().unwrap();
+        reload.join().unwrap();
+        // Gradient2 continues from the limit AIMD reached; it has seen no
+        // window of its own, or the one a call closed after the change.
+        assert_settled(&b, 1, 3);
     });
 }

@@ -31,6 +31,89 @@
 //! and one `fetch_add` on an atomic word, with no lock and no allocation;
 //! waiters queue behind a mutex.
 //!
+//! # Adaptive limits
+//!
+//! A fixed `max_concurrent_calls` is a guess that ages: the right number is
+//! the downstream's throughput times its latency (Little's law), and both
+//! move when the downstream scales, deploys or degrades. With a
+//! [`LimitAlgorithm`] other than `Fixed` the bulkhead measures instead, as
+//! TCP's congestion control does. Every call that finishes is a [`Sample`]:
+//! its latency, the calls in flight, and whether it was a *drop* (a
+//! timeout, a refusal of a layer below the bulkhead, or an error whose
+//! kind `limit_drop_errors` names); an algorithm turns the samples into
+//! the limit, between `min_concurrent_calls` and the ceiling
+//! `max_concurrent_calls`, starting at `initial_concurrent_calls`:
+//!
+//! * [`LimitAlgorithm::Aimd`], loss based: the limit grows by one a window
+//!   while at least half of it is in use and nothing drops, and is
+//!   multiplied by `backoff_ratio` (0.9) after a window with a drop or whose
+//!   latency passes `drop_timeout` (5 s).
+//! * [`LimitAlgorithm::Gradient2`], latency based: it compares the recent
+//!   latency with a long-term average of it (`long_window`, 600 windows).
+//!   While the recent one stays under `rtt_tolerance` (1.5) times the
+//!   long-term one the limit grows by `queue_size` (√limit); above it, the
+//!   limit shrinks in proportion (at most by half); both moves are smoothed
+//!   by `smoothing` (0.2). It follows *changes*: a latency that rises
+//!   slowly, or stays high for long, moves the long-term average with it,
+//!   and the limit creeps up meanwhile.
+//! * [`LimitAlgorithm::Vegas`], latency based (TCP Vegas): it estimates the
+//!   downstream's queue as `limit × (1 − no-load latency / latency)`, grows
+//!   fast while the queue is under `threshold` (log10 limit), by log10 limit
+//!   while it is under `alpha` (3·log10 limit), shrinks past `beta` (6·log10
+//!   limit) or on a drop, and measures the no-load latency afresh about
+//!   every `probe_multiplier` (30) × limit windows.
+//!
+//! As in Netflix's `WindowedLimit`, calls are folded into sampling windows
+//! (twice the window's fastest call, clamped to [`min_window_time`,
+//! `max_window_time`], 1 s by default) and the algorithm sees one sample per
+//! window of at least `window_size` (10) calls: their average latency, the
+//! most calls in flight, and whether any dropped. Calls faster than
+//! `min_rtt_threshold` (100 µs) do not count towards the latency (a drop
+//! among them still counts: Netflix drops them whole).
+//!
+//! The algorithms and their defaults are those of Netflix's
+//! concurrency-limits (`AIMDLimit`, `Gradient2Limit`, `VegasLimit`,
+//! `WindowedLimit`), learned from its source and written anew. A change of
+//! the limit moves the semaphore as [`Bulkhead::change_config`] does (permits
+//! in use are never lost; a lower limit retires them as they come back),
+//! shows in [`BulkheadMetrics::max_allowed_concurrent_calls`], and is published as
+//! [`BulkheadEvent::LimitChanged`]. An adaptive permit reads the bulkhead's
+//! clock when it is taken and when it is given back (readings a decorator
+//! chain shares with its other layers) and folds its call into the window
+//! under a lock held for a few instructions; a fixed one reads no clock.
+//!
+//! A permit gives its sample when it is given back: dropped, it counts as
+//! a success, or as a drop when a panic unwinds through it;
+//! [`BulkheadPermit::finish_with`] gives the call's own ([`Sample::of`] a
+//! result); [`BulkheadPermit::release`] gives none. [`Bulkhead::call`],
+//! [`Bulkhead::call_async`] and every chain give their result's.
+//!
+//! ```
+//! use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm, Sample};
+//! use resil_core::clock::ManualClock;
+//! use std::time::Duration;
+//!
+//! let config = BulkheadConfig::builder()
+//!     .limit_algorithm(LimitAlgorithm::Aimd)
+//!     .initial_concurrent_calls(20)
+//!     .max_concurrent_calls(200)
+//!     .build()?;
+//! let clock = ManualClock::new();
+//! let bulkhead = Bulkhead::with_clock("inventory-query", config, clock.clone());
+//! // Windows of a second: 20 calls a window, each timing out.
+//! for _ in 0..3 {
+//!     for _ in 0..20 {
+//!         let permit = bulkhead.try_acquire_permission()?;
+//!         clock.advance(Duration::from_millis(50));
+//!         permit.finish_with(Sample::Dropped);
+//!     }
+//! }
+//! // The first call closed the empty first window; each later window
+//! // multiplied the limit by 0.9.
+//! assert_eq!(bulkhead.metrics().max_allowed_concurrent_calls(), 16);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Examples
 //!
 //! ```
@@ -49,11 +132,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod adaptive;
+mod algorithm;
 mod config;
 mod core;
 mod error;
 mod event;
-mod future;
+mod layer;
+mod limit;
 mod metrics;
 mod semaphore;
 
@@ -65,22 +151,24 @@ use std::future::Future;
 use std::sync::Arc;
 
 pub use self::config::{BulkheadConfig, BulkheadConfigBuilder, MAX_CONCURRENT_CALLS};
+#[doc(hidden)]
+pub use self::core::Inner;
 pub use self::error::BulkheadFull;
 pub use self::event::{BulkheadEvent, BulkheadEventType};
-pub use self::future::{BulkheadFuture, OwnedBulkheadFuture};
+pub use self::layer::{BulkheadAttempt, BulkheadNode, BulkheadPart, ErrorKinds, Kinds};
+pub use self::limit::{LimitAlgorithm, Sample, UnknownLimitAlgorithm};
 pub use self::metrics::BulkheadMetrics;
 
-pub(crate) use self::core::Inner;
-use self::core::{Held, permitted};
-use self::future::Stage;
-pub(crate) use self::future::{Admission, Queued};
+use self::adaptive::Limiter;
+use self::core::Held;
+use self::layer::Queued;
 use self::semaphore::Semaphore;
-use crate::clock::{Clock, SharedClock, Stamp, SystemClock};
+use crate::chain::{Lift, Stack, once};
+use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::future::{AsyncCall, InnerCall, InnerErrors};
 use crate::live::ChangeRefused;
-use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, ShortMutex, lock};
 use crate::{Name, Tags};
 
 /// A semaphore bulkhead. Cheap to clone: clones share one bulkhead.
@@ -116,15 +204,16 @@ impl Bulkhead {
         tags: Tags,
     ) -> Self {
         let events = EventPublisher::new(name.clone(), clock.clone());
+        let limiter = Limiter::new(&config, &name);
+        let limit = limiter.limit();
         Bulkhead {
             inner: Arc::new(Inner {
-                sem: Semaphore::new(
-                    config.max_concurrent_calls,
-                    config.fair_call_handling_enabled,
-                ),
-                max_calls: AtomicU32::new(config.max_concurrent_calls),
+                sem: Semaphore::new(limit, config.fair_call_handling_enabled),
+                max_calls: AtomicU32::new(limit),
                 max_wait_millis: AtomicU64::new(config.effective_wait_millis()),
                 shadow: AtomicBool::new(config.shadow),
+                adaptive: AtomicBool::new(config.limit_algorithm().is_adaptive()),
+                limiter: ShortMutex::new(limiter),
                 config: Mutex::new(config),
                 name,
                 tags,
@@ -285,10 +374,18 @@ impl Bulkhead {
 
     /// Applies a new configuration without blocking.
     ///
-    /// A larger `max_concurrent_calls` adds permits at once (waiters get them
-    /// first); a smaller one removes free permits at once and retires the
-    /// permits of calls in flight beyond the new limit as they finish. The new
+    /// A larger limit adds permits at once (waiters get them first); a
+    /// smaller one removes free permits at once and retires the permits of
+    /// calls in flight beyond the new limit as they finish. The new
     /// `max_wait_duration` and fairness apply to callers that arrive later.
+    ///
+    /// The limit is `max_concurrent_calls` for a fixed bulkhead. Switching
+    /// to an adaptive algorithm starts it at `initial_concurrent_calls`; an
+    /// adaptive bulkhead that stays adaptive keeps the limit it reached,
+    /// within the new bounds, and an unchanged algorithm with unchanged
+    /// parameters keeps what it learned (a changed one starts afresh from
+    /// that limit). A changed limit publishes
+    /// [`BulkheadEvent::LimitChanged`].
     ///
     /// # Examples
     ///
@@ -322,28 +419,25 @@ impl Bulkhead {
     fn change(&self, config: BulkheadConfig) {
         let inner = &*self.inner;
         let mut current = lock(&inner.config);
-        let old = current.max_concurrent_calls;
-        let new = config.max_concurrent_calls.min(MAX_CONCURRENT_CALLS);
         inner
             .max_wait_millis
             .store(config.effective_wait_millis(), Ordering::Relaxed);
-        inner.max_calls.store(new, Ordering::Relaxed);
         inner.shadow.store(config.shadow, Ordering::Relaxed);
         if config.fair_call_handling_enabled != current.fair_call_handling_enabled {
             inner.sem.set_fair(config.fair_call_handling_enabled);
         }
-        if new > old {
-            inner.sem.add_permits(new - old);
-        } else if new < old {
-            inner.sem.forget_permits(old - new);
-        }
+        let (from, to) = inner.reconfigure(&config);
         *current = config;
+        drop(current);
+        inner.limit_moved(from, to);
     }
 
     /// Runs `f` with a permit, waiting for one as
     /// [`Bulkhead::acquire_permission_blocking`] does.
     ///
-    /// A panic in `f` gives the permit back and is resumed.
+    /// A panic in `f` gives the permit back and is resumed. For an adaptive
+    /// limit the call is a sample: `Ok` a success, an error none (its kind
+    /// is unknown here: see [`Sample`]), a panic a drop.
     ///
     /// # Errors
     ///
@@ -353,31 +447,19 @@ impl Bulkhead {
     where
         F: FnOnce() -> Result<T, E>,
     {
-        self.decorate(|| f().map_err(Error::Inner))
-    }
-
-    /// Runs a call that already returns `resil::Error` (an inner layer of a
-    /// decorator chain) with a permit.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else `f`'s error.
-    #[inline]
-    pub fn decorate<T, E, F>(&self, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, Error<E>>,
-    {
-        let _permit = self.acquire_permission_blocking()?;
-        f()
+        Stack::new().bulkhead(self.part()).call(Lift(once(f)))
     }
 
     /// Runs the future that `f` returns with a permit, waiting for one as
     /// [`Bulkhead::acquire_permission`] does.
     ///
-    /// A free permit is taken, and `f` called, when this method is called;
-    /// otherwise the returned future waits for one and calls `f` once it has
-    /// it (see [`BulkheadFuture`]). Dropping the returned future at any point
-    /// gives the permit back.
+    /// A free permit is taken, and `f` called, when this method is called
+    /// (as Resilience4j's decorated `CompletionStage` supplier does when
+    /// invoked); otherwise the returned future waits in the queue up to
+    /// `max_wait_duration` (the timer starts at the first poll) and calls
+    /// `f` once it has a permit. Dropping the returned future at any point
+    /// gives the permit back or leaves the queue; a panic while polling the
+    /// caller's future gives the permit back at once and is resumed.
     ///
     /// # Errors
     ///
@@ -386,124 +468,31 @@ impl Bulkhead {
     /// # Examples
     ///
     /// ```
-    /// use resil_core::bulkhead::Bulkhead;
+    /// use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
+    /// use resil_core::Error;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
-    /// let stock = bulkhead
-    ///     .call_async(|| async { Ok::<_, std::io::Error>(42) })
-    ///     .await;
-    /// assert_eq!(stock.unwrap(), 42);
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let bulkhead = Bulkhead::new("inventory-query", BulkheadConfig::builder().max_concurrent_calls(1).build()?);
+    /// let first = bulkhead.call_async(|| async { Ok::<_, std::io::Error>(1) });
+    /// // The permit was taken when `first` was created: no wait is configured,
+    /// // so the second call is refused.
+    /// let second = bulkhead.call_async(|| async { Ok::<_, std::io::Error>(2) });
+    /// assert!(matches!(second.await, Err(Error::BulkheadFull(_))));
+    /// assert_eq!(first.await?, 1);
+    /// # Ok(())
     /// # }
     /// ```
     #[inline]
     pub fn call_async<T, E, F, Fut>(
         &self,
         f: F,
-    ) -> BulkheadFuture<'_, InnerCall<F>, InnerErrors<Fut>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'_, T, E, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        BulkheadFuture {
-            stage: Stage::start(&*self.inner, InnerCall::new(f)),
-        }
-    }
-
-    /// The async form of [`Bulkhead::decorate`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> BulkheadFuture<'_, F, Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        BulkheadFuture {
-            stage: Stage::start(&*self.inner, f),
-        }
-    }
-
-    /// Like [`Bulkhead::call_async`], for a future that must not borrow the
-    /// bulkhead (a `tower` service's response future, a spawned task): the
-    /// future holds a clone of the bulkhead.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, [`Error::Inner`] with the future's error.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use resil_core::bulkhead::Bulkhead;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
-    /// let call = bulkhead.call_async_owned(|| async { Ok::<_, std::io::Error>(7) });
-    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 24);
-    /// assert_eq!(tokio::spawn(call).await.unwrap().unwrap(), 7);
-    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 25);
-    /// # }
-    /// ```
-    #[inline]
-    pub fn call_async_owned<T, E, F, Fut>(
-        &self,
-        f: F,
-    ) -> OwnedBulkheadFuture<InnerCall<F>, InnerErrors<Fut>>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        OwnedBulkheadFuture {
-            stage: Stage::start(Arc::clone(&self.inner), InnerCall::new(f)),
-        }
-    }
-
-    /// Like [`Bulkhead::decorate_async`], holding a clone of the bulkhead
-    /// (see [`Bulkhead::call_async_owned`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned<T, E, F>(&self, f: F) -> OwnedBulkheadFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedBulkheadFuture {
-            stage: Stage::start(Arc::clone(&self.inner), f),
-        }
-    }
-
-    /// Like [`Bulkhead::decorate_async_owned`], for a call that is cheaper
-    /// to start at once than to keep: with a permit free now, `now(call)`
-    /// makes the future before this returns (so `call` may borrow, such as
-    /// a `tower` service and its request); otherwise `later(call)` makes
-    /// the owned [`AsyncCall`] that is started once the queue gives a
-    /// permit (and is not made at all for a refusal).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned_or_defer<T, E, C, F>(
-        &self,
-        call: C,
-        now: impl FnOnce(C) -> F::Future,
-        later: impl FnOnce(C) -> F,
-    ) -> OwnedBulkheadFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedBulkheadFuture {
-            stage: Stage::start_or_defer(Arc::clone(&self.inner), call, now, later),
-        }
+        Stack::new().bulkhead(self.part()).call_async(Lift(once(f)))
     }
 }
 
@@ -517,7 +506,8 @@ impl fmt::Debug for Bulkhead {
 }
 
 /// A bulkhead permit: one call in flight. Dropping it gives the permit back
-/// (exactly once) and publishes `CallFinished`.
+/// (exactly once) and publishes `CallFinished`; for an adaptive limit the
+/// call is then a sample (see [`BulkheadPermit::finish_with`]).
 ///
 /// # Examples
 ///
@@ -541,25 +531,34 @@ impl BulkheadPermit<'_> {
         &self.0.inner.name
     }
 
-    /// Gives the permit back without publishing `CallFinished`, for a call
-    /// that was not made after all (Resilience4j's `releasePermission`).
+    /// Gives the permit back without publishing `CallFinished` and without
+    /// a sample, for a call that was not made after all (Resilience4j's
+    /// `releasePermission`).
     pub fn release(self) {
-        self.0.inner.sem.release();
-        std::mem::forget(self);
+        self.0.release();
     }
-}
 
-impl<'a> BulkheadPermit<'a> {
-    /// Gives the permit back as dropping it does, `CallFinished` published
-    /// at `stamp`'s time (the decorator chain's).
+    /// Gives the permit back, publishing `CallFinished`, with what the call
+    /// tells an adaptive limit (a fixed bulkhead ignores it). Dropping the
+    /// permit gives [`Sample::Success`], or [`Sample::Dropped`] while a
+    /// panic unwinds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::bulkhead::{Bulkhead, Sample};
+    /// use resil_core::Error;
+    ///
+    /// let bulkhead = Bulkhead::of_defaults("inventory-query");
+    /// let permit = bulkhead.try_acquire_permission()?;
+    /// let result: Result<u32, Error<std::io::Error>> = Ok(42);
+    /// permit.finish_with(Sample::of(&result, |_| None));
+    /// assert_eq!(bulkhead.metrics().available_concurrent_calls(), 25);
+    /// # Ok::<(), resil_core::bulkhead::BulkheadFull>(())
+    /// ```
     #[inline]
-    pub(crate) fn finish_stamped(self, stamp: &mut Stamp<'a>) {
-        let inner = self.0.inner;
-        inner
-            .events
-            .publish_stamped(stamp, || BulkheadEvent::CallFinished);
-        inner.sem.release();
-        std::mem::forget(self);
+    pub fn finish_with(self, sample: Sample) {
+        self.0.finish(sample);
     }
 }
 

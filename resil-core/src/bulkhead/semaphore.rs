@@ -116,6 +116,17 @@ impl Semaphore {
         }
     }
 
+    /// [`Semaphore::release`], returning the permits that were free before
+    /// (an adaptive limit's count of the calls in flight).
+    #[inline]
+    pub(crate) fn release_counted(&self) -> i64 {
+        let prev = self.word.fetch_add(1, Ordering::Release);
+        if prev >= WAITER {
+            self.wake_waiters();
+        }
+        available(prev)
+    }
+
     /// Adds `n` permits (a larger limit).
     pub(crate) fn add_permits(&self, n: u32) {
         let prev = self.word.fetch_add(u64::from(n), Ordering::AcqRel);

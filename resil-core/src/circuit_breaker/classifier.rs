@@ -29,20 +29,22 @@ use crate::error::Error;
 /// # Examples
 ///
 /// ```
-/// use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
+/// use resil_core::Decorators;
+/// use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 ///
 /// #[derive(Debug)]
 /// enum DbError { NotFound, Unavailable }
 ///
-/// const CLASSIFIER: Classifier<u32, DbError> =
-///     Classifier::new().ignore(|e| matches!(e, DbError::NotFound));
+/// const CLASSIFIER: CircuitBreakerClassifier<u32, DbError> =
+///     CircuitBreakerClassifier::new().ignore(|e| matches!(e, DbError::NotFound));
 ///
 /// let cb = CircuitBreaker::of_defaults("db");
-/// let _ = cb.call_with(&CLASSIFIER, || Err::<u32, _>(DbError::NotFound));
-/// let _ = cb.call_with(&CLASSIFIER, || Err::<u32, _>(DbError::Unavailable));
+/// let classified = Decorators::new().with_circuit_breaker_classified(&cb, CLASSIFIER);
+/// let _ = classified.call(|| Err::<u32, _>(DbError::NotFound));
+/// let _ = classified.call(|| Err::<u32, _>(DbError::Unavailable));
 /// assert_eq!(cb.metrics().number_of_buffered_calls(), 1);
 /// ```
-pub struct Classifier<T, E> {
+pub struct CircuitBreakerClassifier<T, E> {
     pub(super) record: Option<fn(&E) -> bool>,
     pub(super) ignore: Option<fn(&E) -> bool>,
     pub(super) record_result: Option<fn(&T) -> bool>,
@@ -53,10 +55,10 @@ pub struct Classifier<T, E> {
 /// Resilience4j's `transitionOnResult`, as a plain function.
 pub type TransitionOnResult<T, E> = fn(Result<&T, &Error<E>>) -> TransitionCheckResult;
 
-impl<T, E> Classifier<T, E> {
+impl<T, E> CircuitBreakerClassifier<T, E> {
     /// Every error is a failure, every value a success.
     pub const fn new() -> Self {
-        Classifier {
+        CircuitBreakerClassifier {
             record: None,
             ignore: None,
             record_result: None,
@@ -141,30 +143,30 @@ impl<T, E> Classifier<T, E> {
     }
 }
 
-impl<T, E: Classify> Classifier<T, E> {
+impl<T, E: Classify> CircuitBreakerClassifier<T, E> {
     /// A classifier that names errors with their [`Classify`] kinds.
     pub const fn classified() -> Self {
         Self::new().kind_of(E::kind)
     }
 }
 
-impl<T, E> Default for Classifier<T, E> {
+impl<T, E> Default for CircuitBreakerClassifier<T, E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T, E> Clone for Classifier<T, E> {
+impl<T, E> Clone for CircuitBreakerClassifier<T, E> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T, E> Copy for Classifier<T, E> {}
+impl<T, E> Copy for CircuitBreakerClassifier<T, E> {}
 
-impl<T, E> fmt::Debug for Classifier<T, E> {
+impl<T, E> fmt::Debug for CircuitBreakerClassifier<T, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Classifier")
+        f.debug_struct("CircuitBreakerClassifier")
             .field("record", &self.record.is_some())
             .field("ignore", &self.ignore.is_some())
             .field("record_result", &self.record_result.is_some())

@@ -1,86 +1,124 @@
-//! A breaker's share of the fleet's half-open probe budget.
+//! A breaker's part in the fleet's half-open episode.
 //!
 //! A call that gets one of the process's own HALF_OPEN permits also takes a
-//! probe from the fleet's budget (one round trip, at most the cluster
+//! probe from the fleet's episode (one round trip, at most the cluster
 //! timeout). Refused there, it gives its local permit back and is not
 //! permitted. The process keeps the tokens of the probes it holds; a probe
-//! that records a result spends its token (it stays counted for the
-//! episode), one that is released or ignored gives it back. A process that
-//! leaves HALF_OPEN (on its probes' results, on
-//! `max-wait-duration-in-half-open-state`, or by hand) ends the episode for
-//! the fleet, and processes still HALF_OPEN probe a new one. Tokens are
+//! that records a result reports it to the episode, one that is released
+//! or ignored gives its token back to the budget. Tokens are
 //! interchangeable within a process, so the low-level protocol
 //! (`try_acquire_permission`, `on_success`, ...) needs no handle per call.
 //!
-//! Each process decides on its own probes, after
-//! `min(minimum_number_of_calls, permitted)` of them. When the fleet's
-//! probes are spread so thinly that no process gets that many, none
-//! decides: `max_wait_duration_in_half_open_state` (set it with a shared
-//! budget) sends them back to OPEN, which ends the episode; without it, the
-//! episode's key expires twice the probe expiry after its last probe.
+//! The fleet decides, not the process: the outcomes of every process's
+//! probes are counted together on the backend, and the report that brings
+//! them to `min(minimum_number_of_calls, permitted)` takes the verdict with
+//! the breaker's thresholds. The reporting process follows it when the
+//! answer comes; the others learn it from the answer to their next probe
+//! request or report, and follow it too, as does a process that reaches
+//! HALF_OPEN after the verdict if the verdict came after it opened (it is
+//! about the same outage; an older one is not, and the process starts a new
+//! episode). So no spread of the probes leaves the fleet without a
+//! decision, and a process that got no probe follows the others.
+//!
+//! A process that leaves HALF_OPEN on its own (its
+//! `max-wait-duration-in-half-open-state`, or by hand) gives back the
+//! probes it holds; the episode goes on for the others. A probe whose
+//! process died comes back to the budget when its lease expires.
 //!
 //! While the backend is down, or slower than the timeout, a probe goes by
-//! the process's own budget alone.
+//! the process's own budget and its own half-open window decides, as
+//! without a fleet.
 
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::clock::{Clock, SystemClock};
-use crate::cluster::{CircuitBreakerCluster, ProbeRequest};
+use crate::clock::{Clock, Nanos, SystemClock};
+use crate::cluster::{
+    BackendError, CircuitBreakerCluster, EpisodeVerdict, ProbeGrant, ProbeReport, ProbeRequest,
+};
 
 pub(crate) struct Cluster {
     pub(crate) settings: CircuitBreakerCluster,
-    key: Arc<str>,
+    pub(crate) key: Arc<str>,
     budget: u32,
-    /// Tokens of the probes this process holds.
-    held: Mutex<Vec<u64>>,
-    /// The backend's state as this breaker last published it.
+    episode: Mutex<Episode>,
+    /// The key's state as this breaker last published it.
     up: std::sync::atomic::AtomicBool,
+    /// When the breaker last opened, on its clock (nanoseconds).
+    opened_at: std::sync::atomic::AtomicU64,
+}
+
+/// This process's part in the fleet's episode.
+#[derive(Default)]
+struct Episode {
+    /// The episode its current HALF_OPEN state takes part in, once an
+    /// answer named it.
+    joined: Option<u64>,
+    /// The probes it holds: token and episode.
+    held: Vec<(u64, u64)>,
 }
 
 /// What a probe request came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Probe {
-    /// The fleet's budget had room: the call is a probe.
+    /// The episode had a probe left: the call is one.
     Taken,
-    /// The fleet has used its budget for this episode.
+    /// The episode's probes are all out or spent, and it has not decided.
     Refused,
+    /// The episode has decided: the process follows, and asks again.
+    Decided(EpisodeVerdict),
     /// No answer (down, failed or late): the process's own budget decides.
     Local,
 }
 
+/// The probe counts that open: the breaker's thresholds for `minimum` outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Decisive {
+    pub(crate) minimum: u32,
+    pub(crate) failures: u32,
+    pub(crate) slow_calls: u32,
+}
+
 #[derive(Default)]
 struct Slot {
-    answer: Option<Option<bool>>,
+    answer: Option<Option<ProbeGrant>>,
     abandoned: bool,
 }
 
 impl Cluster {
     pub(crate) fn new(settings: CircuitBreakerCluster, name: &str, budget: u32) -> Self {
-        let key = settings
+        let key: Arc<str> = settings
             .key
             .clone()
             .unwrap_or_else(|| format!("resil:circuitbreaker:{name}").into());
-        let up = settings.backend.is_up();
+        let up = settings.backend.is_up(&key);
         Cluster {
             settings,
             key,
             budget,
-            held: Mutex::new(Vec::new()),
+            episode: Mutex::new(Episode::default()),
             up: std::sync::atomic::AtomicBool::new(up),
+            opened_at: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
-    /// Records a change of the backend's state; `true` when it is one.
+    /// Records a change of the key's state; `true` when it is one.
     pub(crate) fn observe(&self, up: bool) -> bool {
         self.up.swap(up, std::sync::atomic::Ordering::AcqRel) != up
     }
 
-    /// Takes one probe of the fleet's budget, waiting at most the timeout.
-    pub(crate) fn take(&self) -> Probe {
+    /// The breaker opened at `at`: a verdict the fleet reaches from now on
+    /// is about this outage.
+    pub(crate) fn opened(&self, at: Nanos) {
+        self.opened_at
+            .store(at.as_u64(), std::sync::atomic::Ordering::Release);
+    }
+
+    /// Asks the fleet's episode for a probe at `now`, waiting at most the timeout.
+    pub(crate) fn take(&self, now: Nanos) -> Probe {
         let backend = &self.settings.backend;
-        if !backend.is_up() {
+        if !backend.is_up(&self.key) {
             return Probe::Local;
         }
         let token = fastrand::u64(..);
@@ -88,25 +126,30 @@ impl Cluster {
         let answer = Arc::clone(&slot);
         let late_backend = Arc::clone(backend);
         let key = Arc::clone(&self.key);
+        let joined = self.episode.lock().joined;
         backend.take_probe(
             ProbeRequest {
                 key: Arc::clone(&self.key),
                 budget: self.budget,
                 expiry: self.settings.probe_expiry,
                 token,
+                episode: joined,
+                opened_ago: now.saturating_duration_since(Nanos::new(
+                    self.opened_at.load(std::sync::atomic::Ordering::Acquire),
+                )),
             },
             Box::new(move |result| {
                 let (lock, cv) = &*answer;
                 let mut s = lock.lock();
-                let taken = result.ok();
+                let grant = result.ok();
                 if s.abandoned {
                     // the caller went by its own budget: give the probe back
-                    if taken == Some(true) {
-                        late_backend.finish_probe(key, token, false);
+                    if let Some(ProbeGrant::Taken { episode }) = grant {
+                        late_backend.release_probe(key, episode, token);
                     }
                     return;
                 }
-                s.answer = Some(taken);
+                s.answer = Some(grant);
                 cv.notify_all();
             }),
         );
@@ -116,11 +159,10 @@ impl Cluster {
         let mut s = lock.lock();
         loop {
             match s.answer {
-                Some(Some(true)) => {
-                    self.held.lock().push(token);
-                    return Probe::Taken;
+                Some(Some(grant)) => {
+                    drop(s);
+                    return self.answered(grant, token);
                 }
-                Some(Some(false)) => return Probe::Refused,
                 Some(None) => return Probe::Local,
                 None => {}
             }
@@ -128,30 +170,110 @@ impl Cluster {
             if left.is_zero() || cv.wait_for(&mut s, left).timed_out() && s.answer.is_none() {
                 s.abandoned = true;
                 drop(s);
-                backend.report_late();
+                backend.report_late(&self.key);
                 return Probe::Local;
             }
         }
     }
 
-    /// Ends one of this process's probes: `recorded` spends it.
-    pub(crate) fn finish(&self, recorded: bool) {
-        let token = self.held.lock().pop();
-        if let Some(token) = token {
-            self.settings
-                .backend
-                .finish_probe(Arc::clone(&self.key), token, recorded);
+    fn answered(&self, grant: ProbeGrant, token: u64) -> Probe {
+        let mut e = self.episode.lock();
+        match grant {
+            ProbeGrant::Taken { episode } => {
+                e.joined = Some(episode);
+                e.held.push((token, episode));
+                Probe::Taken
+            }
+            ProbeGrant::Refused { episode } => {
+                e.joined = Some(episode);
+                Probe::Refused
+            }
+            ProbeGrant::Decided(verdict) => {
+                // a process that had joined none follows a verdict reached
+                // since it opened, as if it had taken part
+                e.joined.get_or_insert(verdict.episode);
+                Probe::Decided(verdict)
+            }
         }
     }
 
-    /// This process left its half-open episode: the fleet starts afresh.
-    pub(crate) fn end_episode(&self) {
-        self.held.lock().clear();
-        self.settings.backend.end_probes(Arc::clone(&self.key));
+    /// Reports the outcome of one of this process's probes of the episode
+    /// it takes part in; `answer` gets the episode's verdict once it has
+    /// one. `false` when it holds none (the call was its own probe).
+    pub(crate) fn report(
+        &self,
+        failed: bool,
+        slow: bool,
+        decisive: Decisive,
+        answer: impl FnOnce(Result<Option<EpisodeVerdict>, BackendError>) + Send + 'static,
+    ) -> bool {
+        let (token, episode) = {
+            let mut e = self.episode.lock();
+            let Some(joined) = e.joined else {
+                return false;
+            };
+            let Some(at) = e.held.iter().rposition(|(_, ep)| *ep == joined) else {
+                return false;
+            };
+            e.held.swap_remove(at)
+        };
+        self.settings.backend.report_probe(
+            ProbeReport {
+                key: Arc::clone(&self.key),
+                episode,
+                token,
+                failed,
+                slow,
+                minimum: decisive.minimum,
+                failures_to_open: decisive.failures,
+                slow_calls_to_open: decisive.slow_calls,
+                expiry: self.settings.probe_expiry,
+            },
+            Box::new(answer),
+        );
+        true
     }
 
-    /// The backend's state.
+    /// Gives one of this process's probes back to the budget (a call not
+    /// made, or whose error is ignored).
+    pub(crate) fn release_one(&self) {
+        let held = self.episode.lock().held.pop();
+        if let Some((token, episode)) = held {
+            self.settings
+                .backend
+                .release_probe(Arc::clone(&self.key), episode, token);
+        }
+    }
+
+    /// Whether this process takes part in `episode`, which decided: then it
+    /// leaves it (its probes are spent) and follows the verdict.
+    pub(crate) fn follow(&self, episode: u64) -> bool {
+        let mut e = self.episode.lock();
+        if e.joined != Some(episode) {
+            return false;
+        }
+        e.joined = None;
+        e.held.clear();
+        true
+    }
+
+    /// This process left HALF_OPEN on its own: the probes it holds go back
+    /// to the budget, and its next HALF_OPEN joins afresh.
+    pub(crate) fn leave(&self) {
+        let held = {
+            let mut e = self.episode.lock();
+            e.joined = None;
+            std::mem::take(&mut e.held)
+        };
+        for (token, episode) in held {
+            self.settings
+                .backend
+                .release_probe(Arc::clone(&self.key), episode, token);
+        }
+    }
+
+    /// The key's state.
     pub(crate) fn backend_up(&self) -> bool {
-        self.settings.backend.is_up()
+        self.settings.backend.is_up(&self.key)
     }
 }

@@ -187,8 +187,8 @@ impl CircuitBreakerConfig {
     pub fn initial_state(&self) -> State {
         self.initial_state
     }
-    /// The fleet-wide probe budget's settings, when HALF_OPEN is shared with
-    /// other processes.
+    /// The fleet's half-open episode's settings, when HALF_OPEN is shared
+    /// with other processes.
     pub fn cluster(&self) -> Option<&CircuitBreakerCluster> {
         self.cluster.as_ref()
     }
@@ -362,9 +362,9 @@ impl CircuitBreakerConfigBuilder {
         self
     }
 
-    /// Shares the HALF_OPEN probe budget with every process using the same
-    /// backend and key (see [`crate::cluster`]); `None` (the default) keeps
-    /// it local.
+    /// Shares HALF_OPEN with every process using the same backend and key:
+    /// one episode, its probes and its verdict (see
+    /// [`CircuitBreakerCluster`]); `None` (the default) keeps it local.
     pub fn cluster(mut self, cluster: Option<CircuitBreakerCluster>) -> Self {
         self.config.cluster = cluster;
         self

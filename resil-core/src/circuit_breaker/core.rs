@@ -13,12 +13,14 @@ use super::{
     IllegalStateTransition, SlidingWindowType, State, TransitionCheckResult,
 };
 use crate::clock::{Clock, Nanos, TimerHandle, saturating_nanos};
+use crate::cluster::{EpisodeVerdict, FleetVerdict};
 use crate::event::EventPublisher;
 use crate::live::{Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
 
-pub(super) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     /// For timers, which must not keep a dropped breaker alive.
     pub(super) me: Weak<Inner>,
     pub(super) name: Name,
@@ -43,9 +45,17 @@ pub(super) struct Inner {
     /// The pending auto-transition timer and the generation it belongs to.
     pub(super) timer: Mutex<(u32, TimerHandle)>,
     pub(super) events: EventPublisher<CircuitBreakerEvent>,
-    /// The fleet's half-open probe budget, when shared.
+    /// The fleet's half-open episode, when shared.
     /// Boxed: most breakers have none, and the call path never reads it in CLOSED.
     pub(super) cluster: Option<Box<cluster::Cluster>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 pub(super) struct MetricsCell {
@@ -167,8 +177,8 @@ pub(super) enum Target {
     OpenUntil(Nanos),
     HalfOpen,
     ForcedOpen,
-    /// FORCED_OPEN, back to CLOSED after this long (unless another
-    /// transition comes first).
+    /// FORCED_OPEN, then HALF_OPEN after this long (unless another
+    /// transition comes first), so that probes decide as after any OPEN.
     ForcedOpenFor(Duration),
     Disabled,
     MetricsOnly,
@@ -277,12 +287,25 @@ impl Inner {
                         ) {
                             Ok(_) => {
                                 let permit = Permit::Probe(w.generation());
-                                match self.cluster.as_deref().map(cluster::Cluster::take) {
+                                let probe =
+                                    self.cluster.as_deref().map(|c| c.take(self.clock.now()));
+                                match probe {
                                     None | Some(Probe::Taken | Probe::Local) => {
                                         return Ok(permit);
                                     }
                                     // the fleet has probed enough: not this call
                                     Some(Probe::Refused) => self.release(Some(permit)),
+                                    // the fleet decided: follow, and ask the new state
+                                    // (if none came of it, this call is refused)
+                                    Some(Probe::Decided(verdict)) => {
+                                        self.release(Some(permit));
+                                        self.follow_fleet(verdict);
+                                        let now = self.load();
+                                        if now.generation() != w.generation() {
+                                            w = now;
+                                            continue;
+                                        }
+                                    }
                                 }
                             }
                             Err(actual) => {
@@ -353,14 +376,77 @@ impl Inner {
             && !matches!(permit, Some(Permit::Free))
             && self.load().state() == State::HalfOpen
         {
-            c.finish(false);
+            c.release_one();
         }
     }
 
-    /// This process left HALF_OPEN: the fleet's episode ends.
+    /// This process left HALF_OPEN: it gives its fleet probes back (after a
+    /// verdict of the fleet it holds none).
     pub(super) fn end_episode(&self) {
         if let Some(c) = &self.cluster {
-            c.end_episode();
+            c.leave();
+        }
+    }
+
+    /// The fleet's episode decided: a process still HALF_OPEN in it follows.
+    pub(super) fn follow_fleet(&self, verdict: EpisodeVerdict) {
+        let Some(c) = &self.cluster else { return };
+        let w = self.load();
+        if w.state() != State::HalfOpen || !c.follow(verdict.episode) {
+            return;
+        }
+        let target = match verdict.verdict {
+            FleetVerdict::Closed => Target::Closed,
+            FleetVerdict::Open => Target::Open,
+        };
+        self.transition_and_publish(Some(w.generation()), target);
+    }
+
+    /// Reports a HALF_OPEN outcome to the fleet's episode; `false` when the
+    /// call was not one of the fleet's probes (the process decides on it).
+    fn report_to_fleet(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        failed: bool,
+        slow: bool,
+    ) -> bool {
+        let Some(c) = &self.cluster else {
+            return false;
+        };
+        let config = &settings.config;
+        let minimum = settings.half_open_minimum;
+        let decisive = cluster::Decisive {
+            minimum,
+            failures: count_to_reach(config.failure_rate_threshold, u64::from(minimum)),
+            slow_calls: count_to_reach(config.slow_call_rate_threshold, u64::from(minimum)),
+        };
+        let weak = self.weak_self();
+        c.report(failed, slow, decisive, move |answer| {
+            let Some(inner) = weak.upgrade() else { return };
+            match answer {
+                Ok(Some(verdict)) => inner.follow_fleet(verdict),
+                Ok(None) => {}
+                // the fleet cannot count it: the process decides on its own
+                // window, which holds it
+                Err(_) => inner.decide_half_open_locally(generation),
+            }
+        })
+    }
+
+    /// HALF_OPEN `generation` decides on its own window, if it can.
+    fn decide_half_open_locally(&self, generation: u32) {
+        let w = self.load();
+        if w.state() != State::HalfOpen || w.generation() != generation {
+            return;
+        }
+        let settings = self.settings.load();
+        let (cell, minimum_calls) = self.cell_in(settings, Slot::HalfOpen);
+        let counts = cell.window.snapshot(self.clock.now());
+        match check(&settings.config, counts, minimum_calls) {
+            Check::BelowMinimum => {}
+            Check::Below => self.transition_and_publish(Some(generation), Target::Closed),
+            Check::Exceeded { .. } => self.transition_and_publish(Some(generation), Target::Open),
         }
     }
 
@@ -482,10 +568,15 @@ impl Inner {
                 }
             }
             State::HalfOpen => {
-                if let Some(c) = &self.cluster
-                    && !matches!(permit, Some(Permit::Free))
-                {
-                    c.finish(true);
+                // a probe of this HALF_OPEN state (not one that outlived an
+                // earlier one) reports to the fleet, whose verdict decides
+                let this_state = match permit {
+                    None => true,
+                    Some(Permit::Probe(g)) => g == w.generation(),
+                    Some(Permit::Free) => false,
+                };
+                if this_state && self.report_to_fleet(settings, w.generation(), failed, slow) {
+                    return;
                 }
                 match check(config, counts, minimum_calls) {
                     Check::BelowMinimum => {}
@@ -669,8 +760,8 @@ impl Inner {
                 (Slot::Empty, attempts.saturating_add(1), 0)
             }
             Target::ForcedOpenFor(limit) => {
-                // The limit rides in `open_wait` to the timer (`arm_timer`);
-                // a zero limit closes at once, not never.
+                // The limit (at least 1 ms, checked by the caller) rides in
+                // `open_wait` to the timer (`arm_timer`).
                 open_wait = limit.max(Duration::from_nanos(1));
                 self.reset_cell(Slot::Empty, now);
                 (Slot::Empty, attempts.saturating_add(1), 0)
@@ -726,10 +817,16 @@ impl Inner {
     /// Publishes the transition and arms (or cancels) the timer of the new state.
     pub(super) fn after_transition(&self, mut t: Transitioned, to: State, reset: bool) {
         if t.from == State::HalfOpen {
-            // This process left its half-open episode (decided, timed out or
-            // moved by hand): the fleet's episode ends with it, so that a
-            // process still HALF_OPEN is not left without probes.
+            // This process left its part in the fleet's half-open episode
+            // (on the fleet's verdict, or on its own: timed out, moved by
+            // hand): the probes it holds go back, so that a process still
+            // HALF_OPEN can take them; the episode goes on.
             self.end_episode();
+        }
+        if let Some(c) = &self.cluster
+            && matches!(to, State::Open | State::ForcedOpen)
+        {
+            c.opened(self.clock.now());
         }
         if t.from != to {
             self.events
@@ -756,8 +853,9 @@ impl Inner {
             State::Open if config.automatic_transition_from_open_to_half_open_enabled => {
                 Some((t.open_wait, Target::HalfOpen))
             }
-            // A forced open with a limit (only it carries a wait) ends in CLOSED.
-            State::ForcedOpen if !t.open_wait.is_zero() => Some((t.open_wait, Target::Closed)),
+            // A forced open with a limit (only it carries a wait) ends in
+            // HALF_OPEN: the probes decide, as after any OPEN.
+            State::ForcedOpen if !t.open_wait.is_zero() => Some((t.open_wait, Target::HalfOpen)),
             State::HalfOpen
                 if config.max_wait_duration_in_half_open_state >= Duration::from_millis(1) =>
             {
@@ -820,7 +918,61 @@ pub(super) fn check(config: &CircuitBreakerConfig, c: Counts, minimum_calls: u64
     }
 }
 
+/// The fewest of `minimum` calls (failed, or slow) whose rate reaches
+/// `threshold`, with [`rates`]' arithmetic; `minimum + 1` when none does.
+/// What the fleet's episode compares its counts with, so that it decides
+/// exactly as [`check`] would on the same calls.
+pub(super) fn count_to_reach(threshold: f32, minimum: u64) -> u32 {
+    let n = minimum as f32;
+    let reaches = |k: u64| k as f32 * 100.0 / n >= threshold;
+    let mut k = ((f64::from(threshold) * minimum as f64 / 100.0).ceil() as u64).min(minimum + 1);
+    while k > 1 && reaches(k - 1) {
+        k -= 1;
+    }
+    while k <= minimum && (k == 0 || !reaches(k)) {
+        k += 1;
+    }
+    u32::try_from(k).unwrap_or(u32::MAX)
+}
+
 pub(super) fn rates(c: Counts) -> (f32, f32) {
     let n = c.calls as f32;
     (c.failed as f32 * 100.0 / n, c.slow as f32 * 100.0 / n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counts the fleet's episode opens at are exactly where [`check`]
+    /// opens, with its `f32` arithmetic, for every threshold and size.
+    #[test]
+    fn the_fleets_counts_decide_as_the_window_does() {
+        let thresholds = [
+            0.001, 1.0, 10.0, 25.0, 33.333332, 33.333336, 50.0, 66.66667, 75.0, 99.99, 100.0,
+        ];
+        for threshold in thresholds {
+            let config = CircuitBreakerConfig::builder()
+                .failure_rate_threshold(threshold)
+                .build()
+                .unwrap();
+            for minimum in 1..=40u64 {
+                let k = u64::from(count_to_reach(threshold, minimum));
+                for failed in 0..=minimum {
+                    let counts = Counts {
+                        calls: minimum,
+                        failed,
+                        slow: 0,
+                        slow_failed: 0,
+                    };
+                    let opens = matches!(check(&config, counts, minimum), Check::Exceeded { .. });
+                    assert_eq!(
+                        opens,
+                        failed >= k,
+                        "{threshold}% of {minimum}: {failed} failed"
+                    );
+                }
+            }
+        }
+    }
 }

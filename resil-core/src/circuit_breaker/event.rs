@@ -54,8 +54,8 @@ pub enum CircuitBreakerEvent {
         /// The slow-call rate, in percent.
         slow_call_rate: f32,
     },
-    /// The backend that holds the fleet's half-open probe budget went down
-    /// or came back (see [`crate::cluster`]).
+    /// The backend key that holds the fleet's half-open episode went down
+    /// (its scripts fail or are late) or came back (see [`crate::cluster`]).
     ClusterBackendChanged {
         /// Whether the backend is up now.
         up: bool,

@@ -79,7 +79,7 @@ mod config;
 mod core;
 mod error;
 mod event;
-mod future;
+mod layer;
 mod metrics;
 mod state;
 mod timing;
@@ -94,23 +94,28 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use self::classifier::{Classifier, TransitionCheckResult, TransitionOnResult};
+pub use self::classifier::{CircuitBreakerClassifier, TransitionCheckResult, TransitionOnResult};
 pub use self::config::{
     CircuitBreakerConfig, CircuitBreakerConfigBuilder, MAX_WINDOW_SIZE, SlidingWindowType,
 };
-pub use self::error::{CallNotPermitted, IllegalStateTransition};
+#[doc(hidden)]
+pub use self::core::Inner;
+pub use self::error::{
+    CallNotPermitted, ForcedOpenLimitOutOfRange, IllegalStateTransition, MAX_FORCED_OPEN_LIMIT,
+    MIN_FORCED_OPEN_LIMIT,
+};
 pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
-pub use self::future::{CallGuard, CircuitBreakerFuture, OwnedCircuitBreakerFuture};
+pub use self::layer::{CallGuard, CircuitBreakerAttempt, CircuitBreakerNode, CircuitBreakerPart};
 pub use self::metrics::CircuitBreakerMetrics;
 pub use self::state::State;
 
 use self::state::Word;
 use self::timing::CallClock;
 use self::window::Window;
-use crate::clock::{Clock, Nanos, SharedClock, Stamp, SystemClock, TimerHandle, saturating_nanos};
+use crate::chain::{Lift, Stack, once};
+use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::future::{AsyncCall, InnerCall, InnerErrors};
 use crate::live::{ChangeRefused, Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
@@ -124,7 +129,7 @@ pub struct CircuitBreaker {
 }
 
 use self::core::{
-    Inner, MetricsCell, Settings, Target, Verdict, half_open_permits, initial_slot, same_config,
+    MetricsCell, Settings, Target, Verdict, half_open_permits, initial_slot, same_config,
 };
 impl CircuitBreaker {
     /// A breaker with Resilience4j's defaults on the system clock.
@@ -183,16 +188,20 @@ impl CircuitBreaker {
             .set_coarse(inner.settings.load().coarse_eligible());
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
-            c.settings.backend().watch(Box::new(move |up| {
-                if let Some(inner) = weak.upgrade()
-                    && let Some(c) = &inner.cluster
-                    && c.observe(up)
-                {
-                    inner
-                        .events
-                        .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
-                }
-            }));
+            let key = Arc::clone(&c.key);
+            c.settings.backend().watch(
+                &key,
+                Box::new(move |up| {
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(c) = &inner.cluster
+                        && c.observe(up)
+                    {
+                        inner
+                            .events
+                            .publish(|| CircuitBreakerEvent::ClusterBackendChanged { up });
+                    }
+                }),
+            );
         }
         CircuitBreaker { inner }
     }
@@ -308,7 +317,8 @@ impl CircuitBreaker {
     pub fn can_change_config(&self, config: &CircuitBreakerConfig) -> Result<(), ChangeRefused> {
         let settings = self.inner.settings.load();
         let current = &settings.config;
-        if !same_printed(&current.cluster, &config.cluster) {
+        // compared by backend, not as printed: the printed URL hides its password
+        if current.cluster != config.cluster {
             return Err(ChangeRefused::fixed("cluster"));
         }
         if current.cluster.is_some() && half_open_permits(current) != half_open_permits(config) {
@@ -380,8 +390,9 @@ impl CircuitBreaker {
         self.inner.give_back(None);
     }
 
-    /// Whether the backend that holds the fleet's half-open probe budget is
-    /// up (`None` for a breaker whose HALF_OPEN is its own).
+    /// Whether the scripts on the backend key that holds the fleet's
+    /// half-open episode succeed (`None` for a breaker whose HALF_OPEN is
+    /// its own).
     pub fn cluster_backend_up(&self) -> Option<bool> {
         self.inner
             .cluster
@@ -484,14 +495,20 @@ impl CircuitBreaker {
         self.inner.manual(Target::ForcedOpen)
     }
 
-    /// Refuses every call for `limit`, then returns to CLOSED on its own
-    /// (publishing the FORCED_OPEN → CLOSED transition), unless another
+    /// Refuses every call for `limit`, then moves to HALF_OPEN on its own
+    /// (publishing the FORCED_OPEN → HALF_OPEN transition), unless another
     /// transition comes first: the seed's "forced open with a time limit",
-    /// so that an operator's emergency stop cannot be forgotten.
+    /// so that an operator's emergency stop cannot be forgotten. As after
+    /// any OPEN, the half-open probes decide whether the downstream takes
+    /// the load again (CLOSED) or not (OPEN): the end of the limit does not
+    /// send the whole load to a dependency that may still be down.
     ///
     /// # Errors
     ///
-    /// None in practice: every state may move to FORCED_OPEN.
+    /// [`ForcedOpenLimitOutOfRange`] for a limit shorter than
+    /// [`MIN_FORCED_OPEN_LIMIT`] (1 ms) or longer than
+    /// [`MAX_FORCED_OPEN_LIMIT`] (365 days); the state is unchanged. Every
+    /// state may move to FORCED_OPEN.
     ///
     /// # Examples
     ///
@@ -505,13 +522,22 @@ impl CircuitBreaker {
     /// cb.transition_to_forced_open_state_for(Duration::from_secs(600)).unwrap();
     /// assert_eq!(cb.state(), State::ForcedOpen);
     /// clock.advance(Duration::from_secs(600));
-    /// assert_eq!(cb.state(), State::Closed);
+    /// assert_eq!(cb.state(), State::HalfOpen); // the probes decide
+    /// assert!(cb.transition_to_forced_open_state_for(Duration::ZERO).is_err());
     /// ```
     pub fn transition_to_forced_open_state_for(
         &self,
         limit: Duration,
-    ) -> Result<(), IllegalStateTransition> {
-        self.inner.manual(Target::ForcedOpenFor(limit))
+    ) -> Result<(), ForcedOpenLimitOutOfRange> {
+        if !(MIN_FORCED_OPEN_LIMIT..=MAX_FORCED_OPEN_LIMIT).contains(&limit) {
+            return Err(ForcedOpenLimitOutOfRange::new(
+                self.inner.name.clone(),
+                limit,
+            ));
+        }
+        // every state may move to FORCED_OPEN
+        let _ = self.inner.manual(Target::ForcedOpenFor(limit));
+        Ok(())
     }
 
     /// Admits every call and records nothing.
@@ -543,10 +569,10 @@ impl CircuitBreaker {
     /// Finish it with [`CallGuard::record`] (or `on_success` / `on_error` /
     /// `on_ignored_error`). A guard dropped unfinished gives its permit back
     /// and records nothing, unless the thread is panicking: then the call is
-    /// recorded as a failure (kind `"panic"`). A guard held by a
-    /// [`CircuitBreakerFuture`] counts a panic only while the caller's future
-    /// is being created or polled: the future dropped during some other
-    /// unwind gives its permit back and records nothing.
+    /// recorded as a failure (kind `"panic"`). The breaker's layer of a
+    /// chain counts a panic only while the caller's future is being created
+    /// or polled: a chain's future dropped during some other unwind gives
+    /// its permit back and records nothing.
     ///
     /// # Errors
     ///
@@ -559,17 +585,9 @@ impl CircuitBreaker {
         CallGuard::start(&self.inner)
     }
 
-    /// [`CircuitBreaker::start_call`] at `stamp`'s time (the decorator chain's).
-    #[inline(always)]
-    pub(crate) fn start_call_stamped<'a>(
-        &'a self,
-        stamp: &mut Stamp<'a>,
-    ) -> Result<CallGuard<'a>, CallNotPermitted> {
-        CallGuard::start_stamped(&self.inner, stamp)
-    }
-
     /// Runs `f` if permitted and records its outcome: `Ok` is a success, every
-    /// `Err` a failure (classify with [`CircuitBreaker::call_with`]).
+    /// `Err` a failure (to classify outcomes, compose the breaker with
+    /// [`Decorators::with_circuit_breaker_classified`](crate::Decorators::with_circuit_breaker_classified)).
     ///
     /// A panic in `f` is recorded as a failure and resumed.
     ///
@@ -581,159 +599,34 @@ impl CircuitBreaker {
     where
         F: FnOnce() -> Result<T, E>,
     {
-        self.decorate(&Classifier::new(), || f().map_err(Error::Inner))
-    }
-
-    /// Like [`CircuitBreaker::call`], classifying outcomes with `classifier`.
-    ///
-    /// # Errors
-    ///
-    /// As [`CircuitBreaker::call`].
-    #[inline]
-    pub fn call_with<T, E, F>(&self, classifier: &Classifier<T, E>, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, E>,
-    {
-        self.decorate(classifier, || f().map_err(Error::Inner))
-    }
-
-    /// Runs a call that already returns `resil::Error` (an inner layer of a
-    /// decorator chain) and records it; rejections of inner layers are failures
-    /// unless `ignore_errors` or `record_errors` name them otherwise.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::CallNotPermitted`] when refused, else `f`'s error.
-    #[inline]
-    pub fn decorate<T, E, F>(&self, classifier: &Classifier<T, E>, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, Error<E>>,
-    {
-        let guard = self.start_call()?;
-        let result = f();
-        guard.record(classifier, &result);
-        result
+        Stack::new()
+            .circuit_breaker(self.part(CircuitBreakerClassifier::new()))
+            .call(Lift(once(f)))
     }
 
     /// Runs the future that `f` returns, if permitted, and records its outcome.
     ///
     /// Permission is asked for, and `f` called, when this method is called
-    /// (see [`CircuitBreakerFuture`]). Dropping the returned future before it
-    /// completes gives the permit back and records nothing; a panic while
-    /// polling is recorded as a failure.
+    /// (as Resilience4j's decorated `CompletionStage` supplier does when
+    /// invoked); a refused call's future holds only the rejection. Dropping
+    /// the returned future before it completes gives the permit back and
+    /// records nothing; a panic while polling is recorded as a failure.
     ///
     /// # Errors
     ///
     /// As [`CircuitBreaker::call`].
     #[inline]
-    pub fn call_async<T, E, F, Fut>(&self, f: F) -> CircuitBreakerFuture<'_, InnerErrors<Fut>, T, E>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        self.start_async(None, InnerCall::new(f))
-    }
-
-    /// Like [`CircuitBreaker::call_async`], classifying outcomes with `classifier`.
-    ///
-    /// # Errors
-    ///
-    /// As [`CircuitBreaker::call`].
-    #[inline]
-    pub fn call_async_with<'a, T, E, F, Fut>(
-        &'a self,
-        classifier: &'a Classifier<T, E>,
-        f: F,
-    ) -> CircuitBreakerFuture<'a, InnerErrors<Fut>, T, E>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        self.start_async(Some(classifier), InnerCall::new(f))
-    }
-
-    /// The async form of [`CircuitBreaker::decorate`].
-    ///
-    /// # Errors
-    ///
-    /// As [`CircuitBreaker::decorate`].
-    #[inline]
-    pub fn decorate_async<'a, T, E, F, Fut>(
-        &'a self,
-        classifier: &'a Classifier<T, E>,
-        f: F,
-    ) -> CircuitBreakerFuture<'a, Fut, T, E>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        self.start_async(Some(classifier), f)
-    }
-
-    #[inline]
-    fn start_async<'a, T, E, F>(
-        &'a self,
-        classifier: Option<&'a Classifier<T, E>>,
-        f: F,
-    ) -> CircuitBreakerFuture<'a, F::Future, T, E>
-    where
-        F: AsyncCall,
-    {
-        CircuitBreakerFuture::new(&self.inner, f, classifier)
-    }
-
-    /// Like [`CircuitBreaker::call_async_with`], for a future that must not
-    /// borrow the breaker (a `tower` service's response future, a spawned
-    /// task): the future holds a clone of the breaker and its own copy of
-    /// `classifier`.
-    ///
-    /// # Errors
-    ///
-    /// As [`CircuitBreaker::call`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use resil_core::circuit_breaker::{CircuitBreaker, Classifier};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let cb = CircuitBreaker::of_defaults("inventory-query");
-    /// let call = cb.call_async_owned(Classifier::new(), || async { Ok::<_, std::io::Error>(7) });
-    /// drop(cb); // the call keeps the breaker alive
-    /// assert_eq!(tokio::spawn(call).await.unwrap().unwrap(), 7);
-    /// # }
-    /// ```
-    #[inline]
-    pub fn call_async_owned<T, E, F, Fut>(
+    pub fn call_async<T, E, F, Fut>(
         &self,
-        classifier: Classifier<T, E>,
         f: F,
-    ) -> OwnedCircuitBreakerFuture<InnerErrors<Fut>, T, E>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'_, T, E, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        OwnedCircuitBreakerFuture::new(Arc::clone(&self.inner), InnerCall::new(f), classifier)
-    }
-
-    /// Like [`CircuitBreaker::decorate_async`], holding a clone of the breaker
-    /// (see [`CircuitBreaker::call_async_owned`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`CircuitBreaker::decorate`].
-    #[inline]
-    pub fn decorate_async_owned<T, E, F, Fut>(
-        &self,
-        classifier: Classifier<T, E>,
-        f: F,
-    ) -> OwnedCircuitBreakerFuture<Fut, T, E>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedCircuitBreakerFuture::new(Arc::clone(&self.inner), f, classifier)
+        Stack::new()
+            .circuit_breaker(self.part(CircuitBreakerClassifier::new()))
+            .call_async(Lift(once(f)))
     }
 
     #[cfg(all(test, resil_loom))]

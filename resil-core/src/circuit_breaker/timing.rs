@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, SystemTime};
 
-use crate::clock::{Clock, Nanos, SharedClock, Sleep, SystemClock, Task, TimerHandle};
+use crate::clock::{Clock, Nanos, SharedClock, Sleep, Stamp, SystemClock, Task, TimerHandle};
 use crate::sync::std_lock::lock;
 
 /// How often the ticker refreshes its reading.
@@ -208,6 +208,20 @@ impl CallClock {
     #[inline(never)]
     fn woken(&self) -> Nanos {
         wake().unwrap_or_else(|| self.clock.now())
+    }
+
+    /// The start or end of a call in a chain: the coarse reading where the
+    /// mode allows it, else the chain's reading of the clock, shared with
+    /// the layers that run back to back with the breaker.
+    #[inline(always)]
+    pub(crate) fn now_in(&self, stamp: &mut Stamp) -> Nanos {
+        if self.mode.load(Ordering::Relaxed) == COARSE {
+            return match recent() {
+                Some(t) => t,
+                None => self.woken(),
+            };
+        }
+        stamp.now(&self.clock)
     }
 
     /// The clock's own reading.

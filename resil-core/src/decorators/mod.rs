@@ -46,71 +46,26 @@
 //! assert_eq!(breaker.metrics().number_of_failed_calls(), 3);
 //! ```
 
-mod future;
+mod fallback;
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
+pub use self::fallback::{Recover, RecoverAttempt};
+pub use crate::chain::Layer;
+
+use self::fallback::{Fallback, WithFallback};
 use crate::Error;
 use crate::bulkhead::Bulkhead;
-use crate::circuit_breaker::{CircuitBreaker, Classifier};
+use crate::chain::{ChainFuture, Lift, Stack};
+use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
 use crate::time_limiter::TimeLimiter;
 
-use self::future::ChainFuture;
-
-/// A layer of the chain, to attach a fallback to, ordered from the outside in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Layer {
-    /// The outermost layer.
-    Retry,
-    /// Inside the retry.
-    CircuitBreaker,
-    /// Inside the breaker.
-    RateLimiter,
-    /// Inside the rate limiter (async calls only).
-    TimeLimiter,
-    /// The innermost layer, around the call.
-    Bulkhead,
-}
-
-impl Layer {
-    /// The layers from the outermost to the innermost.
-    pub const ORDER: [Layer; 5] = [
-        Layer::Retry,
-        Layer::CircuitBreaker,
-        Layer::RateLimiter,
-        Layer::TimeLimiter,
-        Layer::Bulkhead,
-    ];
-}
-
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-/// An async fallback's future.
-type Recovering<'a, T, E> = BoxFuture<'a, Result<T, Error<E>>>;
-type SyncFallback<'a, T, E> = dyn Fn(Error<E>) -> Result<T, Error<E>> + Send + Sync + 'a;
-type AsyncFallback<'a, T, E> =
-    dyn Fn(Error<E>) -> BoxFuture<'a, Result<T, Error<E>>> + Send + Sync + 'a;
-
-/// A fallback of one layer: turns that layer's error into a result.
-enum Fallback<'a, T, E> {
-    Sync(Box<SyncFallback<'a, T, E>>),
-    Async(Box<AsyncFallback<'a, T, E>>),
-}
-
-impl<T, E> Fallback<'_, T, E> {
-    fn apply_sync(f: Option<&Self>, result: Result<T, Error<E>>) -> Result<T, Error<E>> {
-        match (f, result) {
-            (Some(Fallback::Sync(f)), Err(e)) => f(e),
-            // An async fallback cannot run in a sync call; `call` refuses to be
-            // built with one (see `Decorators::call`).
-            (_, result) => result,
-        }
-    }
-}
 
 /// Marks a chain that may run synchronously.
 #[derive(Debug, Clone, Copy)]
@@ -124,11 +79,11 @@ pub struct AsyncOnly;
 /// Without fallbacks, building and running a chain allocates nothing.
 pub struct Decorators<'a, T, E, Mode = Blocking> {
     retry: Option<(&'a Retry, RetryClassifier<T, E>)>,
-    circuit_breaker: Option<(&'a CircuitBreaker, Classifier<T, E>)>,
+    circuit_breaker: Option<(&'a CircuitBreaker, CircuitBreakerClassifier<T, E>)>,
     rate_limiter: Option<&'a RateLimiter>,
     time_limiter: Option<&'a TimeLimiter>,
     bulkhead: Option<&'a Bulkhead>,
-    fallbacks: [Option<Fallback<'a, T, E>>; 5],
+    fallbacks: [Option<Fallback<'a, T, E>>; 6],
     mode: PhantomData<Mode>,
 }
 
@@ -141,7 +96,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
             rate_limiter: None,
             time_limiter: None,
             bulkhead: None,
-            fallbacks: [None, None, None, None, None],
+            fallbacks: [None, None, None, None, None, None],
             mode: PhantomData,
         }
     }
@@ -152,37 +107,12 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
     ///
     /// The error of the outermost layer that did not recover: the caller's
     /// error as [`Error::Inner`], or a rejection.
-    pub fn call<F>(&self, mut f: F) -> Result<T, Error<E>>
+    pub fn call<F>(&self, f: F) -> Result<T, Error<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
-        let fb = |layer: Layer| self.fallbacks[layer as usize].as_ref();
-        let mut attempt = || {
-            let mut bulkhead = || {
-                let r = match self.bulkhead {
-                    Some(b) => b.decorate(|| f().map_err(Error::Inner)),
-                    None => f().map_err(Error::Inner),
-                };
-                Fallback::apply_sync(fb(Layer::Bulkhead), r)
-            };
-            let rate_limiter = || {
-                let r = match self.rate_limiter {
-                    Some(l) => l.decorate(bulkhead),
-                    None => bulkhead(),
-                };
-                Fallback::apply_sync(fb(Layer::RateLimiter), r)
-            };
-            let r = match &self.circuit_breaker {
-                Some((cb, c)) => cb.decorate(c, rate_limiter),
-                None => rate_limiter(),
-            };
-            Fallback::apply_sync(fb(Layer::CircuitBreaker), r)
-        };
-        let r = match &self.retry {
-            Some((retry, c)) => retry.decorate(c, attempt),
-            None => attempt(),
-        };
-        Fallback::apply_sync(fb(Layer::Retry), r)
+        // No time limiter in a blocking chain (`with_time_limiter` makes it async).
+        self.stack(()).call(Lift(f))
     }
 
     /// Adds a time limiter (async calls only).
@@ -259,14 +189,14 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
 
     /// Adds a circuit breaker (every error a failure, per its configuration).
     pub fn with_circuit_breaker(self, circuit_breaker: &'a CircuitBreaker) -> Self {
-        self.with_circuit_breaker_classified(circuit_breaker, Classifier::new())
+        self.with_circuit_breaker_classified(circuit_breaker, CircuitBreakerClassifier::new())
     }
 
     /// Adds a circuit breaker that classifies with `classifier`.
     pub fn with_circuit_breaker_classified(
         mut self,
         circuit_breaker: &'a CircuitBreaker,
-        classifier: Classifier<T, E>,
+        classifier: CircuitBreakerClassifier<T, E>,
     ) -> Self {
         self.circuit_breaker = Some((circuit_breaker, classifier));
         self
@@ -302,16 +232,11 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     ///
     /// Nothing happens until the returned future is first polled. Then each
     /// attempt goes through the layers from the outside in, each one asking
-    /// for its permission as its own future does when it is created (see
-    /// [`crate::future`]), and `f` is called inside the innermost one; the
+    /// for its permission, and `f` is called inside the innermost one; the
     /// result goes out through each layer's completion and fallback. It is
-    /// one state machine for all the layers: it holds `f`'s future once, in
-    /// place, and each layer adds a few words to it (what it holds during an
-    /// attempt), whatever the size of `f`'s future. Each layer behaves, and
-    /// publishes its events, exactly as the chain of the primitives' own
-    /// futures `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(f)))))`
-    /// would, with each layer's future created when the one outside it is
-    /// first polled.
+    /// one state machine for all the layers (the engine's
+    /// [`ChainFuture`]): it holds `f`'s future once, in place, and each
+    /// layer adds a few words to it, whatever the size of `f`'s future.
     ///
     /// # Errors
     ///
@@ -321,65 +246,77 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let layers = Layers {
-            circuit_breaker: self.circuit_breaker.as_ref().map(|(cb, c)| (*cb, c)),
-            rate_limiter: self.rate_limiter,
-            time_limiter: self.time_limiter,
-            bulkhead: self.bulkhead,
-            fallbacks: Some(&self.fallbacks),
+        let time_limiter = WithFallback {
+            part: self.time_limiter.map(TimeLimiter::part),
+            fallback: self.fallbacks[Layer::TimeLimiter as usize].as_ref(),
         };
-        let retry = self
-            .retry
-            .as_ref()
-            .map(|(retry, classifier)| (retry.start_async_call(), classifier));
-        ChainFuture::new(layers, retry, f)
+        ChainFuture::lazy(self.stack(time_limiter).around(Lift(f)))
     }
-}
 
-/// The layers inside the retry, by reference.
-struct Layers<'s, 'a, T, E> {
-    circuit_breaker: Option<(&'a CircuitBreaker, &'s Classifier<T, E>)>,
-    rate_limiter: Option<&'a RateLimiter>,
-    time_limiter: Option<&'a TimeLimiter>,
-    bulkhead: Option<&'a Bulkhead>,
-    /// `None`: no layer has one (the attributes' chains).
-    fallbacks: Option<&'s [Option<Fallback<'a, T, E>>; 5]>,
-}
-
-impl<'s, 'a, T, E> Layers<'s, 'a, T, E> {
-    #[inline]
-    fn fallback(&self, layer: Layer) -> Option<&'s Fallback<'a, T, E>> {
-        self.fallbacks?[layer as usize].as_ref()
+    /// The chain's layers, each with its fallback, in the engine's order.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn stack<'s, TL>(
+        &'s self,
+        time_limiter: TL,
+    ) -> Stack<
+        (),
+        WithFallback<
+            's,
+            'a,
+            Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>,
+            T,
+            E,
+        >,
+        (),
+        WithFallback<
+            's,
+            'a,
+            Option<
+                crate::circuit_breaker::CircuitBreakerPart<
+                    &'a crate::circuit_breaker::Inner,
+                    &'s CircuitBreakerClassifier<T, E>,
+                >,
+            >,
+            T,
+            E,
+        >,
+        WithFallback<
+            's,
+            'a,
+            Option<crate::rate_limiter::RateLimiterPart<&'a crate::rate_limiter::Inner>>,
+            T,
+            E,
+        >,
+        TL,
+        WithFallback<
+            's,
+            'a,
+            Option<crate::bulkhead::BulkheadPart<&'a crate::bulkhead::Inner>>,
+            T,
+            E,
+        >,
+    > {
+        let with = |layer: Layer| self.fallbacks[layer as usize].as_ref();
+        Stack::new()
+            .retry(WithFallback {
+                part: self.retry.as_ref().map(|(r, c)| r.part(c)),
+                fallback: with(Layer::Retry),
+            })
+            .circuit_breaker(WithFallback {
+                part: self.circuit_breaker.as_ref().map(|(cb, c)| cb.part(c)),
+                fallback: with(Layer::CircuitBreaker),
+            })
+            .rate_limiter(WithFallback {
+                part: self.rate_limiter.map(|l| l.part(1)),
+                fallback: with(Layer::RateLimiter),
+            })
+            .time_limiter(time_limiter)
+            .bulkhead(WithFallback {
+                part: self.bulkhead.map(Bulkhead::part),
+                fallback: with(Layer::Bulkhead),
+            })
     }
-}
-
-/// The chain of the attributes without fallbacks inside the outermost
-/// layer: the future of [`Decorators::call_async`] on the given layers
-/// (`f` is called once per attempt, once without a retry).
-#[doc(hidden)]
-#[inline]
-pub fn chain_async<'s, 'a, T, E, F, Fut>(
-    retry: Option<(&'a Retry, &'s RetryClassifier<T, E>)>,
-    circuit_breaker: Option<(&'a CircuitBreaker, &'s Classifier<T, E>)>,
-    rate_limiter: Option<&'a RateLimiter>,
-    time_limiter: Option<&'a TimeLimiter>,
-    bulkhead: Option<&'a Bulkhead>,
-    f: F,
-) -> impl Future<Output = Result<T, Error<E>>>
-where
-    'a: 's,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    let layers: Layers<'s, 'a, T, E> = Layers {
-        circuit_breaker,
-        rate_limiter,
-        time_limiter,
-        bulkhead,
-        fallbacks: None,
-    };
-    let retry = retry.map(|(retry, classifier)| (retry.start_async_call(), classifier));
-    ChainFuture::<'s, 'a, T, E, F, Fut>::new(layers, retry, f)
 }
 
 impl<T, E, Mode> fmt::Debug for Decorators<'_, T, E, Mode> {

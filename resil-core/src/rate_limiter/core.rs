@@ -11,7 +11,8 @@ use crate::event::EventPublisher;
 use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::{Name, Tags};
 
-pub(crate) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     pub(super) name: Name,
     pub(super) clock: SharedClock,
     pub(super) tags: Tags,
@@ -22,6 +23,14 @@ pub(crate) struct Inner {
     pub(super) shadow: AtomicBool,
     pub(super) events: EventPublisher<RateLimiterEvent>,
     pub(super) cluster: Option<cluster::Cluster>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Decision {
@@ -68,6 +77,29 @@ impl Inner {
         }
     }
 
+    /// [`Inner::decide`] for an async caller: a cluster limiter awaits the
+    /// backend's answer instead of blocking the thread (the futures of the
+    /// decorator chain decide synchronously, with [`Inner::decide_with`]).
+    pub(super) async fn decide_async(&self, permits: u32, timeout: u64) -> Decision {
+        match &self.cluster {
+            None => self.decide(permits, timeout),
+            Some(c) => match c.acquire_async(self, permits, timeout).await {
+                Decision::Refused => self.refused(permits),
+                granted => granted,
+            },
+        }
+    }
+
+    /// A fleet's decision as the caller sees it: a refusal stays one unless
+    /// shadow mode lets the call through.
+    #[inline(always)]
+    pub(super) fn shadowed(&self, decision: Decision, permits: u32) -> Decision {
+        match decision {
+            Decision::Refused => self.refused(permits),
+            granted => granted,
+        }
+    }
+
     /// A refusal, or in shadow mode a grant that reserves nothing, with the
     /// refusal published.
     #[cold]
@@ -98,11 +130,11 @@ impl Inner {
 
     /// [`Inner::publish_acquire`] at `stamp`'s time.
     #[inline]
-    pub(super) fn publish_acquire_stamped<'a>(
-        &'a self,
+    pub(super) fn publish_acquire_stamped(
+        &self,
         decision: Decision,
         permits: u32,
-        stamp: &mut Stamp<'a>,
+        stamp: &mut Stamp,
     ) {
         self.events
             .publish_stamped(stamp, || acquire_event(decision, permits));

@@ -29,7 +29,8 @@ pub enum RateLimiterEvent {
         /// 2.2.0 reports `min(stale count, 0)` here).
         permits: i64,
     },
-    /// The cluster backend of a fleet-wide limiter went down or came back
+    /// The backend key of a fleet-wide limiter went down (its scripts fail
+    /// or are late) or came back
     /// (see [`crate::cluster`]).
     ClusterBackendChanged {
         /// Whether the backend is up now.

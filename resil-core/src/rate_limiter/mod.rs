@@ -52,8 +52,10 @@
 //! the leased permits this process may still spend, and
 //! [`RateLimiter::drain_permissions`] discards them (the fleet's cycle goes
 //! on for the other processes). A call that must wait for a round trip
-//! blocks its thread for at most the cluster timeout, also in the async
-//! methods: the common call, served from the lease, does not.
+//! waits at most the cluster timeout: [`RateLimiter::acquire_permission`]
+//! awaits the answer without blocking its thread, the other methods block
+//! it; the common call, served from the lease, waits for nothing, and once
+//! the fleet's cycle is spent a call is refused without a round trip.
 //!
 //! # Examples
 //!
@@ -86,7 +88,7 @@ mod config;
 mod core;
 mod error;
 mod event;
-mod future;
+mod layer;
 mod metrics;
 mod state;
 
@@ -99,20 +101,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use self::config::{MAX_DURATION, RateLimiterConfig, RateLimiterConfigBuilder};
+#[doc(hidden)]
+pub use self::core::Inner;
 pub use self::error::RequestNotPermitted;
 pub use self::event::{RateLimiterEvent, RateLimiterEventType};
-pub use self::future::{OwnedRateLimiterFuture, RateLimiterFuture};
+pub use self::layer::{RateLimiterAttempt, RateLimiterNode, RateLimiterPart};
 pub use self::metrics::RateLimiterMetrics;
 
-pub(crate) use self::core::Inner;
-pub(crate) use self::future::{Admission, Reserved};
-use self::future::{Call, Waiting};
+use self::layer::Waiting;
 use self::state::{Core, Decision};
+use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::cluster::ClusterLimiterMetrics;
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
-use crate::future::{AsyncCall, InnerCall, InnerErrors};
 use crate::live::ChangeRefused;
 use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::{Name, Tags};
@@ -166,16 +168,20 @@ impl RateLimiter {
         });
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
-            c.settings.backend.watch(Box::new(move |up| {
-                if let Some(inner) = weak.upgrade()
-                    && let Some(c) = &inner.cluster
-                    && c.observe(up)
-                {
-                    inner
-                        .events
-                        .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
-                }
-            }));
+            let key = std::sync::Arc::clone(&c.key);
+            c.settings.backend.watch(
+                &key,
+                Box::new(move |up| {
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(c) = &inner.cluster
+                        && c.observe(up)
+                    {
+                        inner
+                            .events
+                            .publish(|| RateLimiterEvent::ClusterBackendChanged { up });
+                    }
+                }),
+            );
         }
         RateLimiter { inner }
     }
@@ -319,7 +325,7 @@ impl RateLimiter {
     pub fn metrics(&self) -> RateLimiterMetrics {
         let (nanos_to_wait, mut available, cycle) = self.inner.next_permit();
         if let Some(c) = &self.inner.cluster
-            && c.settings.backend.is_up()
+            && c.settings.backend.is_up(&c.key)
         {
             // the permits this process holds of the fleet's cycle
             available = c.leased_now(self.inner.now());
@@ -402,6 +408,11 @@ impl RateLimiter {
     /// their cycle if that is within the timeout. A refusal also waits, for
     /// the whole timeout, as in Resilience4j. The event is published after the wait.
     ///
+    /// A fleet-wide limiter (with cluster settings) that must ask its
+    /// backend awaits the answer, for at most the cluster timeout, without
+    /// blocking the thread: on a stalled backend, the runtime's other tasks
+    /// keep running.
+    ///
     /// Dropping the future while it waits keeps the reservation (see the
     /// [module documentation](self)).
     ///
@@ -434,7 +445,7 @@ impl RateLimiter {
     pub async fn acquire_permission(&self, permits: u32) -> Result<(), RequestNotPermitted> {
         let inner = &*self.inner;
         let timeout = inner.core.timeout();
-        let decision = inner.decide(permits, timeout);
+        let decision = inner.decide_async(permits, timeout).await;
         if let Some(wait) = decision.wait(timeout) {
             let _waiting = Waiting::new(inner);
             inner.clock.sleep_async(wait).await;
@@ -579,43 +590,19 @@ impl RateLimiter {
     where
         F: FnOnce() -> Result<T, E>,
     {
-        self.decorate_with_permits(1, || f().map_err(Error::Inner))
-    }
-
-    /// Runs a call that already returns `resil::Error` (an inner layer of a
-    /// decorator chain) once a permit is acquired.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else `f`'s error.
-    #[inline]
-    pub fn decorate<T, E, F>(&self, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, Error<E>>,
-    {
-        self.decorate_with_permits(1, f)
-    }
-
-    /// Like [`RateLimiter::decorate`], taking `permits` for the call.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else `f`'s error.
-    #[inline]
-    pub fn decorate_with_permits<T, E, F>(&self, permits: u32, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, Error<E>>,
-    {
-        self.acquire_permission_blocking(permits)?;
-        f()
+        Stack::new().rate_limiter(self.part(1)).call(Lift(once(f)))
     }
 
     /// Runs the future that `f` returns once a permit is acquired (waiting
     /// asynchronously, up to the timeout).
     ///
     /// The permit is reserved when this method is called, and `f` called
-    /// then if no wait is needed; otherwise the returned future waits on the
-    /// clock and calls `f` after the wait (see [`RateLimiterFuture`]).
+    /// then if no wait is needed (as Resilience4j's decorated
+    /// `CompletionStage` supplier does when invoked); otherwise the returned
+    /// future sleeps on the limiter's clock until the permit is due and
+    /// calls `f` after the wait; beyond the timeout, it waits the whole
+    /// timeout and fails, as in Resilience4j. Dropping it while it waits
+    /// keeps the reservation (see the [module documentation](self)).
     ///
     /// # Errors
     ///
@@ -647,150 +634,14 @@ impl RateLimiter {
     pub fn call_async<T, E, F, Fut>(
         &self,
         f: F,
-    ) -> RateLimiterFuture<'_, InnerCall<F>, InnerErrors<Fut>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'_, T, E, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        RateLimiterFuture {
-            call: Call::new(&self.inner, || &*self.inner, 1, InnerCall::new(f)),
-        }
-    }
-
-    /// The async form of [`RateLimiter::decorate`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> RateLimiterFuture<'_, F, Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        RateLimiterFuture {
-            call: Call::new(&self.inner, || &*self.inner, 1, f),
-        }
-    }
-
-    /// Like [`RateLimiter::decorate_async`], taking `permits` for the call.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_with_permits<T, E, F, Fut>(
-        &self,
-        permits: u32,
-        f: F,
-    ) -> RateLimiterFuture<'_, F, Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        RateLimiterFuture {
-            call: Call::new(&self.inner, || &*self.inner, permits, f),
-        }
-    }
-
-    /// Like [`RateLimiter::call_async`], for a future that must not borrow
-    /// the limiter (a `tower` service's response future, a spawned task):
-    /// the future holds a clone of the limiter.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, [`Error::Inner`] with the future's error.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use resil_core::rate_limiter::RateLimiter;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let limiter = RateLimiter::of_defaults("mail");
-    /// let send = limiter.call_async_owned(|| async { Ok::<_, std::io::Error>(7) });
-    /// assert_eq!(tokio::spawn(send).await.unwrap().unwrap(), 7);
-    /// # }
-    /// ```
-    #[inline]
-    pub fn call_async_owned<T, E, F, Fut>(
-        &self,
-        f: F,
-    ) -> OwnedRateLimiterFuture<InnerCall<F>, InnerErrors<Fut>>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        OwnedRateLimiterFuture {
-            call: Call::new(
-                &self.inner,
-                || Arc::clone(&self.inner),
-                1,
-                InnerCall::new(f),
-            ),
-        }
-    }
-
-    /// Like [`RateLimiter::decorate_async`], holding a clone of the limiter
-    /// (see [`RateLimiter::call_async_owned`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned<T, E, F>(&self, f: F) -> OwnedRateLimiterFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        self.decorate_async_owned_with_permits(1, f)
-    }
-
-    /// Like [`RateLimiter::decorate_async_owned`], taking `permits` for the call.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned_with_permits<T, E, F>(
-        &self,
-        permits: u32,
-        f: F,
-    ) -> OwnedRateLimiterFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedRateLimiterFuture {
-            call: Call::new(&self.inner, || Arc::clone(&self.inner), permits, f),
-        }
-    }
-
-    /// Like [`RateLimiter::decorate_async_owned`], for a call that is
-    /// cheaper to start at once than to keep: with the permit due now,
-    /// `now(call)` makes the future before this returns (so `call` may
-    /// borrow, such as a `tower` service and its request); otherwise
-    /// `later(call)` makes the owned [`AsyncCall`] that is started after
-    /// the wait.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::RequestNotPermitted`] when refused, else the future's error.
-    #[inline]
-    pub fn decorate_async_owned_or_defer<T, E, C, F>(
-        &self,
-        call: C,
-        now: impl FnOnce(C) -> F::Future,
-        later: impl FnOnce(C) -> F,
-    ) -> OwnedRateLimiterFuture<F, F::Future>
-    where
-        F: AsyncCall,
-        F::Future: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedRateLimiterFuture {
-            call: Call::new_or_defer(&self.inner, || Arc::clone(&self.inner), 1, call, now, later),
-        }
+        Stack::new()
+            .rate_limiter(self.part(1))
+            .call_async(Lift(once(f)))
     }
 }
 

@@ -35,7 +35,7 @@ use crate::error::Error;
 /// ```
 /// use resil_core::retry::{Retry, RetryClassifier, RetryConfig};
 /// use resil_core::clock::{Clock, ManualClock};
-/// use resil_core::Error;
+/// use resil_core::{Decorators, Error};
 /// use std::time::Duration;
 ///
 /// #[derive(Debug)]
@@ -56,11 +56,12 @@ use crate::error::Error;
 ///     Ok(202),
 ///     Err(ApiError::Throttled { retry_after: Duration::from_millis(1500) }),
 /// ];
-/// let status = retry.call_with(&API, || replies.pop().unwrap());
+/// let api = Decorators::new().with_retry_classified(&retry, API);
+/// let status = api.call(|| replies.pop().unwrap());
 /// assert_eq!(status.unwrap(), 200);
 /// assert_eq!(clock.now().as_duration(), Duration::from_millis(2000)); // 1500 + 500
 ///
-/// let refused = retry.call_with(&API, || Err(ApiError::BadRequest));
+/// let refused = api.call(|| Err(ApiError::BadRequest));
 /// assert!(matches!(refused, Err(Error::Inner(ApiError::BadRequest)))); // not retried
 /// ```
 pub struct RetryClassifier<T, E> {
@@ -192,7 +193,9 @@ impl<T: 'static, E: 'static> RetryClassifier<T, E> {
     ///     .build()?;
     /// let clock = ManualClock::new();
     /// let retry = Retry::with_clock("api", config, clock.clone());
-    /// let _ = retry.call_with(&SHARED, || Err(Throttled { retry_after: Duration::from_millis(250) }));
+    /// let _ = resil_core::Decorators::new()
+    ///     .with_retry_classified(&retry, SHARED)
+    ///     .call(|| Err(Throttled { retry_after: Duration::from_millis(250) }));
     /// assert_eq!(clock.now().as_duration(), Duration::from_millis(250));
     /// # Ok::<(), resil_core::ConfigError>(())
     /// ```

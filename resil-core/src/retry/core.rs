@@ -1,10 +1,7 @@
 //! The retry's core: the instance's state and counters, and one call's
 //! progress from attempt to attempt (Resilience4j's `Retry.Context`).
 
-use std::future::Future;
 use std::ops::Deref;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::counter::StripedCounter;
@@ -16,13 +13,22 @@ use crate::live::Live;
 use crate::sync::{AtomicU64, Ordering};
 use crate::{Name, Tags};
 
-pub(crate) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     pub(super) name: Name,
     pub(super) config: Live<RetryConfig>,
     pub(super) clock: SharedClock,
     pub(super) tags: Tags,
     pub(super) counters: Counters,
     pub(super) events: EventPublisher<RetryEvent>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The call counters. Attempts are not counted on their own: every attempt
@@ -124,15 +130,6 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         }
     }
 
-    /// An async attempt, marked as the call's own while it is polled.
-    #[inline]
-    pub(crate) fn attempt<F: Future>(&self, future: F) -> Attempt<'_, F> {
-        Attempt {
-            future,
-            in_attempt: &self.in_attempt,
-        }
-    }
-
     /// Counts an async attempt's outcome: the call's result, or the wait
     /// before the next attempt (for [`CallState::wait`]).
     ///
@@ -185,17 +182,6 @@ impl<R: Deref<Target = Inner>> CallState<R> {
         }
     }
 
-    /// Polls an attempt, marked as the call's own while it is polled (as
-    /// [`Attempt`] does).
-    #[inline]
-    pub(super) fn poll_attempt<F: Future>(
-        &self,
-        attempt: Pin<&mut F>,
-        cx: &mut Context<'_>,
-    ) -> Poll<F::Output> {
-        poll_marked(&self.in_attempt, attempt, cx)
-    }
-
     /// Marks an attempt as the call's own while it is polled, for a future
     /// that polls its attempts itself (the decorator chain's), as
     /// [`CallState::attempt`] does.
@@ -208,13 +194,6 @@ impl<R: Deref<Target = Inner>> CallState<R> {
     /// The wait before the next attempt, on the retry's clock.
     pub(crate) fn sleep(&self, wait: Duration) -> Sleep {
         self.inner.clock.sleep_async(wait)
-    }
-
-    /// Waits on the retry's clock before the next attempt.
-    pub(crate) async fn wait(&self, wait: Duration) {
-        if !wait.is_zero() {
-            self.inner.clock.sleep_async(wait).await;
-        }
     }
 
     /// Counts the attempt's outcome and decides what comes next.
@@ -416,40 +395,4 @@ impl<R: Deref<Target = Inner>> Drop for CallState<R> {
             self.abandoned();
         }
     }
-}
-
-pin_project_lite::pin_project! {
-    /// An async attempt of a retried call (see [`CallState::attempt`]).
-    pub(crate) struct Attempt<'c, F> {
-        #[pin]
-        future: F,
-        in_attempt: &'c std::sync::atomic::AtomicBool,
-    }
-}
-
-impl<F: Future> Future for Attempt<'_, F> {
-    type Output = F::Output;
-
-    #[inline]
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<F::Output> {
-        let this = self.project();
-        poll_marked(this.in_attempt, this.future, cx)
-    }
-}
-
-/// Polls an attempt with `in_attempt` set, and left set if the attempt
-/// panics: the unwind is the call's own.
-#[inline(always)]
-fn poll_marked<F: Future>(
-    in_attempt: &std::sync::atomic::AtomicBool,
-    attempt: Pin<&mut F>,
-    cx: &mut Context<'_>,
-) -> Poll<F::Output> {
-    in_attempt.store(true, std::sync::atomic::Ordering::Relaxed);
-    let poll = attempt.poll(cx);
-    in_attempt.store(false, std::sync::atomic::Ordering::Relaxed);
-    poll
 }

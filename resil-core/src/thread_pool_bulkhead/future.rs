@@ -54,6 +54,15 @@ impl<T> Submission<T> {
         }
     }
 
+    /// The caller gives up on the task: one that has not started is not
+    /// run (its place in the queue is freed when a worker reaches it, at no
+    /// cost); one that is running runs on, and its value is dropped.
+    pub fn abandon(self) {
+        if let State::Pending { outcome, .. } = &self.state {
+            outcome.give_up();
+        }
+    }
+
     /// Returns `true` when the submission was refused (it resolves at once
     /// with `BulkheadFull`).
     pub fn is_rejected(&self) -> bool {

@@ -84,6 +84,7 @@ mod config;
 mod context;
 mod event;
 mod future;
+mod layer;
 mod metrics;
 mod pool;
 mod task;
@@ -102,11 +103,16 @@ pub use self::config::{
 pub use self::context::{CapturedContext, ContextPropagator};
 pub use self::event::{ThreadPoolBulkheadEvent, ThreadPoolBulkheadEventType};
 pub use self::future::Submission;
+pub use self::layer::{
+    ChainJobs, Jobs, Tasks, ThreadPoolBulkheadAttempt, ThreadPoolBulkheadNode,
+    ThreadPoolBulkheadPart,
+};
 pub use self::metrics::ThreadPoolBulkheadMetrics;
 pub use crate::bulkhead::BulkheadFull;
 
 use self::pool::{Admission, Idle, Pool, Step};
 use self::task::Job;
+use crate::chain::{Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock, TimerHandle};
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
@@ -535,31 +541,17 @@ impl ThreadPoolBulkhead {
         T: Send + 'static,
         E: Send + 'static,
     {
-        self.decorate(move || f().map_err(Error::Inner))
-    }
-
-    /// Runs a call that already returns `resil::Error` (an inner layer of a
-    /// decorator chain) on the pool, and blocks until it is done.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else `f`'s error.
-    pub fn decorate<T, E, F>(&self, f: F) -> Result<T, Error<E>>
-    where
-        F: FnOnce() -> Result<T, Error<E>> + Send + 'static,
-        T: Send + 'static,
-        E: Send + 'static,
-    {
-        match self.submit(f).wait() {
-            Ok(result) => result,
-            Err(full) => Err(Error::BulkheadFull(full)),
-        }
+        Stack::new()
+            .bulkhead(self.part())
+            .call(Jobs(once(move || f)))
     }
 
     /// Submits `f` now and returns a future of its result.
     ///
     /// Admission is decided by this call, not when the future is first
-    /// polled. Dropping the future does not cancel the task.
+    /// polled. Dropping the future before the task has started means that
+    /// it is not run; a task that is running runs on, and its value is
+    /// dropped.
     ///
     /// # Errors
     ///
@@ -573,31 +565,9 @@ impl ThreadPoolBulkhead {
         T: Send + 'static,
         E: Send + 'static,
     {
-        self.decorate_async(move || f().map_err(Error::Inner))
-    }
-
-    /// The async form of [`decorate`](ThreadPoolBulkhead::decorate): submits
-    /// `f` now and returns a future of its result.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::BulkheadFull`] when refused, else `f`'s error.
-    pub fn decorate_async<T, E, F>(
-        &self,
-        f: F,
-    ) -> impl Future<Output = Result<T, Error<E>>> + Send + 'static + use<T, E, F>
-    where
-        F: FnOnce() -> Result<T, Error<E>> + Send + 'static,
-        T: Send + 'static,
-        E: Send + 'static,
-    {
-        let submission = self.submit(f);
-        async move {
-            match submission.await {
-                Ok(result) => result,
-                Err(full) => Err(Error::BulkheadFull(full)),
-            }
-        }
+        Stack::new()
+            .bulkhead(self.shared_part())
+            .call_async(Jobs(once(move || f)))
     }
 
     /// Stops admitting and returns at once: later submissions are refused,

@@ -28,6 +28,9 @@ pub(super) trait Runnable: Send + Sync {
 /// The side of a task that the caller's [`Submission`] sees.
 pub(super) trait Outcome<T>: Send + Sync {
     fn slot(&self) -> &Mutex<Slot<T>>;
+    /// The caller gave up: a task that has not started never will (its
+    /// job stays queued and does nothing when its turn comes).
+    fn give_up(&self);
 }
 
 struct Task<F, T> {
@@ -156,6 +159,12 @@ where
 {
     fn slot(&self) -> &Mutex<Slot<T>> {
         &self.slot
+    }
+
+    fn give_up(&self) {
+        // The caller's closure is dropped here, with no lock held.
+        let work = lock(&self.work).take();
+        drop(work);
     }
 }
 

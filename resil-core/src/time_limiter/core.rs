@@ -15,7 +15,8 @@ use crate::event::EventPublisher;
 use crate::live::Live;
 use crate::{Name, Tags};
 
-pub(crate) struct Inner {
+#[doc(hidden)]
+pub struct Inner {
     pub(super) name: Name,
     pub(super) config: Live<TimeLimiterConfig>,
     pub(super) clock: SharedClock,
@@ -27,6 +28,14 @@ pub(crate) struct Inner {
     /// outlive the limiter.
     pub(super) detached: Arc<AtomicUsize>,
     pub(super) events: EventPublisher<TimeLimiterEvent>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Inner {
@@ -42,10 +51,10 @@ impl Inner {
     /// [`Inner::record`], a success or an error published at `stamp`'s
     /// time (the decorator chain's).
     #[inline]
-    pub(super) fn record_stamped<'a, T, E>(
-        &'a self,
+    pub(super) fn record_stamped<T, E>(
+        &self,
         outcome: Result<Result<T, Error<E>>, Duration>,
-        stamp: &mut Stamp<'a>,
+        stamp: &mut Stamp,
     ) -> Result<T, Error<E>> {
         self.record_publishing(outcome, |event| {
             self.events.publish_stamped(stamp, || event);

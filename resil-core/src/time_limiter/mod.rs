@@ -11,11 +11,11 @@
 //! `cancel_running_future = false` asks instead to leave the work running in
 //! the background while the caller moves on. A future can outlive the call
 //! only if it owns everything it uses, so that is offered by the detached
-//! calls ([`TimeLimiter::call_async_detached`],
-//! [`TimeLimiter::decorate_async_detached`]), which take a `Send + 'static`
-//! future and hand it to `tokio::spawn` on timeout; the borrowing calls
-//! ([`TimeLimiter::call_async`], [`TimeLimiter::decorate_async`]) always
-//! cancel, whatever the configuration says. At most `max_detached_futures`
+//! forms ([`TimeLimiter::call_async_detached`], and
+//! [`TimeLimiter::detaching_part`] in a chain), which take a `Send +
+//! 'static` future and hand it to `tokio::spawn` on timeout; the others
+//! ([`TimeLimiter::call_async`], [`TimeLimiter::part`]) always cancel,
+//! whatever the configuration says. At most `max_detached_futures`
 //! are left running at once ([`TimeLimiter::detached_futures`] counts them);
 //! past that a timed-out call is cancelled like any other, so a dependency
 //! that hangs cannot pile up background tasks without limit.
@@ -84,7 +84,7 @@ mod config;
 mod core;
 mod error;
 mod event;
-mod future;
+mod layer;
 mod metrics;
 
 use std::fmt;
@@ -93,17 +93,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub use self::config::{DEFAULT_MAX_DETACHED_FUTURES, TimeLimiterConfig, TimeLimiterConfigBuilder};
-use self::core::Inner;
+#[doc(hidden)]
+pub use self::core::Inner;
 pub use self::error::Timeout;
 pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
-pub(crate) use self::future::Deadline;
-pub use self::future::{DetachedTimeLimiterFuture, OwnedTimeLimiterFuture, TimeLimiterFuture};
+pub use self::layer::{
+    DetachingAttempt, DetachingNode, DetachingPart, TimeLimiterAttempt, TimeLimiterNode,
+    TimeLimiterPart,
+};
 pub use self::metrics::TimeLimiterMetrics;
 
+use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
-use crate::future::InnerErrors;
 use crate::live::{ChangeRefused, Live};
 use crate::thread_pool_bulkhead::Submission;
 use crate::{Name, Tags};
@@ -227,71 +230,14 @@ impl TimeLimiter {
     /// the timeout. Always cancels on timeout (for
     /// `cancel_running_future = false` use [`TimeLimiter::call_async_detached`]).
     ///
+    /// `f` is called when this method is called. Each poll polls the
+    /// caller's future first; the timer is started only after a first poll
+    /// that is not ready, so a call that completes at once costs no timer.
+    ///
     /// # Errors
     ///
     /// [`Error::Timeout`] when the timeout elapsed first, [`Error::Inner`]
     /// with the future's error.
-    #[inline]
-    pub fn call_async<T, E, F, Fut>(&self, f: F) -> TimeLimiterFuture<'_, InnerErrors<Fut>>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        TimeLimiterFuture::new(&self.inner, InnerErrors::new(f()))
-    }
-
-    /// Runs a future that already returns `resil::Error` (an inner layer of a
-    /// decorator chain), dropping it if it takes longer than the timeout.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Timeout`] when the timeout elapsed first, else the future's error.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use resil_core::clock::TokioClock;
-    /// use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
-    /// use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig, TimeLimiterEvent};
-    /// use resil_core::Error;
-    /// use std::time::Duration;
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), resil_core::ConfigError> {
-    /// let rl = RateLimiter::with_clock(
-    ///     "quote",
-    ///     RateLimiterConfig::builder().limit_for_period(1).timeout_duration(Duration::ZERO).build()?,
-    ///     TokioClock::new(),
-    /// );
-    /// let tl = TimeLimiter::with_clock("quote", TimeLimiterConfig::default(), TokioClock::new());
-    /// tl.event_publisher().enable_buffer(10);
-    /// // RateLimiter(TimeLimiter(call)) by hand: the inner layer's errors pass through.
-    /// for _ in 0..2 {
-    ///     let _ = rl
-    ///         .decorate_async(|| tl.decorate_async(|| async { Ok::<_, Error<std::io::Error>>(()) }))
-    ///         .await;
-    /// }
-    /// assert_eq!(tl.metrics().number_of_successful_calls(), 1); // the second never got a permit
-    /// assert_eq!(tl.event_publisher().recent_events()[0].kind(), &TimeLimiterEvent::Success);
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[inline]
-    pub fn decorate_async<T, E, F, Fut>(&self, f: F) -> TimeLimiterFuture<'_, Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        TimeLimiterFuture::new(&self.inner, f())
-    }
-
-    /// Like [`TimeLimiter::call_async`], for a future that must not borrow
-    /// the time limiter (a `tower` service's response future, a spawned
-    /// task): the future holds a clone of it.
-    ///
-    /// # Errors
-    ///
-    /// As [`TimeLimiter::call_async`].
     ///
     /// # Examples
     ///
@@ -303,32 +249,22 @@ impl TimeLimiter {
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let tl = TimeLimiter::with_clock("quote", TimeLimiterConfig::default(), TokioClock::new());
-    /// let hangs = tl.call_async_owned(std::future::pending::<Result<(), std::io::Error>>);
-    /// assert!(matches!(tokio::spawn(hangs).await.unwrap(), Err(Error::Timeout(_))));
+    /// let hangs = tl.call_async(std::future::pending::<Result<u32, std::io::Error>>);
+    /// assert!(matches!(hangs.await, Err(Error::Timeout(_))));
     /// # }
     /// ```
     #[inline]
-    pub fn call_async_owned<T, E, F, Fut>(&self, f: F) -> OwnedTimeLimiterFuture<InnerErrors<Fut>>
+    pub fn call_async<T, E, F, Fut>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'_, T, E, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        OwnedTimeLimiterFuture::new(Arc::clone(&self.inner), InnerErrors::new(f()))
-    }
-
-    /// Like [`TimeLimiter::decorate_async`], holding a clone of the time
-    /// limiter (see [`TimeLimiter::call_async_owned`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`TimeLimiter::decorate_async`].
-    #[inline]
-    pub fn decorate_async_owned<T, E, F, Fut>(&self, f: F) -> OwnedTimeLimiterFuture<Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>>,
-    {
-        OwnedTimeLimiterFuture::new(Arc::clone(&self.inner), f())
+        Stack::new()
+            .time_limiter(self.part())
+            .call_async(Lift(once(f)))
     }
 
     /// Like [`TimeLimiter::call_async`] for a future that owns its data: with
@@ -386,35 +322,16 @@ impl TimeLimiter {
     pub fn call_async_detached<T, E, F, Fut>(
         &self,
         f: F,
-    ) -> DetachedTimeLimiterFuture<'_, InnerErrors<Fut>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'_, T, E, F, Fut>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
         T: Send + 'static,
         E: Send + 'static,
     {
-        DetachedTimeLimiterFuture::new(&self.inner, InnerErrors::new(f()))
-    }
-
-    /// The detached form of [`TimeLimiter::decorate_async`]; see
-    /// [`TimeLimiter::call_async_detached`].
-    ///
-    /// # Errors
-    ///
-    /// As [`TimeLimiter::decorate_async`].
-    ///
-    /// # Panics
-    ///
-    /// As [`TimeLimiter::call_async_detached`].
-    #[inline]
-    pub fn decorate_async_detached<T, E, F, Fut>(&self, f: F) -> DetachedTimeLimiterFuture<'_, Fut>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, Error<E>>> + Send + 'static,
-        T: Send + 'static,
-        E: Send + 'static,
-    {
-        DetachedTimeLimiterFuture::new(&self.inner, f())
+        Stack::new()
+            .time_limiter(self.detaching_part())
+            .call_async(Lift(once(f)))
     }
 
     /// Blocks the calling thread until the task of `submission` (a
@@ -426,9 +343,10 @@ impl TimeLimiter {
     /// refused submission returns its [`Error::BulkheadFull`] and counts
     /// nothing (Resilience4j's `submit` throws before the limiter sees a
     /// future). On timeout the task runs on in its pool, since a thread
-    /// cannot be stopped from outside; its value is dropped. The wait is
-    /// real time on the monotonic system clock, whatever the limiter's clock:
-    /// a parked thread cannot wait on a `ManualClock`.
+    /// cannot be stopped from outside, unless it has not started: a task
+    /// whose caller gave up is not run. Its value is dropped. The wait is
+    /// real time on the monotonic system clock, whatever the limiter's
+    /// clock: a parked thread cannot wait on a `ManualClock`.
     ///
     /// # Errors
     ///
@@ -469,30 +387,9 @@ impl TimeLimiter {
     /// ```
     pub fn wait_submission<T, E>(
         &self,
-        mut submission: Submission<Result<T, Error<E>>>,
+        submission: Submission<Result<T, Error<E>>>,
     ) -> Result<T, Error<E>> {
-        if submission.is_rejected() {
-            return match submission.wait() {
-                Ok(result) => result,
-                Err(full) => Err(Error::BulkheadFull(full)),
-            };
-        }
-        let config = *self.inner.config.load();
-        let timeout = config.timeout_duration;
-        let outcome = match submission.wait_timeout(timeout) {
-            Some(Ok(result)) => Ok(result),
-            Some(Err(full)) => Ok(Err(Error::BulkheadFull(full))),
-            None if config.shadow => {
-                // shadow: the timeout passed, the caller waits for the task
-                self.inner.shadow_refusal();
-                match submission.wait() {
-                    Ok(result) => Ok(result),
-                    Err(full) => Ok(Err(Error::BulkheadFull(full))),
-                }
-            }
-            None => Err(timeout),
-        };
-        self.inner.record(outcome)
+        self.inner.wait_submission(submission)
     }
 }
 

@@ -145,83 +145,87 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             (&&::resil::__private::Kinds::<InventoryError>::new()).kind_fn()
         },
     );
-    let __resil_outcome = ::resil::__private::retry_scope_async(
-            "inventory-query",
-            __RESIL_RETRY
-                .get()
-                .decorate_async(
-                    &__resil_retry_classifier,
-                    || {
-                        #[allow(unused_variables)]
-                        let sku = ::resil::__private::again(&sku);
-                        #[allow(unused_variables)]
-                        let mode = ::resil::__private::again(&mode);
-                        async move {
-                            match __RESIL_CIRCUIT_BREAKER
-                                .get()
-                                .decorate_async(
-                                    &__resil_circuit_breaker_classifier,
-                                    async || {
-                                        __RESIL_RATE_LIMITER
-                                            .get()
-                                            .decorate_async(async || {
-                                                __RESIL_TIME_LIMITER
-                                                    .get()
-                                                    .decorate_async(async || {
-                                                        __RESIL_BULKHEAD
-                                                            .get()
-                                                            .decorate_async(async || {
-                                                                ::resil::__private::inner_async(async || -> Result<
-                                                                        View,
-                                                                        InventoryError,
-                                                                    > { self.db.get(&sku, mode).await })
-                                                                    .await
-                                                            })
-                                                            .await
-                                                    })
-                                                    .await
-                                            })
-                                            .await
-                                    },
-                                )
-                                .await
-                            {
-                                ::core::result::Result::Ok(__resil_value) => {
-                                    ::core::result::Result::Ok(__resil_value)
-                                }
-                                ::core::result::Result::Err(__resil_error) => {
-                                    ::core::result::Result::map_err(
-                                        {
-                                            ::resil::__private::count_fallback(
-                                                "inventory-query",
-                                                ::resil::__private::Aspect::CircuitBreaker,
-                                                &__resil_error,
-                                                {
+    let __resil_outcome = {
+        ::resil::__private::retry_scope_async(
+                "inventory-query",
+                ::resil::__private::Stack::new()
+                    .retry(__RESIL_RETRY.get().part(&__resil_retry_classifier))
+                    .call_async(
+                        ::resil::__private::Call(|| {
+                            #[allow(unused_variables)]
+                            let sku = ::resil::__private::again(&sku);
+                            #[allow(unused_variables)]
+                            let mode = ::resil::__private::again(&mode);
+                            async move {
+                                match {
+                                    ::resil::__private::Stack::new()
+                                        .circuit_breaker(
+                                            __RESIL_CIRCUIT_BREAKER
+                                                .get()
+                                                .part(&__resil_circuit_breaker_classifier),
+                                        )
+                                        .rate_limiter(__RESIL_RATE_LIMITER.get().part(1))
+                                        .time_limiter(__RESIL_TIME_LIMITER.get().part())
+                                        .bulkhead(
+                                            __RESIL_BULKHEAD
+                                                .get()
+                                                .part()
+                                                .kinds({
                                                     #[allow(unused_imports)]
                                                     use ::resil::__private::{
                                                         KindsOfAny as _, KindsOfClassify as _,
                                                     };
                                                     (&&::resil::__private::Kinds::<InventoryError>::new())
                                                         .kind_fn()
-                                                },
-                                            );
-                                            __ResilCircuitBreakerFallback::<
-                                                (&Self, String, Mode),
-                                                InventoryError,
-                                                Result<View, InventoryError>,
-                                                _,
-                                            >::call(Self::unknown, (self, sku, mode), __resil_error)
-                                                .await
-                                        },
-                                        ::resil::__private::Error::Inner,
-                                    )
+                                                }),
+                                        )
+                                        .call_async(
+                                            ::resil::__private::Lift(
+                                                ::resil::__private::once(|| ::resil::__private::body_async(async || -> Result<
+                                                    View,
+                                                    InventoryError,
+                                                > { self.db.get(&sku, mode).await })),
+                                            ),
+                                        )
+                                        .await
+                                } {
+                                    ::core::result::Result::Ok(__resil_value) => {
+                                        ::core::result::Result::Ok(__resil_value)
+                                    }
+                                    ::core::result::Result::Err(__resil_error) => {
+                                        ::core::result::Result::map_err(
+                                            {
+                                                ::resil::__private::count_fallback(
+                                                    "inventory-query",
+                                                    ::resil::__private::Aspect::CircuitBreaker,
+                                                    &__resil_error,
+                                                    {
+                                                        #[allow(unused_imports)]
+                                                        use ::resil::__private::{
+                                                            KindsOfAny as _, KindsOfClassify as _,
+                                                        };
+                                                        (&&::resil::__private::Kinds::<InventoryError>::new())
+                                                            .kind_fn()
+                                                    },
+                                                );
+                                                __ResilCircuitBreakerFallback::<
+                                                    (&Self, String, Mode),
+                                                    InventoryError,
+                                                    Result<View, InventoryError>,
+                                                    _,
+                                                >::call(Self::unknown, (self, sku, mode), __resil_error)
+                                                    .await
+                                            },
+                                            ::resil::__private::Error::Inner,
+                                        )
+                                    }
                                 }
                             }
-                        }
-                    },
-                ),
-        )
-        .await;
+                        }),
+                    ),
+            )
+            .await
+    };
     match __resil_outcome {
         ::core::result::Result::Ok(__resil_value) => {
             ::core::result::Result::Ok(__resil_value)

@@ -56,36 +56,33 @@ async fn charge(
         &(tenant),
     );
     let __resil_circuit_breaker_instance: &::resil::__private::CircuitBreaker = &*__resil_circuit_breaker_keyed;
-    let __resil_outcome = ::resil::__private::retry_scope_async(
-            "pay",
-            ::resil::__private::chain_async(
-                ::core::option::Option::Some((
-                    __resil_retry_instance,
-                    &__resil_retry_classifier,
-                )),
-                ::core::option::Option::Some((
-                    __resil_circuit_breaker_instance,
-                    &__resil_circuit_breaker_classifier,
-                )),
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-                || {
-                    #[allow(unused_variables)]
-                    let tenant = ::resil::__private::again(&tenant);
-                    #[allow(unused_variables)]
-                    let cents = ::resil::__private::again(&cents);
-                    async move {
-                        ::resil::__private::body_async(async || -> Result<
-                                Receipt,
-                                PayError,
-                            > { gateway::charge(&tenant, region, cents).await })
-                            .await
-                    }
-                },
-            ),
-        )
-        .await;
+    let __resil_outcome = {
+        ::resil::__private::retry_scope_async(
+                "pay",
+                ::resil::__private::Stack::new()
+                    .retry(__resil_retry_instance.part(&__resil_retry_classifier))
+                    .circuit_breaker(
+                        __resil_circuit_breaker_instance
+                            .part(&__resil_circuit_breaker_classifier),
+                    )
+                    .call_async(
+                        ::resil::__private::Lift(|| {
+                            #[allow(unused_variables)]
+                            let tenant = ::resil::__private::again(&tenant);
+                            #[allow(unused_variables)]
+                            let cents = ::resil::__private::again(&cents);
+                            async move {
+                                ::resil::__private::body_async(async || -> Result<
+                                        Receipt,
+                                        PayError,
+                                    > { gateway::charge(&tenant, region, cents).await })
+                                    .await
+                            }
+                        }),
+                    ),
+            )
+            .await
+    };
     match __resil_outcome {
         ::core::result::Result::Ok(__resil_value) => {
             ::core::result::Result::Ok(__resil_value)

@@ -63,16 +63,19 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
             (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
         },
     );
-    let __resil_outcome = __RESIL_CIRCUIT_BREAKER
-        .get()
-        .decorate(
-            &__resil_circuit_breaker_classifier,
-            || {
-                ::resil::__private::inner(|| -> Result<View, DbError> {
-                    db::get(sku, mode)
-                })
-            },
-        );
+    let __resil_outcome = {
+        ::resil::__private::Stack::new()
+            .circuit_breaker(
+                __RESIL_CIRCUIT_BREAKER.get().part(&__resil_circuit_breaker_classifier),
+            )
+            .call(
+                ::resil::__private::Lift(
+                    ::resil::__private::once(|| -> Result<View, DbError> {
+                        db::get(sku, mode)
+                    }),
+                ),
+            )
+    };
     match __resil_outcome {
         ::core::result::Result::Ok(__resil_value) => {
             ::core::result::Result::Ok(__resil_value)

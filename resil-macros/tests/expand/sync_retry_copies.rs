@@ -21,29 +21,32 @@ fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Erro
             (&&::my_resil::__private::Kinds::<Error>::new()).kind_fn()
         },
     );
-    let __resil_outcome = ::my_resil::__private::retry_scope(
-        "upload",
-        || {
-            __RESIL_RETRY
-                .get()
-                .decorate(
-                    &__resil_retry_classifier,
-                    || {
-                        #[allow(unused_variables)]
-                        let mut body = ::my_resil::__private::again(&body);
-                        #[allow(unused_variables)]
-                        let __resil_arg2 = ::my_resil::__private::again(&__resil_arg2);
-                        ::my_resil::__private::inner(|| -> Result<(), Error> {
-                            let (x, y) = __resil_arg2;
-                            {
-                                body.push(0);
-                                self.send(body, x, y)
-                            }
-                        })
-                    },
-                )
-        },
-    );
+    let __resil_outcome = {
+        ::my_resil::__private::retry_scope(
+            "upload",
+            || {
+                ::my_resil::__private::Stack::new()
+                    .retry(__RESIL_RETRY.get().part(&__resil_retry_classifier))
+                    .call(
+                        ::my_resil::__private::Lift(|| {
+                            #[allow(unused_variables)]
+                            let mut body = ::my_resil::__private::again(&body);
+                            #[allow(unused_variables)]
+                            let __resil_arg2 = ::my_resil::__private::again(
+                                &__resil_arg2,
+                            );
+                            (|| -> Result<(), Error> {
+                                let (x, y) = __resil_arg2;
+                                {
+                                    body.push(0);
+                                    self.send(body, x, y)
+                                }
+                            })()
+                        }),
+                    )
+            },
+        )
+    };
     match __resil_outcome {
         ::core::result::Result::Ok(__resil_value) => {
             ::core::result::Result::Ok(__resil_value)

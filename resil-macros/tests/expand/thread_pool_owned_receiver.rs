@@ -69,14 +69,16 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
         ::resil::__private::pool_output::<io::Result<Report>>();
     }
     let __resil_outcome = {
-        let __resil_self = ::resil::__private::again_for_pool(&self);
-        #[allow(unused_variables)]
-        let id = ::resil::__private::again_for_pool(&id);
-        __RESIL_THREAD_POOL_BULKHEAD
-            .get()
-            .decorate_async(move || ::resil::__private::inner(|| -> io::Result<Report> {
-                __resil_self.render(id)
-            }))
+        ::resil::__private::Stack::new()
+            .bulkhead(__RESIL_THREAD_POOL_BULKHEAD.get().part())
+            .call_async(
+                ::resil::__private::Jobs(|| {
+                    let __resil_self = ::resil::__private::again_for_pool(&self);
+                    #[allow(unused_variables)]
+                    let id = ::resil::__private::again_for_pool(&id);
+                    move || || -> io::Result<Report> { __resil_self.render(id) }()
+                }),
+            )
             .await
     };
     match __resil_outcome {

@@ -1,0 +1,439 @@
+//! The bulkhead's layer of a chain: a permit taken when the call starts, or
+//! a place in the queue up to the maximum wait, held until the call ends.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use super::core::{Held, Inner, permitted};
+use super::semaphore::{self, Semaphore};
+use super::{Bulkhead, BulkheadFull, Sample};
+use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap, holding};
+use crate::clock::{Clock, Sleep};
+use crate::error::Error;
+use crate::sync::Ordering;
+
+/// The semaphore of the bulkhead that `R` holds.
+pub(super) struct SemOf<R>(R);
+
+impl<R: Deref<Target = Inner>> Deref for SemOf<R> {
+    type Target = Semaphore;
+
+    fn deref(&self) -> &Semaphore {
+        &self.0.sem
+    }
+}
+
+/// A caller waiting in the queue for a permit, up to the maximum wait.
+pub(super) struct Queued<R: Deref<Target = Inner> + Clone> {
+    inner: R,
+    acquire: semaphore::Acquire<SemOf<R>>,
+    /// Started only once queued, so a wait that ends at once costs no timer.
+    sleep: Option<Sleep>,
+    /// In milliseconds: a `Duration`'s niche would hold the attempt's stage
+    /// tag, and writing it costs a stalled copy on the fast path.
+    wait_millis: u64,
+}
+
+impl<R: Deref<Target = Inner> + Clone> Queued<R> {
+    pub(super) fn new(inner: R, wait_millis: u64) -> Self {
+        Queued {
+            acquire: semaphore::Acquire::new(SemOf(inner.clone())),
+            inner,
+            sleep: None,
+            wait_millis,
+        }
+    }
+
+    pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Held<R>, BulkheadFull>> {
+        let granted = if Pin::new(&mut self.acquire).poll(cx).is_ready() {
+            true
+        } else if self.wait_millis == 0 {
+            self.acquire.cancel() // shadow mode's refusals without a wait
+        } else {
+            let (clock, wait) = (&self.inner.clock, Duration::from_millis(self.wait_millis));
+            let sleep = self.sleep.get_or_insert_with(|| clock.sleep_async(wait));
+            ready!(Pin::new(sleep).poll(cx));
+            self.acquire.cancel()
+        };
+        Poll::Ready(if granted || self.inner.let_through() {
+            Ok(permitted(self.inner.clone()))
+        } else {
+            Err(self.inner.reject())
+        })
+    }
+}
+
+/// No permit free: a place in the queue, or the refusal when the bulkhead
+/// does not wait (`max_wait_duration` zero, not in shadow mode).
+#[cold]
+fn queue_or_refuse<R: Deref<Target = Inner> + Clone>(inner: R) -> Result<Queued<R>, BulkheadFull> {
+    let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
+    if wait_millis == 0 && !inner.shadow.load(Ordering::Relaxed) {
+        Err(inner.reject())
+    } else {
+        Ok(Queued::new(inner, wait_millis))
+    }
+}
+
+/// The bulkhead's part in a chain: the bulkhead, by reference or through its
+/// `Arc`, and how it names the caller's errors for an adaptive limit's
+/// `limit-drop-errors` (`()`: it does not).
+///
+/// Made by [`Bulkhead::part`] and [`Bulkhead::shared_part`].
+#[derive(Clone)]
+pub struct BulkheadPart<R, K = ()> {
+    inner: R,
+    kinds: K,
+}
+
+impl Bulkhead {
+    /// This bulkhead's part in a [`Stack`](crate::chain::Stack).
+    #[inline(always)]
+    pub fn part(&self) -> BulkheadPart<&Inner> {
+        BulkheadPart {
+            inner: &self.inner,
+            kinds: (),
+        }
+    }
+
+    /// Like [`Bulkhead::part`], holding a clone of the bulkhead's `Arc`
+    /// (for a chain that must not borrow it).
+    #[inline(always)]
+    pub fn shared_part(&self) -> BulkheadPart<Arc<Inner>> {
+        BulkheadPart {
+            inner: Arc::clone(&self.inner),
+            kinds: (),
+        }
+    }
+}
+
+impl<R> BulkheadPart<R> {
+    /// Names the caller's errors by their kinds (a
+    /// [`Classify`](crate::Classify) type's `kind`), so that an adaptive
+    /// limit counts those that `limit-drop-errors` lists as drops.
+    #[inline(always)]
+    pub fn kinds<E>(self, kind: Option<fn(&E) -> &'static str>) -> BulkheadPart<R, Kinds<E>> {
+        BulkheadPart {
+            inner: self.inner,
+            kinds: Kinds(kind),
+        }
+    }
+}
+
+/// The kinds of the caller's errors `E` (see [`BulkheadPart::kinds`]).
+pub struct Kinds<E>(Option<fn(&E) -> &'static str>);
+
+impl<E> Clone for Kinds<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Kinds<E> {}
+
+impl<E> fmt::Debug for Kinds<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Kinds").field(&self.0.is_some()).finish()
+    }
+}
+
+/// How a bulkhead's part names the caller's errors `E`.
+pub trait ErrorKinds<E> {
+    /// `error`'s kind, if errors have kinds.
+    fn kind(&self, error: &E) -> Option<&'static str>;
+}
+
+impl<E> ErrorKinds<E> for () {
+    #[inline(always)]
+    fn kind(&self, _: &E) -> Option<&'static str> {
+        None
+    }
+}
+
+impl<E> ErrorKinds<E> for Kinds<E> {
+    #[inline(always)]
+    fn kind(&self, error: &E) -> Option<&'static str> {
+        self.0.map(|kind| kind(error))
+    }
+}
+
+impl<R: Deref<Target = Inner>, K> fmt::Debug for BulkheadPart<R, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadPart")
+            .field("bulkhead", &self.inner.name)
+            .finish()
+    }
+}
+
+/// The bulkhead's layer around `N`.
+pub struct BulkheadNode<R, K, N> {
+    part: Option<BulkheadPart<R, K>>,
+    next: N,
+}
+
+impl<R, K, N> Wrap<N> for BulkheadPart<R, K> {
+    type Node = BulkheadNode<R, K, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        BulkheadNode {
+            part: Some(self),
+            next,
+        }
+    }
+}
+
+impl<R, K, N> Wrap<N> for Option<BulkheadPart<R, K>> {
+    type Node = BulkheadNode<R, K, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        BulkheadNode { part: self, next }
+    }
+}
+
+impl<R: Deref<Target = Inner>, K, N> fmt::Debug for BulkheadNode<R, K, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadNode")
+            .field("part", &self.part)
+            .finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt through the bulkhead's layer: waiting in the queue, then
+    /// the inner attempt with its permit.
+    pub struct BulkheadAttempt<R, A>
+    where
+        R: Deref<Target = Inner>,
+        R: Clone,
+    {
+        #[pin]
+        stage: Stage<R, A>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<R, A>
+    where
+        R: Deref<Target = Inner>,
+        R: Clone,
+    {
+        Through {
+            #[pin]
+            inner: A,
+        },
+        Queued {
+            queued: Queued<R>,
+        },
+        Running {
+            #[pin]
+            inner: A,
+            // `None` only once a panic while polling gave the permit back.
+            permit: Option<InFlight<R>>,
+        },
+        Refused {
+            error: Option<BulkheadFull>,
+        },
+        Done,
+    }
+}
+
+/// A permit held by a call in flight. Dropped before the call ended, it
+/// goes back as a dropped permit does (its latency a success's for an
+/// adaptive limit: the caller went away; a drop during a panic), or as a
+/// drop when a time limiter outside gave up on it ([`Node::give_up`]).
+pub(super) struct InFlight<R: Deref<Target = Inner>> {
+    held: Option<Held<R>>,
+    timed_out: bool,
+}
+
+impl<R: Deref<Target = Inner>> InFlight<R> {
+    #[inline(always)]
+    fn new(held: Held<R>) -> Self {
+        InFlight {
+            held: Some(held),
+            timed_out: false,
+        }
+    }
+
+    /// The call ended with `sample`: the permit goes back at `stamp`'s time.
+    #[inline(always)]
+    fn finish(mut self, stamp: &mut crate::clock::Stamp, sample: Sample) {
+        if let Some(held) = self.held.take() {
+            held.finish_stamped(stamp, sample);
+        }
+    }
+}
+
+impl<R: Deref<Target = Inner>> Drop for InFlight<R> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.timed_out
+            && let Some(held) = self.held.take()
+        {
+            held.finish(Sample::Dropped);
+        }
+    }
+}
+
+impl<R: Deref<Target = Inner> + Clone, K> BulkheadPart<R, K> {
+    /// A permit taken now, `CallPermitted` published at `ctx`'s time.
+    #[inline(always)]
+    fn try_acquire(&self, ctx: &mut Ctx) -> Option<InFlight<R>> {
+        if self.inner.sem.try_acquire() {
+            Some(InFlight::new(Held::stamped(
+                self.inner.clone(),
+                &mut ctx.stamp,
+            )))
+        } else {
+            None
+        }
+    }
+}
+
+impl<R: Deref<Target = Inner> + Clone, K, N: HasAttempt> HasAttempt for BulkheadNode<R, K, N> {
+    type Attempt = BulkheadAttempt<R, N::Attempt>;
+}
+
+impl<R, K, N, T, E> Node for BulkheadNode<R, K, N>
+where
+    R: Deref<Target = Inner> + Clone,
+    K: ErrorKinds<E>,
+    N: Node<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline(always)]
+    fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
+        let stage = match &self.part {
+            None => Stage::Through {
+                inner: self.next.start(ctx),
+            },
+            // Should the inner start panic, the permit is given back while
+            // unwinding.
+            Some(part) => match part.try_acquire(ctx) {
+                Some(permit) => Stage::Running {
+                    inner: self.next.start(ctx),
+                    permit: Some(permit),
+                },
+                None => match queue_or_refuse(part.inner.clone()) {
+                    Ok(queued) => Stage::Queued { queued },
+                    Err(full) => Stage::Refused { error: Some(full) },
+                },
+            },
+        };
+        BulkheadAttempt { stage }
+    }
+
+    #[inline]
+    fn poll(
+        &mut self,
+        attempt: Pin<&mut Self::Attempt>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Self::Output> {
+        let mut stage = attempt.project().stage;
+        loop {
+            match stage.as_mut().project() {
+                StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
+                StageProj::Running { inner, permit } => {
+                    let next = &mut self.next;
+                    let result = ready!(holding(permit, || next.poll(inner, cx, ctx)));
+                    let permit = permit.take();
+                    // The inner attempt first, then the permit.
+                    stage.set(Stage::Done);
+                    if let (Some(permit), Some(part)) = (permit, &self.part) {
+                        let sample = Sample::of(&result, |e| part.kinds.kind(e));
+                        permit.finish(&mut ctx.stamp, sample);
+                    }
+                    return Poll::Ready(result);
+                }
+                StageProj::Queued { queued } => match ready!(queued.poll(cx)) {
+                    Ok(permit) => {
+                        // Out of the queue: the place goes, the permit stays.
+                        stage.set(Stage::Done);
+                        ctx.user_code_ran();
+                        let mut permit = Some(InFlight::new(permit));
+                        let next = &mut self.next;
+                        let inner = holding(&mut permit, || next.start(ctx));
+                        stage.set(Stage::Running { inner, permit });
+                    }
+                    Err(full) => {
+                        stage.set(Stage::Done);
+                        return Poll::Ready(Err(Error::BulkheadFull(full)));
+                    }
+                },
+                StageProj::Refused { error } => {
+                    let error = error.take().expect("a refused attempt holds its error");
+                    stage.set(Stage::Done);
+                    return Poll::Ready(Err(Error::BulkheadFull(error)));
+                }
+                StageProj::Done => panic!("a bulkhead's attempt polled after completion"),
+            }
+        }
+    }
+
+    #[inline]
+    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
+        if let StageProj::Running { inner, permit } = attempt.project().stage.project() {
+            if let Some(permit) = permit.as_mut() {
+                permit.timed_out = true;
+            }
+            self.next.give_up(inner);
+        }
+    }
+}
+
+impl<R, K, N, T, E> SyncNode for BulkheadNode<R, K, N>
+where
+    R: Deref<Target = Inner> + Clone,
+    K: ErrorKinds<E>,
+    N: SyncNode<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline]
+    fn call(&mut self, ctx: &mut Ctx) -> Self::Output {
+        let Some(part) = &self.part else {
+            return self.next.call(ctx);
+        };
+        // A panic in the call gives the permit back while unwinding.
+        let inner: &Inner = &part.inner;
+        let permit = if inner.sem.try_acquire() {
+            Held::stamped(inner, &mut ctx.stamp)
+        } else {
+            let permit = inner.acquire_blocking_slow().map_err(Error::BulkheadFull)?;
+            ctx.user_code_ran();
+            permit.0
+        };
+        let result = self.next.call(ctx);
+        let sample = Sample::of(&result, |e| part.kinds.kind(e));
+        permit.finish_stamped(&mut ctx.stamp, sample);
+        result
+    }
+}
+
+impl<R: Deref<Target = Inner>, A> fmt::Debug for BulkheadAttempt<R, A>
+where
+    R: Clone,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Through { .. } => "through",
+            Stage::Queued { .. } => "queued",
+            Stage::Running { .. } => "running",
+            Stage::Refused { .. } => "refused",
+            Stage::Done => "done",
+        };
+        f.debug_struct("BulkheadAttempt")
+            .field("stage", &stage)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,458 @@
+//! The time limiter's layer of a chain: the attempt inside it raced against
+//! the timeout, which starts when the attempt is first not ready.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use super::TimeLimiter;
+use super::core::Inner;
+use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::clock::{Clock, Sleep};
+use crate::error::Error;
+use std::borrow::Borrow;
+
+use crate::thread_pool_bulkhead::{Submission, Tasks, ThreadPoolBulkhead, ThreadPoolBulkheadNode};
+
+/// The timeout of one attempt, from its first poll that is not ready.
+#[derive(Debug)]
+enum Timer {
+    /// The attempt has not yet been pending.
+    Unarmed,
+    /// Timing, with the settings of the attempt's start (`sleep` is `None`
+    /// for a zero timeout).
+    Armed {
+        sleep: Option<Sleep>,
+        timeout: Duration,
+        shadow: bool,
+    },
+    /// Passed in shadow mode: the attempt is left to finish.
+    Passed,
+}
+
+impl Inner {
+    /// Polled after a poll of the attempt that was not ready: ready with the
+    /// timeout once it has passed (never, when shadow mode let it pass).
+    /// The timer is made at the first such poll, with the settings current
+    /// then: that is when the attempt's timing starts.
+    #[cold]
+    fn poll_timer(&self, timer: &mut Timer, cx: &mut Context<'_>) -> Poll<Duration> {
+        loop {
+            match timer {
+                Timer::Passed => return Poll::Pending,
+                Timer::Unarmed => {
+                    let config = self.config.load();
+                    let timeout = config.timeout_duration;
+                    *timer = Timer::Armed {
+                        sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
+                        timeout,
+                        shadow: config.shadow,
+                    };
+                }
+                Timer::Armed {
+                    sleep,
+                    timeout,
+                    shadow,
+                } => {
+                    if let Some(sleep) = sleep {
+                        ready!(Pin::new(sleep).poll(cx));
+                    }
+                    if !*shadow {
+                        return Poll::Ready(*timeout);
+                    }
+                    *timer = Timer::Passed;
+                    self.shadow_refusal();
+                }
+            }
+        }
+    }
+}
+
+/// The time limiter's part in a chain: the limiter, by reference or through
+/// its `Arc`.
+///
+/// Made by [`TimeLimiter::part`] and [`TimeLimiter::shared_part`].
+#[derive(Clone)]
+pub struct TimeLimiterPart<R> {
+    inner: R,
+}
+
+impl TimeLimiter {
+    /// This limiter's part in a [`Stack`](crate::chain::Stack). A timed-out
+    /// attempt is dropped, whatever `cancel_running_future` says (see
+    /// [`TimeLimiter::detaching_part`]).
+    #[inline(always)]
+    pub fn part(&self) -> TimeLimiterPart<&Inner> {
+        TimeLimiterPart { inner: &self.inner }
+    }
+
+    /// Like [`TimeLimiter::part`], holding a clone of the limiter's `Arc`
+    /// (for a chain that must not borrow it).
+    #[inline(always)]
+    pub fn shared_part(&self) -> TimeLimiterPart<Arc<Inner>> {
+        TimeLimiterPart {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    /// This limiter's part around a call whose futures are `Send +
+    /// 'static`: with `cancel_running_future = false` a timed-out future is
+    /// left running on the tokio runtime (its result discarded) while the
+    /// caller gets the timeout; with `true` it is dropped. While
+    /// `max_detached_futures` are still running, a timed-out future is
+    /// dropped too. A future that may be left running is boxed when it
+    /// starts (one allocation per attempt), so that it can move into a task.
+    ///
+    /// It wraps the caller's call only ([`Lift`](crate::chain::Lift) or
+    /// [`Call`](crate::chain::Call)): what runs inside the time limiter must
+    /// be one future of its own.
+    #[inline(always)]
+    pub fn detaching_part(&self) -> DetachingPart<'_> {
+        DetachingPart { inner: &self.inner }
+    }
+}
+
+impl<R: Deref<Target = Inner>> fmt::Debug for TimeLimiterPart<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimeLimiterPart")
+            .field("time_limiter", &self.inner.name)
+            .finish()
+    }
+}
+
+/// The time limiter's layer around `N`.
+pub struct TimeLimiterNode<R, N> {
+    part: Option<TimeLimiterPart<R>>,
+    next: N,
+}
+
+impl<R, N> Wrap<N> for TimeLimiterPart<R> {
+    type Node = TimeLimiterNode<R, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        TimeLimiterNode {
+            part: Some(self),
+            next,
+        }
+    }
+}
+
+impl<R, N> Wrap<N> for Option<TimeLimiterPart<R>> {
+    type Node = TimeLimiterNode<R, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        TimeLimiterNode { part: self, next }
+    }
+}
+
+impl<R: Deref<Target = Inner>, N> fmt::Debug for TimeLimiterNode<R, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimeLimiterNode")
+            .field("part", &self.part)
+            .finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt through the time limiter's layer: the inner attempt and
+    /// its timer.
+    pub struct TimeLimiterAttempt<A> {
+        #[pin]
+        stage: Stage<A>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<A> {
+        Through {
+            #[pin]
+            inner: A,
+        },
+        Running {
+            timer: Timer,
+            #[pin]
+            inner: A,
+        },
+        Done,
+    }
+}
+
+impl<R, N: HasAttempt> HasAttempt for TimeLimiterNode<R, N> {
+    type Attempt = TimeLimiterAttempt<N::Attempt>;
+}
+
+impl<R, N, T, E> Node for TimeLimiterNode<R, N>
+where
+    R: Deref<Target = Inner>,
+    N: Node<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline(always)]
+    fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
+        let inner = self.next.start(ctx);
+        let stage = match self.part {
+            None => Stage::Through { inner },
+            Some(_) => Stage::Running {
+                timer: Timer::Unarmed,
+                inner,
+            },
+        };
+        TimeLimiterAttempt { stage }
+    }
+
+    #[inline]
+    fn poll(
+        &mut self,
+        attempt: Pin<&mut Self::Attempt>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Self::Output> {
+        let mut stage = attempt.project().stage;
+        let outcome = match stage.as_mut().project() {
+            StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
+            StageProj::Running { timer, mut inner } => {
+                match self.next.poll(inner.as_mut(), cx, ctx) {
+                    Poll::Ready(out) => Ok(out),
+                    Poll::Pending => {
+                        let part = self.part.as_ref().expect("a timed attempt has its limiter");
+                        // Out of time: the attempt is given up on and dropped
+                        // below, giving back what it holds (a bulkhead's permit,
+                        // its place in the bulkhead's queue) before the timeout
+                        // is published.
+                        let timeout = ready!(part.inner.poll_timer(timer, cx));
+                        self.next.give_up(inner);
+                        Err(timeout)
+                    }
+                }
+            }
+            StageProj::Done => panic!("a time limiter's attempt polled after completion"),
+        };
+        // The inner attempt is dropped before the outcome is published.
+        stage.set(Stage::Done);
+        let part = self.part.as_ref().expect("a timed attempt has its limiter");
+        Poll::Ready(part.inner.record_stamped(outcome, &mut ctx.stamp))
+    }
+}
+
+/// A time limiter around a thread pool's task, for a blocking call: the
+/// caller waits for the task at most the timeout (Resilience4j's
+/// `executeFutureSupplier`, `future.get(timeout)`), while the task runs on
+/// in its pool, since a thread cannot be stopped from outside.
+impl<R, P, J> SyncNode for TimeLimiterNode<R, ThreadPoolBulkheadNode<P, J>>
+where
+    R: Deref<Target = Inner>,
+    P: Borrow<ThreadPoolBulkhead>,
+    J: Tasks,
+{
+    type Output = Result<J::T, Error<J::E>>;
+
+    fn call(&mut self, ctx: &mut Ctx) -> Self::Output {
+        let Some(part) = &self.part else {
+            return self.next.call(ctx);
+        };
+        let submission = self.next.submit();
+        let result = part.inner.wait_submission(submission);
+        ctx.user_code_ran();
+        result
+    }
+}
+
+impl Inner {
+    /// Blocks until the task of `submission` is done or the timeout has
+    /// passed; see [`TimeLimiter::wait_submission`].
+    pub(super) fn wait_submission<T, E>(
+        &self,
+        mut submission: Submission<Result<T, Error<E>>>,
+    ) -> Result<T, Error<E>> {
+        if submission.is_rejected() {
+            return match submission.wait() {
+                Ok(result) => result,
+                Err(full) => Err(Error::BulkheadFull(full)),
+            };
+        }
+        let config = *self.config.load();
+        let timeout = config.timeout_duration;
+        let outcome = match submission.wait_timeout(timeout) {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(full)) => Ok(Err(Error::BulkheadFull(full))),
+            None if config.shadow => {
+                // shadow: the timeout passed, the caller waits for the task
+                self.shadow_refusal();
+                match submission.wait() {
+                    Ok(result) => Ok(result),
+                    Err(full) => Ok(Err(Error::BulkheadFull(full))),
+                }
+            }
+            None => {
+                // The caller gives up: a task still queued is not run.
+                submission.abandon();
+                Err(timeout)
+            }
+        };
+        self.record(outcome)
+    }
+}
+
+/// A time limiter's part around a call whose futures are `Send + 'static`,
+/// which it may leave running after a timeout (see
+/// [`TimeLimiter::detaching_part`]).
+#[derive(Clone, Copy)]
+pub struct DetachingPart<'a> {
+    inner: &'a Inner,
+}
+
+impl fmt::Debug for DetachingPart<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DetachingPart")
+            .field("time_limiter", &self.inner.name)
+            .finish()
+    }
+}
+
+/// A detaching time limiter's layer around the caller's call.
+pub struct DetachingNode<'a, N> {
+    inner: &'a Inner,
+    next: N,
+}
+
+impl<N> fmt::Debug for DetachingNode<'_, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DetachingNode")
+            .field("time_limiter", &self.inner.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, N> Wrap<N> for DetachingPart<'a> {
+    type Node = DetachingNode<'a, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        DetachingNode {
+            inner: self.inner,
+            next,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt through a detaching time limiter: the caller's future, in
+    /// place or (when it may be left running) boxed, and its timer.
+    pub struct DetachingAttempt<Fut> {
+        #[pin]
+        stage: Detaching<Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = DetachingProj]
+    #[project_replace = DetachingReplace]
+    enum Detaching<Fut> {
+        Inline {
+            timer: Timer,
+            #[pin]
+            future: Fut,
+        },
+        Boxed {
+            timer: Timer,
+            future: Pin<Box<Fut>>,
+        },
+        Done,
+    }
+}
+
+impl<N: HasAttempt> HasAttempt for DetachingNode<'_, N> {
+    type Attempt = DetachingAttempt<N::Attempt>;
+}
+
+/// The inner node's attempts are futures of their own (the caller's call:
+/// [`Lift`](crate::chain::Lift) or [`Call`](crate::chain::Call)), which can move into a task.
+impl<N, T, E> Node for DetachingNode<'_, N>
+where
+    N: Node<Output = Result<T, Error<E>>>,
+    N::Attempt: Future<Output = Result<T, Error<E>>> + Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    type Output = Result<T, Error<E>>;
+
+    fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
+        let future = self.next.start(ctx);
+        let stage = if self.inner.config.load().cancel_running_future {
+            Detaching::Inline {
+                timer: Timer::Unarmed,
+                future,
+            }
+        } else {
+            Detaching::Boxed {
+                timer: Timer::Unarmed,
+                future: Box::pin(future),
+            }
+        };
+        DetachingAttempt { stage }
+    }
+
+    fn poll(
+        &mut self,
+        attempt: Pin<&mut Self::Attempt>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Self::Output> {
+        let mut stage = attempt.project().stage;
+        let inner = self.inner;
+        let outcome = match stage.as_mut().project() {
+            DetachingProj::Inline { timer, future } => match self.next.poll(future, cx, ctx) {
+                Poll::Ready(out) => Ok(out),
+                Poll::Pending => Err(ready!(inner.poll_timer(timer, cx))),
+            },
+            DetachingProj::Boxed { timer, future } => {
+                match self.next.poll(future.as_mut(), cx, ctx) {
+                    Poll::Ready(out) => Ok(out),
+                    Poll::Pending => Err(ready!(inner.poll_timer(timer, cx))),
+                }
+            }
+            DetachingProj::Done => panic!("a time limiter's attempt polled after completion"),
+        };
+        if let DetachingReplace::Boxed { future, .. } =
+            stage.as_mut().project_replace(Detaching::Done)
+            && outcome.is_err()
+        {
+            inner.detach(future);
+        }
+        Poll::Ready(inner.record_stamped(outcome, &mut ctx.stamp))
+    }
+}
+
+impl<Fut> fmt::Debug for DetachingAttempt<Fut> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Detaching::Inline { .. } => "inline",
+            Detaching::Boxed { .. } => "boxed",
+            Detaching::Done => "done",
+        };
+        f.debug_struct("DetachingAttempt")
+            .field("stage", &stage)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A> fmt::Debug for TimeLimiterAttempt<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Through { .. } => "through",
+            Stage::Running { .. } => "running",
+            Stage::Done => "done",
+        };
+        f.debug_struct("TimeLimiterAttempt")
+            .field("stage", &stage)
+            .finish_non_exhaustive()
+    }
+}
