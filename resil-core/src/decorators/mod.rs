@@ -303,10 +303,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         W: Fit<'s, 'a, T, E>,
     {
         Stack::new()
-            .retry(fit.fit(
-                self.retry.as_ref().map(|(r, c)| r.part(c)),
-                Layer::Retry,
-            ))
+            .retry(fit.fit(self.retry.as_ref().map(|(r, c)| r.part(c)), Layer::Retry))
             .circuit_breaker(fit.fit(
                 self.circuit_breaker.as_ref().map(|(cb, c)| cb.part(c)),
                 Layer::CircuitBreaker,
