@@ -232,7 +232,7 @@ fn suggest_writes_a_file_that_check_accepts() {
             "--latency-p99",
             "400ms",
             "--deadline",
-            "1s",
+            "2s",
             "--pool",
             "30",
             "--name",
