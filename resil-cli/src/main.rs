@@ -57,8 +57,8 @@ enum Command {
     /// Prints a commented resilience.toml for one dependency, derived from
     /// its capacity: the bulkhead from Little's law, the breaker's window
     /// from the rate and the detection time, the timeout between the p99 and
-    /// the deadline, the retry's attempts from the deadline. Its output passes
-    /// `resil check`.
+    /// the deadline, the retry's attempts from the deadline (none when only
+    /// one fits). Its output passes `resil check --strict`.
     Suggest {
         /// Calls per second the service makes to it: `200/s`, `12000/min`.
         #[arg(long, value_parser = suggest::parse_rate)]
