@@ -104,7 +104,7 @@ cluster-timeout = "20ms"
         assert_eq!(c.lease_size(), 10);
         assert_eq!(c.mode(), ClusterFailureMode::Deny);
         assert_eq!(c.timeout_duration(), std::time::Duration::from_millis(20));
-        assert_eq!(c.key_name(), None); // resil:ratelimiter:partner
+        assert_eq!(c.key_name(), None); // resil:{partner}:ratelimiter
         let report = r
             .report()
             .instance(resil_config::Aspect::RateLimiter, "partner");
