@@ -152,6 +152,59 @@ cluster-timeout = "20ms"
     }
 
     #[test]
+    fn a_cluster_url_names_the_cluster_s_nodes() {
+        let r = load(
+            "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\ncluster-url = \"redis+cluster://u:secret@10.0.0.1:7000,10.0.0.2:7000\"\n\n[circuitbreaker.instances.partner]\ncluster-url = \"redis+cluster://10.0.0.1:7000\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let report = r
+            .report()
+            .instance(resil_config::Aspect::RateLimiter, "partner")
+            .expect("reported");
+        assert_eq!(
+            report.setting("cluster-url"),
+            Some("redis+cluster://u:***@10.0.0.1:7000,10.0.0.2:7000")
+        );
+        assert_eq!(
+            report.setting("cluster-key"),
+            Some("resil:{<name>}:ratelimiter")
+        );
+        let cb = r.registries().circuit_breakers().circuit_breaker("partner");
+        assert!(cb.config().cluster().is_some());
+    }
+
+    #[test]
+    fn a_bad_cluster_url_is_named_with_its_value_and_no_password() {
+        for (url, says) in [
+            ("redis+cluster://", "names no node"),
+            ("redis+cluster://u:secret@,", "names no node"),
+            (
+                "redis+cluster://h1:7000,redis://h2:7000",
+                "mixes a single server's URL (`redis://h2:7000`)",
+            ),
+            (
+                "redis://u:secret@h1:7000,h2:7000/0",
+                "`redis+cluster://h1:7000,h2:7000`",
+            ),
+            ("redis+cluster://h1:7000/2", "one database (0)"),
+            ("redis+cluster://h1:port", "node `h1:port`"),
+        ] {
+            for aspect in ["ratelimiter", "circuitbreaker"] {
+                let p = problem_at(
+                    &format!("[{aspect}.instances.partner]\ncluster-url = \"{url}\"\n"),
+                    &format!("{aspect}.instances.partner.cluster-url"),
+                );
+                assert!(p.message().contains(says), "{url}: {p}");
+                let shown = p.to_string();
+                assert!(!shown.contains("secret"), "{shown}");
+                let value = p.value().expect("the value is shown");
+                assert!(!value.contains("secret"), "{value}");
+                assert_eq!(value, format!("{:?}", resil_core::redact::userinfo(url)));
+            }
+        }
+    }
+
+    #[test]
     fn the_breaker_takes_a_cluster_url() {
         let r = load(
             "[circuitbreaker.instances.partner]\ncluster-url = \"redis://127.0.0.1:6399/0\"\ncluster-probe-expiry = \"2s\"\n",
