@@ -1,13 +1,17 @@
 //! The Redis backend of resil's fleet: fleet-wide rate limits and half-open
-//! episodes ([`resil_core::cluster`]) on one Redis server.
+//! episodes ([`resil_core::cluster`]) on one Redis server
+//! (`redis://host:port/db`) or on Redis Cluster
+//! (`redis+cluster://host:port,host:port`).
 //!
 //! Each operation is one atomic Lua script (`EVALSHA`, falling back to
 //! `EVAL` after a restart emptied the script cache), reading time from
 //! Redis's own clock (`TIME`), so the processes of a fleet need no
 //! synchronized clocks and no read-modify-write races between them. The
-//! client is the `redis` crate's reconnecting `ConnectionManager`, driven by
-//! a small runtime on a thread of its own, so the backend works the same
-//! from async and blocking callers and never blocks them.
+//! client is the `redis` crate's reconnecting `ConnectionManager` (or, for
+//! a cluster, its async cluster connection, which routes each script to the
+//! master of its key's slot and follows `MOVED`, `ASK` and failovers),
+//! driven by a small runtime on a thread of its own, so the backend works
+//! the same from async and blocking callers and never blocks them.
 //!
 //! ```no_run
 //! use resil_core::cluster::RateLimiterCluster;
@@ -34,8 +38,10 @@
 //! breaker's key is a hash holding its half-open episode (the episode, its
 //! verdict, the outcomes counted and one field per probe out with its
 //! lease's expiry), expiring twice the probe expiry after its last
-//! activity. Each operation touches one key, so the scripts also run on
-//! Redis Cluster (put a hash tag in the key).
+//! activity. Each operation touches one key, so each runs on one node of a
+//! Redis Cluster; the default keys (`resil:{<name>}:<kind>`) carry the
+//! instance's name as a hash tag, so all of one instance's keys share a
+//! slot.
 //!
 //! # Health
 //!
@@ -72,8 +78,8 @@ use tokio::sync::oneshot;
 use self::con::Con;
 use self::health::{Check, Keys};
 
-/// A [`ClusterBackend`] on one Redis server. Cheap to clone: clones share
-/// one connection, one runtime thread and one state.
+/// A [`ClusterBackend`] on one Redis server or a Redis Cluster. Cheap to
+/// clone: clones share one connection, one runtime thread and one state.
 #[derive(Clone)]
 pub struct RedisBackend {
     shared: Arc<Shared>,
@@ -161,8 +167,10 @@ pub fn check_url(url: &str) -> Result<(), String> {
 }
 
 impl RedisBackend {
-    /// A backend on the server at `url` (`redis://host:port/db`), with the
-    /// default options. Connects lazily: the server need not be up yet.
+    /// A backend on the server at `url` (`redis://host:port/db`), or on the
+    /// cluster whose nodes it names (`redis+cluster://host:port,host:port`),
+    /// with the default options. Connects lazily: the server need not be up
+    /// yet.
     ///
     /// # Errors
     ///
@@ -172,7 +180,7 @@ impl RedisBackend {
         Ok(Arc::new(Self::with_options(url, RedisOptions::default())?))
     }
 
-    /// A backend on the server at `url` with `options`.
+    /// A backend on the server or cluster at `url` with `options`.
     ///
     /// # Errors
     ///
@@ -216,7 +224,7 @@ impl RedisBackend {
         })
     }
 
-    /// The server's URL, without its password.
+    /// The URL, without its password.
     pub fn url(&self) -> &str {
         &self.shared.url
     }
