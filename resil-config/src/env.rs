@@ -40,6 +40,7 @@ use crate::aspect::Aspect;
 use crate::cloud;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Section, find_aspect, find_key, find_section};
+use crate::resil_table;
 use crate::value::{self, ENV_ORIGIN, did_you_mean, relaxed};
 
 /// The variable, after the prefix, that names the file rather than a key.
@@ -131,6 +132,9 @@ fn map_one(
     }
     if relaxed(segments[0]) == cloud::TABLE {
         return map_cloud(segments, file, |path, message| fail(d, path, message));
+    }
+    if relaxed(segments[0]) == resil_table::TABLE {
+        return map_resil(segments, file, |path, message| fail(d, path, message));
     }
     let Some(aspect) = find_aspect(segments[0]) else {
         let modules = Aspect::ALL.map(Aspect::as_str);
@@ -304,6 +308,48 @@ fn map_one(
         .flat_map(|t| t.keys())
         .find(|k| find_key(aspect, k).is_some_and(|other| other.name == def.name));
     path.push(existing.cloned().unwrap_or_else(|| def.name.to_owned()));
+    Some(path)
+}
+
+/// `RESIL__<KEY>`: the path in the file's spelling of the table and key
+/// when it has them.
+fn map_resil(
+    segments: &[&str],
+    file: &Map<String, Value>,
+    fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
+) -> Option<Vec<String>> {
+    let (table_key, written) = file
+        .iter()
+        .find(|(k, _)| relaxed(k) == resil_table::TABLE)
+        .map(|(k, v)| (k.clone(), table(v)))
+        .unwrap_or_else(|| (resil_table::TABLE.to_owned(), None));
+    let mut path = vec![table_key];
+    let [_, key_seg] = segments else {
+        if let Some(key) = segments.get(1) {
+            path.push((*key).to_owned());
+        }
+        return fail(
+            &path,
+            "expected one key after the table: `RESIL__<key>`, as in `RESIL_RESIL__RELOAD_STAGGER`"
+                .to_owned(),
+        );
+    };
+    let Some(name) = resil_table::find(key_seg) else {
+        path.push((*key_seg).to_owned());
+        return fail(
+            &path,
+            format!(
+                "unknown resil setting; expected one of {}",
+                value::list(resil_table::KEYS)
+            ),
+        );
+    };
+    let existing = written
+        .into_iter()
+        .flat_map(|t| t.keys())
+        .find(|k| relaxed(k) == relaxed(name))
+        .cloned();
+    path.push(existing.unwrap_or_else(|| name.to_owned()));
     Some(path)
 }
 

@@ -409,6 +409,7 @@ impl ResilienceBuilder {
                 .map(|a| (a, doc.module(a).tag_settings.clone()))
                 .collect(),
             cloud_written: doc.cloud_written.clone(),
+            reload_stagger: doc.resil.reload_stagger,
         };
         let reloader = Reloader::new(inputs, report.clone());
         Ok(Resilience {

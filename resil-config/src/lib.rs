@@ -188,6 +188,7 @@ pub mod propagators;
 mod reload;
 mod reloader;
 mod report;
+mod resil_table;
 mod sync;
 mod value;
 #[cfg(feature = "watch")]
@@ -206,7 +207,7 @@ pub use crate::propagators::{NamedContextPropagator, context_propagators};
 pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
 pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
-pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
+pub use crate::watch::{DEFAULT_DEBOUNCE, PendingHook, Watcher, watch};
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

@@ -1,0 +1,300 @@
+//! `[resil] reload-stagger`: `watch()` applies a changed file after a delay
+//! drawn per process, counted on the registries' clock (a `ManualClock`
+//! here, so no test waits for the delay), shows the waiting change in
+//! `Watcher::pending` and `resil_config_reload_pending`, lets a newer change
+//! replace a waiting one and a revert drop it, and leaves `reload()`
+//! immediate. The file's events are real: outcomes are polled for with a
+//! deadline. The gauge is one per process, so the tests run one at a time.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use resil::clock::{Clock as _, ManualClock, SystemClock};
+use resil::{Resilience, Watcher};
+
+const STAGGER: &str = "[resil]\nreload-stagger = \"30s\"\n\n";
+
+fn file_with(calls: u32) -> String {
+    format!("{STAGGER}[bulkhead.instances.inventory-query]\nmax-concurrent-calls = {calls}\n")
+}
+
+/// One test at a time, with the process's recorder installed.
+fn serial() -> (MutexGuard<'static, ()>, &'static PrometheusHandle) {
+    static ONE: Mutex<()> = Mutex::new(());
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    let guard = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let handle = HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        metrics::set_global_recorder(recorder).expect("the only recorder");
+        handle
+    });
+    (guard, handle)
+}
+
+fn gauge(handle: &PrometheusHandle) -> Option<String> {
+    handle
+        .render()
+        .lines()
+        .find_map(|l| l.strip_prefix("resil_config_reload_pending "))
+        .map(str::to_owned)
+}
+
+/// A directory of its own, with `resilience.toml` in it.
+fn setup(name: &str, text: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("resil-stagger-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("resilience.toml");
+    std::fs::write(&file, text).unwrap();
+    (dir, file)
+}
+
+fn load(file: &Path, clock: &ManualClock) -> Arc<Resilience> {
+    Arc::new(
+        Resilience::builder()
+            .file(file)
+            .env_vars(Vec::<(String, String)>::new())
+            .declarations([])
+            .clock(clock.clone())
+            .load()
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+fn watch(loaded: &Arc<Resilience>) -> Watcher {
+    let watcher = loaded.watch().unwrap_or_else(|e| panic!("{e}"));
+    watcher.set_debounce(Duration::from_millis(50));
+    watcher
+}
+
+/// Polls `done` until it holds, for at most ten seconds of real time.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let clock = SystemClock::new();
+    let start = clock.now();
+    while !done() {
+        assert!(
+            clock.now().as_duration() - start.as_duration() < Duration::from_secs(10),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn calls(loaded: &Resilience) -> u32 {
+    loaded
+        .registries()
+        .bulkheads()
+        .bulkhead("inventory-query")
+        .config()
+        .max_concurrent_calls()
+}
+
+#[test]
+fn a_change_waits_its_delay_on_the_registries_clock() {
+    let (_serial, handle) = serial();
+    let (dir, file) = setup("wait", &file_with(5));
+    let clock = ManualClock::new();
+    let loaded = load(&file, &clock);
+    assert_eq!(loaded.report().reload_stagger(), Duration::from_secs(30));
+    let watcher = watch(&loaded);
+    assert_eq!(gauge(handle).as_deref(), Some("0"));
+    std::fs::write(&file, file_with(7)).unwrap();
+    eventually("the change to wait", || watcher.pending().is_some());
+    let delay = watcher.pending().unwrap();
+    assert!(delay < Duration::from_secs(30), "{delay:?}");
+    assert_eq!(gauge(handle).as_deref(), Some("1"));
+    assert_eq!(calls(&loaded), 5, "not before its time");
+    // just before its time nothing fires (the clock runs due timers as it
+    // advances, so there is nothing to wait for)
+    if let Some(before) = delay.checked_sub(Duration::from_nanos(1)) {
+        clock.advance(before);
+        assert_eq!(watcher.pending(), Some(delay));
+        assert_eq!((calls(&loaded), watcher.applied()), (5, 0));
+        clock.advance(Duration::from_nanos(1));
+    } else {
+        clock.advance(Duration::ZERO);
+    }
+    eventually("the change to apply", || calls(&loaded) == 7);
+    eventually("its outcome", || watcher.applied() == 1);
+    assert_eq!(watcher.pending(), None);
+    assert_eq!(gauge(handle).as_deref(), Some("0"));
+    assert_eq!(
+        watcher.last().unwrap().unwrap().to_string(),
+        "bulkhead inventory-query: max-concurrent-calls 5 -> 7"
+    );
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn delays_are_drawn_per_watch_below_the_stagger() {
+    let (_serial, _) = serial();
+    let mut delays = Vec::new();
+    for i in 0..8 {
+        let (dir, file) = setup(&format!("draw-{i}"), &file_with(5));
+        let clock = ManualClock::new();
+        let loaded = load(&file, &clock);
+        let watcher = watch(&loaded);
+        std::fs::write(&file, file_with(6)).unwrap();
+        eventually("the change to wait", || watcher.pending().is_some());
+        delays.push(watcher.pending().unwrap());
+        drop(watcher);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert!(
+        delays.iter().all(|d| *d < Duration::from_secs(30)),
+        "{delays:?}"
+    );
+    delays.dedup();
+    assert!(delays.len() > 1, "eight draws, one delay: {delays:?}");
+}
+
+#[test]
+fn a_newer_change_replaces_the_waiting_one() {
+    let (_serial, _) = serial();
+    let (dir, file) = setup("newer", &file_with(5));
+    let clock = ManualClock::new();
+    let loaded = load(&file, &clock);
+    let watcher = watch(&loaded);
+    std::fs::write(&file, file_with(7)).unwrap();
+    eventually("the change to wait", || watcher.pending().is_some());
+    let delay = watcher.pending().unwrap();
+    std::fs::write(&file, file_with(8)).unwrap();
+    clock.advance(delay);
+    eventually("the newer change to apply", || calls(&loaded) == 8);
+    eventually("its outcome", || watcher.applied() == 1);
+    // one reload, from 5 to 8: the waiting change was never applied
+    assert_eq!(
+        watcher.last().unwrap().unwrap().to_string(),
+        "bulkhead inventory-query: max-concurrent-calls 5 -> 8"
+    );
+    assert_eq!(watcher.pending(), None);
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_back_to_the_contents_in_force_drops_the_waiting_change() {
+    let (_serial, handle) = serial();
+    let (dir, file) = setup("revert", &file_with(5));
+    let clock = ManualClock::new();
+    let loaded = load(&file, &clock);
+    let watcher = watch(&loaded);
+    std::fs::write(&file, file_with(7)).unwrap();
+    eventually("the change to wait", || watcher.pending().is_some());
+    std::fs::write(&file, file_with(5)).unwrap();
+    eventually("the change to be dropped", || watcher.pending().is_none());
+    assert_eq!(gauge(handle).as_deref(), Some("0"));
+    // its timer went with it
+    clock.advance(Duration::from_secs(60));
+    assert_eq!((calls(&loaded), watcher.applied()), (5, 0));
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn reload_stays_immediate() {
+    let (_serial, _) = serial();
+    let (dir, file) = setup("reload", &file_with(5));
+    let clock = ManualClock::new();
+    let loaded = load(&file, &clock);
+    let watcher = watch(&loaded);
+    std::fs::write(&file, file_with(7)).unwrap();
+    eventually("the change to wait", || watcher.pending().is_some());
+    let report = loaded.reload().unwrap();
+    assert_eq!(
+        report.to_string(),
+        "bulkhead inventory-query: max-concurrent-calls 5 -> 7"
+    );
+    assert_eq!(calls(&loaded), 7, "at once");
+    // the waiting change comes to nothing new at its time
+    clock.advance(Duration::from_secs(30));
+    eventually("the watcher's reload", || watcher.applied() == 1);
+    assert_eq!(watcher.last().unwrap().unwrap().to_string(), "no changes");
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_stagger_changes_with_the_file() {
+    let (_serial, _) = serial();
+    let plain = "[bulkhead.instances.inventory-query]\nmax-concurrent-calls = 5\n";
+    let (dir, file) = setup("change", plain);
+    let clock = ManualClock::new();
+    let loaded = load(&file, &clock);
+    assert_eq!(loaded.report().reload_stagger(), Duration::ZERO);
+    let watcher = watch(&loaded);
+    // no stagger in force: the change that sets one applies at once
+    std::fs::write(&file, file_with(6)).unwrap();
+    eventually("the change to apply", || calls(&loaded) == 6);
+    assert_eq!(watcher.pending(), None);
+    // and the next one waits
+    std::fs::write(&file, file_with(7)).unwrap();
+    eventually("the next change to wait", || watcher.pending().is_some());
+    assert_eq!(calls(&loaded), 6);
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_stagger_is_named_with_its_value() {
+    let (_serial, _) = serial();
+    for (written, says) in [
+        ("\"-5s\"", "cannot be negative"),
+        ("-5", "cannot be negative"),
+        ("\"soon\"", "expected a duration"),
+        ("\"48h\"", "at most 24h"),
+    ] {
+        let err = Resilience::builder()
+            .file_contents(
+                "resilience.toml",
+                format!("[resil]\nreload-stagger = {written}\n"),
+            )
+            .env_vars(Vec::<(String, String)>::new())
+            .declarations([])
+            .load()
+            .unwrap_err();
+        let [p] = err.problems() else {
+            panic!("one problem: {err}");
+        };
+        assert_eq!(p.key(), "resil.reload-stagger", "{p}");
+        assert_eq!(p.value(), Some(written), "{p}");
+        assert!(p.message().contains(says), "{written}: {p}");
+    }
+    let err = Resilience::builder()
+        .file_contents("resilience.toml", "[resil]\nreload-stager = \"30s\"\n")
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .load()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("did you mean `reload-stagger`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_environment_overrides_the_stagger() {
+    let (_serial, _) = serial();
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", STAGGER)
+        .env_vars([("RESIL_RESIL__RELOAD_STAGGER", "0s")])
+        .declarations([])
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.report().reload_stagger(), Duration::ZERO);
+    let err = Resilience::builder()
+        .file_contents("resilience.toml", "")
+        .env_vars([("RESIL_RESIL__RELOAD_STAGGER", "-1s")])
+        .declarations([])
+        .load()
+        .unwrap_err();
+    let [p] = err.problems() else {
+        panic!("one problem: {err}");
+    };
+    assert_eq!(p.source(), "env RESIL_RESIL__RELOAD_STAGGER", "{p}");
+    assert!(p.message().contains("cannot be negative"), "{p}");
+}
