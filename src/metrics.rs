@@ -40,7 +40,7 @@
 //! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
 //! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
-//! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
+//! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call ("retry at several layers": the attempts multiply); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
 //! | `resil_config_reload_pending` | gauge | (no `name`) | 1 while a changed file waits in `watch()` for its delay (`[resil] reload-stagger`), 0 otherwise (feature `watch`, from the start of a watch) |
@@ -101,9 +101,9 @@
 //!
 //! ```
 //! # #[cfg(feature = "actuator")]
-//! # fn main() -> Result<(), resil::InitError> {
+//! # fn main() -> Result<(), resil::config::InitError> {
 //! use metrics_exporter_prometheus::PrometheusBuilder;
-//! use resil::Resilience;
+//! use resil::config::Resilience;
 //!
 //! let loaded = Resilience::builder()
 //!     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
@@ -231,7 +231,7 @@ pub const CONFIG_RELOAD_PENDING: &str = "resil_config_reload_pending";
 /// # Examples
 ///
 /// ```
-/// let registries = resil::Registries::of_defaults();
+/// let registries = resil::config::Registries::of_defaults();
 /// resil::metrics::bind(&registries);
 /// registries.circuit_breakers().circuit_breaker("inventory-query"); // bound as it is created
 /// ```
@@ -249,7 +249,7 @@ pub fn bind(registries: &Registries) {
 /// # Examples
 ///
 /// ```
-/// let registries = resil::Registries::of_defaults();
+/// let registries = resil::config::Registries::of_defaults();
 /// resil::metrics::bind(&registries);
 /// resil::metrics::refresh(); // no recorder installed: nothing is recorded, nothing fails
 /// ```

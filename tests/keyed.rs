@@ -1,4 +1,4 @@
-//! Keyed instances (`key = expr` on an attribute, SPEC 7.6) as a user
+//! Keyed instances (`key = expr` on an attribute) as a user
 //! writes them: one instance per key under the attribute's name, bounded by
 //! `max-keys`, seen by the meters and the actuator. Every test uses its own
 //! instance names (tests share the process and its global registries, which
@@ -11,13 +11,14 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use metrics_exporter_prometheus::PrometheusBuilder;
+use resil::Rejection;
 use resil::bulkhead::Bulkhead;
 use resil::circuit_breaker::{CircuitBreaker, State};
-use resil::keyed::Keyed;
+use resil::config::Resilience;
+use resil::config::keyed::Keyed;
 use resil::rate_limiter::RateLimiter;
 use resil::retry::Retry;
 use resil::time_limiter::TimeLimiter;
-use resil::{Rejection, Resilience};
 use resil_config::GlobalPrimitive;
 use serde_json::Value;
 use tower::ServiceExt as _;

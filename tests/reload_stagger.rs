@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use resil::clock::{Clock as _, ManualClock, SystemClock};
-use resil::{Resilience, Watcher};
+use resil::config::{Resilience, Watcher};
 
 const STAGGER: &str = "[resil]\nreload-stagger = \"30s\"\n\n";
 

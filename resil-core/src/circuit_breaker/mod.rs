@@ -100,13 +100,13 @@ pub use self::config::{
 #[doc(hidden)]
 pub use self::core::Inner;
 pub use self::error::{
-    CallNotPermitted, ForcedOpenLimitOutOfRange, IllegalStateTransition, MAX_FORCED_OPEN_LIMIT,
-    MIN_FORCED_OPEN_LIMIT,
+    ForcedOpenLimitOutOfRange, IllegalStateTransition, MAX_FORCED_OPEN_LIMIT, MIN_FORCED_OPEN_LIMIT,
 };
 pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
 pub use self::layer::{CallGuard, CircuitBreakerAttempt, CircuitBreakerNode, CircuitBreakerPart};
 pub use self::metrics::CircuitBreakerMetrics;
 pub use self::state::State;
+pub use crate::rejection::CallNotPermitted;
 
 use self::state::Word;
 use self::window::Window;
@@ -486,8 +486,8 @@ impl CircuitBreaker {
 
     /// Refuses every call for `limit`, then moves to HALF_OPEN on its own
     /// (publishing the FORCED_OPEN → HALF_OPEN transition), unless another
-    /// transition comes first: the seed's "forced open with a time limit",
-    /// so that an operator's emergency stop cannot be forgotten. As after
+    /// transition comes first: a forced open with a time limit, so
+    /// that an operator's emergency stop cannot be forgotten. As after
     /// any OPEN, the half-open probes decide whether the downstream takes
     /// the load again (CLOSED) or not (OPEN): the end of the limit does not
     /// send the whole load to a dependency that may still be down.
