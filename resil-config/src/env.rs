@@ -318,11 +318,7 @@ fn map_resil(
     file: &Map<String, Value>,
     fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
 ) -> Option<Vec<String>> {
-    let (table_key, written) = file
-        .iter()
-        .find(|(k, _)| relaxed(k) == resil_table::TABLE)
-        .map(|(k, v)| (k.clone(), table(v)))
-        .unwrap_or_else(|| (resil_table::TABLE.to_owned(), None));
+    let (table_key, written) = written_table(file, resil_table::TABLE);
     let mut path = vec![table_key];
     let [_, key_seg] = segments else {
         if let Some(key) = segments.get(1) {
@@ -344,13 +340,29 @@ fn map_resil(
             ),
         );
     };
-    let existing = written
+    path.push(spelled(written, name).unwrap_or_else(|| name.to_owned()));
+    Some(path)
+}
+
+/// A top-level table as the file spells its name (else `name`), and its
+/// keys when it has the table.
+fn written_table<'a>(
+    file: &'a Map<String, Value>,
+    name: &str,
+) -> (String, Option<&'a Map<String, Value>>) {
+    file.iter()
+        .find(|(k, _)| relaxed(k) == name)
+        .map(|(k, v)| (k.clone(), table(v)))
+        .unwrap_or_else(|| (name.to_owned(), None))
+}
+
+/// `key` as `written` spells it, if it has it.
+fn spelled(written: Option<&Map<String, Value>>, key: &str) -> Option<String> {
+    written
         .into_iter()
         .flat_map(|t| t.keys())
-        .find(|k| relaxed(k) == relaxed(name))
-        .cloned();
-    path.push(existing.unwrap_or_else(|| name.to_owned()));
-    Some(path)
+        .find(|k| relaxed(k) == relaxed(key))
+        .cloned()
 }
 
 /// `CLOUD__<KEY>` and `CLOUD__DISABLE_TIME_LIMITER_MAP__<ID>`: the path in
@@ -360,11 +372,7 @@ fn map_cloud(
     file: &Map<String, Value>,
     fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
 ) -> Option<Vec<String>> {
-    let (table_key, written) = file
-        .iter()
-        .find(|(k, _)| relaxed(k) == cloud::TABLE)
-        .map(|(k, v)| (k.clone(), table(v)))
-        .unwrap_or_else(|| (cloud::TABLE.to_owned(), None));
+    let (table_key, written) = written_table(file, cloud::TABLE);
     let mut path = vec![table_key];
     let Some(key_seg) = segments.get(1) else {
         return fail(
@@ -387,11 +395,7 @@ fn map_cloud(
             ),
         );
     }
-    let existing = written
-        .into_iter()
-        .flat_map(|t| t.keys())
-        .find(|k| relaxed(k) == relaxed(key_seg))
-        .cloned();
+    let existing = spelled(written, key_seg);
     let key = existing.unwrap_or_else(|| key_seg.to_lowercase().replace('_', "-"));
     path.push(key);
     let want = if cloud::is_map_key(key_seg) { 3 } else { 2 };
