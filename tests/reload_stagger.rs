@@ -11,8 +11,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use resil::clock::{Clock as _, ManualClock, SystemClock};
-use resil::config::{Resilience, Watcher};
+use resil::clock::ManualClock;
+use resil::config::Resilience;
+
+mod watched;
+
+use watched::{calls, eventually, watch};
 
 const STAGGER: &str = "[resil]\nreload-stagger = \"30s\"\n\n";
 
@@ -42,54 +46,12 @@ fn gauge(handle: &PrometheusHandle) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A directory of its own, with `resilience.toml` in it.
 fn setup(name: &str, text: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("resil-stagger-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("resilience.toml");
-    std::fs::write(&file, text).unwrap();
-    (dir, file)
+    watched::setup(&format!("stagger-{name}"), text)
 }
 
 fn load(file: &Path, clock: &ManualClock) -> Arc<Resilience> {
-    Arc::new(
-        Resilience::builder()
-            .file(file)
-            .env_vars(Vec::<(String, String)>::new())
-            .declarations([])
-            .clock(clock.clone())
-            .load()
-            .unwrap_or_else(|e| panic!("{e}")),
-    )
-}
-
-fn watch(loaded: &Arc<Resilience>) -> Watcher {
-    let watcher = loaded.watch().unwrap_or_else(|e| panic!("{e}"));
-    watcher.set_debounce(Duration::from_millis(50));
-    watcher
-}
-
-/// Polls `done` until it holds, for at most ten seconds of real time.
-fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let clock = SystemClock::new();
-    let start = clock.now();
-    while !done() {
-        assert!(
-            clock.now().as_duration() - start.as_duration() < Duration::from_secs(10),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn calls(loaded: &Resilience) -> u32 {
-    loaded
-        .registries()
-        .bulkheads()
-        .bulkhead("inventory-query")
-        .config()
-        .max_concurrent_calls()
+    watched::load(file, Some(clock))
 }
 
 #[test]
