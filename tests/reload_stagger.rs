@@ -2,17 +2,22 @@
 //! drawn per process, counted on the registries' clock (a `ManualClock`
 //! here, so no test waits for the delay), shows the waiting change in
 //! `Watcher::pending` and `resil_config_reload_pending`, lets a newer change
-//! replace a waiting one and a revert drop it, and leaves `reload()`
-//! immediate. The file's events are real: outcomes are polled for with a
-//! deadline. The gauge is one per process, so the tests run one at a time.
+//! replace a waiting one and a revert drop it, and leaves `reload()` and
+//! `POST /actuator/refresh` immediate. The file's events are real:
+//! outcomes are polled for with a deadline. The gauge is one per process,
+//! so the tests run one at a time.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use resil::actuator::Actuator;
 use resil::clock::ManualClock;
 use resil::config::Resilience;
+use tower::ServiceExt as _;
 
 mod watched;
 
@@ -176,6 +181,57 @@ fn reload_stays_immediate() {
     clock.advance(Duration::from_secs(30));
     eventually("the watcher's reload", || watcher.applied() == 1);
     assert_eq!(watcher.last().unwrap().unwrap().to_string(), "no changes");
+    drop(watcher);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_actuators_refresh_stays_immediate() {
+    let (_serial, handle) = serial();
+    let (dir, file) = setup("refresh", &file_with(5));
+    let clock = ManualClock::new();
+    let loaded = load(&file, &clock);
+    let watcher = watch(&loaded);
+    std::fs::write(&file, file_with(7)).unwrap();
+    eventually("the change to wait", || watcher.pending().is_some());
+    let router = Actuator::builder()
+        .resilience(loaded.clone())
+        .state_changes("s3cr3t-token")
+        .build()
+        .router();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (status, body) = runtime.block_on(async {
+        let response = router
+            .oneshot(
+                Request::post("/actuator/refresh")
+                    .header("authorization", "Bearer s3cr3t-token")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    });
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("bulkhead.instances.inventory-query.max-concurrent-calls"),
+        "{body}"
+    );
+    assert_eq!(calls(&loaded), 7, "at once, the delay not waited");
+    // the watcher's change still waits, and then has nothing left to do
+    assert!(watcher.pending().is_some());
+    assert_eq!(gauge(handle).as_deref(), Some("1"));
+    clock.advance(Duration::from_secs(30));
+    eventually("the watcher's reload", || watcher.applied() == 1);
+    assert_eq!(watcher.last().unwrap().unwrap().to_string(), "no changes");
+    assert_eq!(watcher.pending(), None);
+    assert_eq!(gauge(handle).as_deref(), Some("0"));
     drop(watcher);
     std::fs::remove_dir_all(&dir).unwrap();
 }
