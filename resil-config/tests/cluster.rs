@@ -205,6 +205,57 @@ cluster-timeout = "20ms"
     }
 
     #[test]
+    fn one_key_on_a_cluster_and_on_a_single_server_is_refused() {
+        let limiter = |name: &str, key: Option<&str>, url: &str| {
+            let key = key
+                .map(|k| format!("cluster-key = \"{k}\"\n"))
+                .unwrap_or_default();
+            format!(
+                "[ratelimiter.instances.{name}]\nlimit-refresh-period = \"1s\"\n{key}cluster-url = \"{url}\"\n\n"
+            )
+        };
+        let text = limiter(
+            "a",
+            Some("fleet:{partner}"),
+            "redis://u:secret@10.0.0.9:6379/0",
+        ) + &limiter(
+            "b",
+            Some("fleet:{partner}"),
+            "redis+cluster://u:secret@10.0.0.1:7000,10.0.0.2:7000",
+        );
+        let p = problem_at(&text, "ratelimiter.instances.b.cluster-url");
+        assert_eq!(
+            p.message(),
+            "puts the key `fleet:{partner}` of ratelimiter `b` on a Redis Cluster, but ratelimiter `a` keeps that key on a single server (`ratelimiter.instances.a.cluster-url`): instances that share a key must name one Redis; give them the same `cluster-url`, or each its own `cluster-key`"
+        );
+        assert_eq!(
+            p.value(),
+            Some("\"redis+cluster://u:***@10.0.0.1:7000,10.0.0.2:7000\"")
+        );
+        assert!(!p.to_string().contains("secret"), "{p}");
+        // across kinds, and through a shared config: a limiter named after
+        // the breaker `partner`'s default key
+        let text = "[circuitbreaker.configs.fleet]\ncluster-url = \"redis+cluster://10.0.0.1:7000\"\n\n[circuitbreaker.instances.partner]\nbase-config = \"fleet\"\n\n".to_owned()
+            + &limiter(
+                "partner",
+                Some("resil:{partner}:circuitbreaker"),
+                "redis://10.0.0.9:6379",
+            );
+        let p = problem_at(&text, "ratelimiter.instances.partner.cluster-url");
+        assert!(
+            p.message().contains(
+                "but circuitbreaker `partner` keeps that key on a Redis Cluster (`circuitbreaker.configs.fleet.cluster-url`)"
+            ),
+            "{p}"
+        );
+        // one kind of URL per key: accepted
+        let text = limiter("a", Some("k"), "redis+cluster://10.0.0.1:7000")
+            + &limiter("b", Some("k"), "redis+cluster://10.0.0.2:7000")
+            + &limiter("c", None, "redis://10.0.0.9:6379");
+        load(&text).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
     fn the_breaker_takes_a_cluster_url() {
         let r = load(
             "[circuitbreaker.instances.partner]\ncluster-url = \"redis://127.0.0.1:6399/0\"\ncluster-probe-expiry = \"2s\"\n",
