@@ -28,7 +28,7 @@ fn cli() -> String {
 ///
 /// ```no_run
 /// let Some(mut cluster) = resil_testkit::RedisCluster::start_or_skip("my_test") else {
-///     return; // no redis-server or redis-cli here, and not in CI: skipped
+///     return Ok(()); // no redis-server or redis-cli here, and not in CI: skipped
 /// };
 /// let url = cluster.url(); // redis+cluster://127.0.0.1:<port>,...
 /// let master = cluster.master_of("resil:{partner-api}:ratelimiter")?;
