@@ -46,6 +46,7 @@
 //! | `resil_retry_budget_denied_total` | counter | `name` (the budget's) | retries a retry budget denied ([`RetryBudget`](crate::retry::RetryBudget)); set by [`refresh`] |
 //! | `resil_retry_budget_balance` | gauge | `name` (the budget's) | the retries the budget's balance pays for now |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
+//! | `resil_config_reload_pending` | gauge | (no `name`) | 1 while a changed file waits in `watch()` for its delay (`[resil] reload-stagger`), 0 otherwise (feature `watch`, from the start of a watch) |
 //!
 //! # When values move
 //!
@@ -228,6 +229,9 @@ pub const RETRY_BUDGET_DENIED: &str = "resil_retry_budget_denied_total";
 pub const RETRY_BUDGET_BALANCE: &str = "resil_retry_budget_balance";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
+/// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
+/// for its delay (`[resil] reload-stagger`), 0 otherwise.
+pub const CONFIG_RELOAD_PENDING: &str = "resil_config_reload_pending";
 
 /// Binds `registries` to the metrics facade (and to the other enabled
 /// observers, as [`observe`](crate::observe) does); binding again does nothing.
@@ -483,6 +487,10 @@ pub(crate) fn describe() {
         CONFIG_RELOADS,
         "The number of configuration reloads, applied or rejected"
     );
+    describe_gauge!(
+        CONFIG_RELOAD_PENDING,
+        "1 while a changed configuration file waits for its reload-stagger delay"
+    );
 }
 
 /// Counts a reload that applied or was refused (dry runs are not reported).
@@ -498,6 +506,18 @@ fn reloaded(outcome: Result<&resil_config::ReloadReport, &resil_config::InitErro
 
 inventory::submit! {
     resil_config::ReloadHook(reloaded)
+}
+
+/// Shows whether a changed file waits in `watch()` for its delay.
+#[cfg(feature = "watch")]
+fn reload_pending(waiting: bool) {
+    describe();
+    ::metrics::gauge!(CONFIG_RELOAD_PENDING).set(f64::from(u8::from(waiting)));
+}
+
+#[cfg(feature = "watch")]
+inventory::submit! {
+    resil_config::PendingHook(reload_pending)
 }
 
 /// Counts a fallback that ran: the instance, the aspect whose fallback it

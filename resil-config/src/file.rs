@@ -29,6 +29,7 @@ pub(crate) use crate::keys::{
     BASE_CONFIG, CLUSTER_FAILURE_MODE, CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_PROBE_EXPIRY,
     CLUSTER_TIMEOUT, CLUSTER_URL, CONTEXT_PROPAGATORS, KEY_LABEL, MAX_KEYS,
 };
+use crate::resil_table::{self, ResilSettings};
 use crate::value::{
     Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, number, relaxed, segment,
 };
@@ -177,6 +178,8 @@ pub(crate) struct Document {
     pub(crate) cloud_written: BTreeMap<String, Setting>,
     /// `[retrybudget.instances.*]`, by name.
     pub(crate) budgets: Budgets,
+    /// `[resil]`: resil's own settings.
+    pub(crate) resil: ResilSettings,
 }
 
 impl Document {
@@ -203,6 +206,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
     let mut seen: [Option<&str>; 6] = [None; 6];
     let mut cloud_seen: Option<&str> = None;
     let mut budget_seen: Option<&str> = None;
+    let mut resil_seen: Option<&str> = None;
     for (key, node) in root {
         if relaxed(key) == budget::TABLE {
             if let Some(other) = budget_seen.replace(key) {
@@ -214,6 +218,18 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 continue;
             }
             budget::read(key, node, ctx, d, &mut doc.budgets);
+            continue;
+        }
+        if relaxed(key) == resil_table::TABLE {
+            if let Some(other) = resil_seen.replace(key) {
+                d.error(ctx.problem(
+                    node,
+                    &[key],
+                    format!("`resil` is given twice (also as `{other}`)"),
+                ));
+                continue;
+            }
+            doc.resil = resil_table::read(key, node, ctx, d);
             continue;
         }
         if relaxed(key) == cloud::TABLE {
@@ -234,7 +250,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
         }
         let Some(aspect) = find_aspect(key) else {
             let mut modules = Aspect::ALL.map(Aspect::as_str).to_vec();
-            modules.extend([budget::TABLE, cloud::TABLE]);
+            modules.extend([budget::TABLE, cloud::TABLE, resil_table::TABLE]);
             d.error(ctx.problem(
                 node,
                 &[key],

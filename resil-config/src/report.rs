@@ -139,6 +139,8 @@ pub struct Report {
     pub(crate) budgets: crate::budget::Budgets,
     /// The worst case of each retrying name.
     pub(crate) worst_cases: Vec<crate::worst_case::WorstCase>,
+    /// `[resil] reload-stagger`.
+    pub(crate) reload_stagger: std::time::Duration,
 }
 
 impl Report {
@@ -151,6 +153,11 @@ impl Report {
     /// a call can take at worst, term by term ([`WorstCase`](crate::WorstCase)).
     pub fn worst_cases(&self) -> &[crate::worst_case::WorstCase] {
         &self.worst_cases
+    }
+    /// `[resil] reload-stagger`: `watch()` applies a changed file after a
+    /// random delay below it, drawn per process (zero: at once).
+    pub fn reload_stagger(&self) -> std::time::Duration {
+        self.reload_stagger
     }
     /// The file read, if any.
     pub fn file(&self) -> Option<&str> {

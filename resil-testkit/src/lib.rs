@@ -112,4 +112,6 @@ pub fn bytes_during<R>(f: impl FnOnce() -> R) -> (R, i64) {
 }
 
 mod redis;
+mod redis_cluster;
 pub use redis::RedisServer;
+pub use redis_cluster::{NODE_TIMEOUT, RedisCluster};
