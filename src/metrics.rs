@@ -21,6 +21,8 @@
 //! | `resilience4j_circuitbreaker_slow_call_rate` | gauge | | percent, `-1` below the minimum |
 //! | `resilience4j_circuitbreaker_calls_seconds` | histogram × 3 | `kind` = `successful`, `failed`, `ignored` | the duration of each call, from the `SUCCESS`, `ERROR` and `IGNORED_ERROR` events |
 //! | `resilience4j_circuitbreaker_not_permitted_calls_total` | counter | `kind` = `not_permitted` | one per `NOT_PERMITTED` event |
+//! | `resilience4j_circuitbreaker_calls_total` | counter | `kind` = `not_permitted` | the same count under Resilience4j 1.x's name, which its official Grafana board still plots |
+//! | `resilience4j_circuitbreaker_max_buffered_calls` | gauge | | the calls the window holds: `sliding-window-size` of a `COUNT_BASED` window, `NaN` for a `TIME_BASED` one (no number of calls bounds it); Resilience4j 1.x's name |
 //! | `resilience4j_retry_calls_total` | counter × 4 | `kind` = `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` | the retry's counters |
 //! | `resilience4j_bulkhead_available_concurrent_calls` | gauge | | free permits |
 //! | `resilience4j_bulkhead_max_allowed_concurrent_calls` | gauge | | the limit |
@@ -82,9 +84,33 @@
 //! `metrics-exporter-prometheus` renders histograms as summaries unless
 //! buckets are configured; Micrometer renders a timer without percentile
 //! histograms as a summary too (`_count`, `_sum`), so the queries of
-//! Resilience4j's dashboards work either way. Give
-//! `PrometheusBuilder::set_buckets_for_metric` buckets for
-//! `resilience4j_circuitbreaker_calls_seconds` if yours use `_bucket`.
+//! Resilience4j's dashboards on those work either way. Queries on
+//! `resilience4j_circuitbreaker_calls_seconds_bucket` (the percentile panels
+//! of Resilience4j's official board, `histogram_quantile(...)`) need
+//! buckets, as Micrometer's need `percentiles-histogram` turned on for the
+//! meter: give the exporter [`CALL_DURATION_BUCKETS`] for it when it is
+//! built. That is the whole setting, read once: the exporter records every
+//! duration the same way whether it renders buckets or a summary, so a
+//! protected call costs the same with the buckets as without them.
+//!
+//! ```
+//! # #[cfg(feature = "actuator")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+//! use resil::metrics::{CALL_DURATION_BUCKETS, CIRCUIT_BREAKER_CALLS};
+//!
+//! let recorder = PrometheusBuilder::new()
+//!     .set_buckets_for_metric(
+//!         Matcher::Full(CIRCUIT_BREAKER_CALLS.to_owned()),
+//!         CALL_DURATION_BUCKETS,
+//!     )?
+//!     .build_recorder();
+//! # let _ = recorder;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "actuator"))]
+//! # fn main() {}
+//! ```
 //!
 //! # Binding
 //!
@@ -161,6 +187,21 @@ pub const CIRCUIT_BREAKER_CALLS: &str = "resilience4j_circuitbreaker_calls_secon
 /// `resilience4j_circuitbreaker_not_permitted_calls_total`: refused calls (tag `kind` = `not_permitted`).
 pub const CIRCUIT_BREAKER_NOT_PERMITTED_CALLS: &str =
     "resilience4j_circuitbreaker_not_permitted_calls_total";
+/// `resilience4j_circuitbreaker_calls_total`: refused calls (tag `kind` =
+/// `not_permitted`), Resilience4j 1.x's name for the not-permitted counter,
+/// which the official Grafana board of Resilience4j still queries.
+pub const CIRCUIT_BREAKER_CALLS_TOTAL: &str = "resilience4j_circuitbreaker_calls_total";
+/// `resilience4j_circuitbreaker_max_buffered_calls`: the calls the window
+/// holds (`sliding-window-size` of a count-based window, `NaN` for a
+/// time-based one), Resilience4j 1.x's gauge.
+pub const CIRCUIT_BREAKER_MAX_BUFFERED_CALLS: &str =
+    "resilience4j_circuitbreaker_max_buffered_calls";
+/// Bucket bounds (seconds) for [`CIRCUIT_BREAKER_CALLS`], what Micrometer's
+/// `percentiles-histogram` gives a timer, in fewer buckets: 1 ms to 30 s,
+/// each about 2.5 times the one before (see the module's docs).
+pub const CALL_DURATION_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
 /// `resilience4j_retry_calls_total`: ended calls by outcome (tag `kind`).
 pub const RETRY_CALLS: &str = "resilience4j_retry_calls_total";
 /// `resilience4j_bulkhead_available_concurrent_calls`: free permits.
@@ -370,6 +411,14 @@ pub(crate) fn describe() {
     describe_counter!(
         CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
         "Total number of not permitted calls"
+    );
+    describe_counter!(
+        CIRCUIT_BREAKER_CALLS_TOTAL,
+        "Total number of not permitted calls"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_MAX_BUFFERED_CALLS,
+        "The maximum number of buffered calls which can be stored in the ring buffer"
     );
     describe_counter!(RETRY_CALLS, "The number of calls");
     describe_gauge!(
