@@ -42,6 +42,7 @@
 //! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
 //! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
+//! | `resil_circuitbreaker_failure_rate_threshold`, `resil_circuitbreaker_slow_call_rate_threshold` | gauges | | the breaker's `failure-rate-threshold` and `slow-call-rate-threshold` in force (percent), to plot the rates against |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call (the seed's "retry at several layers"); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
@@ -202,6 +203,14 @@ pub const CIRCUIT_BREAKER_MAX_BUFFERED_CALLS: &str =
 pub const CALL_DURATION_BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
+/// `resil_circuitbreaker_failure_rate_threshold`: the breaker's
+/// `failure-rate-threshold` in force (percent).
+pub const CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD: &str =
+    "resil_circuitbreaker_failure_rate_threshold";
+/// `resil_circuitbreaker_slow_call_rate_threshold`: the breaker's
+/// `slow-call-rate-threshold` in force (percent).
+pub const CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD: &str =
+    "resil_circuitbreaker_slow_call_rate_threshold";
 /// `resilience4j_retry_calls_total`: ended calls by outcome (tag `kind`).
 pub const RETRY_CALLS: &str = "resilience4j_retry_calls_total";
 /// `resilience4j_bulkhead_available_concurrent_calls`: free permits.
@@ -419,6 +428,14 @@ pub(crate) fn describe() {
     describe_gauge!(
         CIRCUIT_BREAKER_MAX_BUFFERED_CALLS,
         "The maximum number of buffered calls which can be stored in the ring buffer"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD,
+        "The failure rate threshold of the circuit breaker, in percent"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD,
+        "The slow call rate threshold of the circuit breaker, in percent"
     );
     describe_counter!(RETRY_CALLS, "The number of calls");
     describe_gauge!(

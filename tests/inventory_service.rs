@@ -199,6 +199,13 @@ async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
     assert!(line(
         r#"resilience4j_circuitbreaker_max_buffered_calls{name="inventory-query"} 20"#
     ));
+    // the thresholds, to plot the rates against
+    assert!(line(
+        r#"resil_circuitbreaker_failure_rate_threshold{name="inventory-query"} 50"#
+    ));
+    assert!(line(
+        r#"resil_circuitbreaker_slow_call_rate_threshold{name="inventory-query"} 60"#
+    ));
     let events = get(addr, "/actuator/circuitbreakerevents/inventory-query")
         .await
         .json();

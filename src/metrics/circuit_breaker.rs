@@ -172,6 +172,20 @@ pub(crate) fn refresh(cb: &CircuitBreaker) {
         max_buffered,
     );
     gauge(
+        CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD,
+        name,
+        None,
+        tags,
+        f64::from(config.failure_rate_threshold()),
+    );
+    gauge(
+        CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD,
+        name,
+        None,
+        tags,
+        f64::from(config.slow_call_rate_threshold()),
+    );
+    gauge(
         CIRCUIT_BREAKER_FAILURE_RATE,
         name,
         None,
