@@ -111,5 +111,7 @@ pub fn bytes_during<R>(f: impl FnOnce() -> R) -> (R, i64) {
     (r, live_bytes() - before)
 }
 
+mod prometheus;
 mod redis;
+pub use prometheus::{PrometheusServer, encode, promtool_or_skip, promtool_with_input};
 pub use redis::RedisServer;
