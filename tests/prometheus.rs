@@ -98,6 +98,55 @@ max-thread-pool-size = 1
 queue-capacity = 1
 "#;
 
+#[global_allocator]
+static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
+
+/// Buckets are the exporter's choice when it renders: a breaker's
+/// successful call allocates the same with them as without them (its
+/// duration goes into the exporter's sample blocks either way), and
+/// nothing of its own per call.
+#[test]
+fn buckets_cost_a_successful_call_nothing() {
+    const CALLS: u64 = 2_000;
+    let allocations = |builder: PrometheusBuilder| -> u64 {
+        let recorder = builder.build_recorder();
+        metrics::with_local_recorder(&recorder, || {
+            let loaded = Resilience::builder()
+                .file_contents("resilience.toml", "[circuitbreaker.instances.timed]\n")
+                .env_vars(Vec::<(String, String)>::new())
+                .load()
+                .unwrap();
+            resil::metrics::bind(loaded.registries());
+            let cb = loaded
+                .registries()
+                .circuit_breakers()
+                .circuit_breaker("timed");
+            let calls = || {
+                for _ in 0..CALLS {
+                    cb.call(|| Ok::<_, ()>(1)).unwrap();
+                }
+            };
+            calls(); // the handles taken, the first blocks filled
+            resil_testkit::allocations_during(calls).1
+        })
+    };
+    let without = allocations(PrometheusBuilder::new());
+    let with = allocations(
+        PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full(resil::metrics::CIRCUIT_BREAKER_CALLS.to_owned()),
+                resil::metrics::CALL_DURATION_BUCKETS,
+            )
+            .unwrap(),
+    );
+    eprintln!("allocations in {CALLS} calls: {without} without buckets, {with} with");
+    assert_eq!(with, without, "the buckets cost allocations");
+    assert!(
+        with < CALLS / 16,
+        "{with} allocations in {CALLS} calls: not the exporter's blocks alone"
+    );
+}
+
 /// Every PromQL query of the dashboard's panels (`expr` of each target).
 fn dashboard_queries(dashboard: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
