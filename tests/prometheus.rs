@@ -531,8 +531,13 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
     // thresholds: 600 refusals of each kind, fallbacks, retried calls,
     // timeouts of writes and another refused reload.
     const BURST: usize = 600;
+    // OPEN until the end: a slow machine may have let its wait pass, and
+    // failing probes send it back
+    if breaker.state() != resil::circuit_breaker::State::Open {
+        breaker.transition_to_open_state().unwrap();
+    }
     for _ in 0..BURST {
-        call(get("/inventory/SKU-1001?mode=success")).await;
+        call(get("/inventory/SKU-1001?mode=fail")).await;
         limiter.try_acquire_permission(1);
         assert!(audit.try_acquire_permission().is_err());
         assert!(export.try_submit(|| ()).is_err());
