@@ -147,6 +147,42 @@ fn buckets_cost_a_successful_call_nothing() {
     );
 }
 
+/// An open breaker's refusals count into both not-permitted counters (and
+/// the rejections) without allocating.
+#[test]
+fn refusals_count_in_every_counter_without_allocating() {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::with_local_recorder(&recorder, || {
+        let loaded = Resilience::builder()
+            .file_contents("resilience.toml", "[circuitbreaker.instances.refusing]\n")
+            .env_vars(Vec::<(String, String)>::new())
+            .load()
+            .unwrap();
+        resil::metrics::bind(loaded.registries());
+        let cb = loaded
+            .registries()
+            .circuit_breakers()
+            .circuit_breaker("refusing");
+        cb.transition_to_open_state().unwrap();
+        assert!(cb.call(|| Ok::<_, ()>(1)).is_err()); // the handles taken
+        let ((), n) = resil_testkit::allocations_during(|| {
+            for _ in 0..999 {
+                assert!(cb.call(|| Ok::<_, ()>(1)).is_err());
+            }
+        });
+        assert_eq!(n, 0, "allocations in 999 refusals");
+    });
+    let text = handle.render();
+    for line in [
+        r#"resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted",name="refusing"} 1000"#,
+        r#"resilience4j_circuitbreaker_calls_total{kind="not_permitted",name="refusing"} 1000"#,
+        r#"resil_rejections_total{kind="circuit_breaker",name="refusing"} 1000"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
+    }
+}
+
 /// Every PromQL query of the dashboard's panels (`expr` of each target).
 fn dashboard_queries(dashboard: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
