@@ -84,7 +84,12 @@
 //! Minimum supported Rust version: 1.88.
 #![doc(test(attr(deny(warnings))))]
 
-pub use resil_core::*;
+// The root names what a service author writes daily; the rest is in the
+// modules (`config` for the loaded configuration and its reports).
+pub use resil_core::{
+    Classify, Decorators, Error, Rejection, bulkhead, chain, circuit_breaker, clock, cluster,
+    error, event, rate_limiter, registry, retry, thread_pool_bulkhead, time_limiter,
+};
 
 /// The README's snippets, compiled (and run, unless marked `no_run`) as doc
 /// tests so that they cannot rot.
@@ -92,15 +97,28 @@ pub use resil_core::*;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// Keyed instances (`key = expr` on an attribute): the tables of each name's keys.
-pub use resil_config::keyed;
-pub use resil_config::{
-    Aspect, Change, ChangeKind, ConfigProblem, InitError, InstanceReport, NamedContextPropagator,
-    Registries, ReloadReport, Report, Resilience, ResilienceBuilder, context_propagators,
-    declarations, init, is_initialized, registries, reload, reload_dry_run,
-};
 #[cfg(feature = "watch")]
-pub use resil_config::{Watcher, watch};
+pub use resil_config::watch;
+pub use resil_config::{init, registries, reload, reload_dry_run};
+
+/// The configuration resil loaded: what `init()` and `reload()` report,
+/// the registries they fill, the call sites' declarations, the building of
+/// a configuration by hand ([`Resilience`](config::Resilience)), and keyed
+/// instances.
+pub mod config {
+    #[cfg(feature = "watch")]
+    pub use resil_config::Watcher;
+    /// Keyed instances (`key = expr` on an attribute): the tables of each name's keys.
+    pub use resil_config::keyed;
+    pub use resil_config::{
+        Aspect, Change, ChangeKind, ConfigProblem, InitError, InstanceReport,
+        NamedContextPropagator, Registries, ReloadReport, Report, Resilience, ResilienceBuilder,
+        context_propagators, declarations, is_initialized,
+    };
+    pub use resil_core::error::ConfigError;
+    pub use resil_core::{Name, Tags};
+}
+
 pub use resil_macros::{
     Classify, bulkhead, circuit_breaker, rate_limiter, retry, thread_pool_bulkhead, time_limiter,
 };
@@ -144,14 +162,14 @@ pub mod __private;
 /// });
 ///
 /// # fn main() {
-/// assert!(resil::context_propagators().iter().any(|p| p.name() == "tenant"));
+/// assert!(resil::config::context_propagators().iter().any(|p| p.name() == "tenant"));
 /// # }
 /// ```
 #[macro_export]
 macro_rules! context_propagator {
     ($name:literal, $propagator:expr $(,)?) => {
         $crate::__private::inventory::submit! {
-            $crate::NamedContextPropagator {
+            $crate::config::NamedContextPropagator {
                 name: $name,
                 make: || ::std::sync::Arc::new($propagator),
                 default: false,

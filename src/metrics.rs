@@ -127,9 +127,9 @@
 //!
 //! ```
 //! # #[cfg(feature = "actuator")]
-//! # fn main() -> Result<(), resil::InitError> {
+//! # fn main() -> Result<(), resil::config::InitError> {
 //! use metrics_exporter_prometheus::PrometheusBuilder;
-//! use resil::Resilience;
+//! use resil::config::Resilience;
 //!
 //! let loaded = Resilience::builder()
 //!     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
@@ -277,7 +277,7 @@ pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 /// # Examples
 ///
 /// ```
-/// let registries = resil::Registries::of_defaults();
+/// let registries = resil::config::Registries::of_defaults();
 /// resil::metrics::bind(&registries);
 /// registries.circuit_breakers().circuit_breaker("inventory-query"); // bound as it is created
 /// ```
@@ -295,7 +295,7 @@ pub fn bind(registries: &Registries) {
 /// # Examples
 ///
 /// ```
-/// let registries = resil::Registries::of_defaults();
+/// let registries = resil::config::Registries::of_defaults();
 /// resil::metrics::bind(&registries);
 /// resil::metrics::refresh(); // no recorder installed: nothing is recorded, nothing fails
 /// ```

@@ -13,8 +13,8 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 use resil::actuator::Actuator;
 use resil::circuit_breaker::CircuitBreakerClassifier;
 use resil::clock::ManualClock;
+use resil::config::{Aspect, Registries, Report, Resilience};
 use resil::retry::RetryClassifier;
-use resil::{Aspect, Registries, Report, Resilience};
 use resil_config::Declaration;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;

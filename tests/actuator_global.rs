@@ -34,7 +34,7 @@ async fn init_observes_the_global_registries() {
     let recorder = PrometheusBuilder::new().build_recorder();
     let handle = recorder.handle();
     let _recording = metrics::set_default_local_recorder(&recorder);
-    resil::Resilience::builder()
+    resil::config::Resilience::builder()
         .file_contents(
             "resilience.toml",
             "[circuitbreaker.instances.global-query]\nregister-health-indicator = true\n",

@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Request, StatusCode};
 use resil::actuator::Actuator;
-use resil::{Aspect, Registries, Report, Resilience};
+use resil::config::{Aspect, Registries, Report, Resilience};
 use resil_config::Declaration;
 use serde_json::Value;
 use tower::ServiceExt as _;

@@ -12,8 +12,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use resil::Resilience;
 use resil::actuator::Actuator;
+use resil::config::Resilience;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpSocket, TcpStream};
@@ -239,7 +239,7 @@ fn a_refresh_runs_off_the_runtime() {
                 .recv_timeout(Duration::from_secs(5))
                 .is_ok();
             if !signalled {
-                return Err(resil::InitError::NotInitialized);
+                return Err(resil::config::InitError::NotInitialized);
             }
             if dry_run {
                 target.reload_dry_run()

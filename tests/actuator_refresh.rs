@@ -10,8 +10,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use resil::Resilience;
 use resil::actuator::Actuator;
+use resil::config::Resilience;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 

@@ -23,10 +23,10 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use downstream::{Downstream, Load};
 use metrics_exporter_prometheus::PrometheusBuilder;
-use resil::Resilience;
 use resil::actuator::Actuator;
 use resil::bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder, LimitAlgorithm};
 use resil::clock::ManualClock;
+use resil::config::Resilience;
 use tower::ServiceExt as _;
 
 const BASE: Duration = Duration::from_millis(10);

@@ -19,7 +19,11 @@ use resil::cloud::{BlockingBulkhead, BreakerConfig, CircuitBreakerFactory};
 use resil::time_limiter::TimeLimiterConfig;
 use resil_config::{Registries, Resilience};
 
-fn load(name: &str, text: &str, env: &[(&str, &str)]) -> Result<Registries, resil::InitError> {
+fn load(
+    name: &str,
+    text: &str,
+    env: &[(&str, &str)],
+) -> Result<Registries, resil::config::InitError> {
     let vars: Vec<(String, String)> = env
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

@@ -13,10 +13,10 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use resil::Resilience;
 use resil::actuator::metrics_exporter_prometheus::PrometheusBuilder;
 use resil::circuit_breaker::State;
 use resil::clock::TokioClock;
+use resil::config::Resilience;
 use serde_json::Value;
 use tower::ServiceExt as _;
 

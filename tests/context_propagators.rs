@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 
-use resil::Resilience;
+use resil::config::Resilience;
 
 thread_local! {
     static TENANT: RefCell<Option<String>> = const { RefCell::new(None) };
@@ -38,7 +38,7 @@ context-propagators = ["tenant"]
 base-config = "with-tenant"
 "#;
 
-fn load(toml: &str) -> Result<Resilience, resil::InitError> {
+fn load(toml: &str) -> Result<Resilience, resil::config::InitError> {
     Resilience::builder()
         .file_contents("resilience.toml", toml)
         .env_vars(Vec::<(String, String)>::new())

@@ -22,9 +22,9 @@ use resil::circuit_breaker::{
     CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerEvent, State,
 };
 use resil::clock::{Clock as _, TokioClock};
+use resil::config::{Registries, Resilience};
 use resil::event::SubscriptionId;
 use resil::retry::RetryClassifier;
-use resil::{Registries, Resilience};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
@@ -56,7 +56,7 @@ fn prometheus() -> PrometheusHandle {
 
 /// The seed's configuration, read from the repository's resilience.toml, on
 /// a clock that follows paused tokio time (and no environment overrides).
-fn seed_config() -> resil::ResilienceBuilder {
+fn seed_config() -> resil::config::ResilienceBuilder {
     Resilience::builder()
         .file(CONFIG)
         .clock(TokioClock::new())

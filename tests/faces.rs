@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use resil::clock::{Clock, TokioClock};
+use resil::config::{Registries, Resilience};
 use resil::event::{Event, EventKind};
-use resil::{Decorators, Error, Registries, Rejection, Resilience};
+use resil::{Decorators, Error, Rejection};
 use tower::{ServiceExt, service_fn};
 
 /// Two of each kind of instance: one set per face, each with the same

@@ -9,8 +9,8 @@ mod app;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use resil::Resilience;
 use resil::actuator::metrics_exporter_prometheus::PrometheusBuilder;
+use resil::config::Resilience;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use resil::Rejection;
 use resil::clock::TokioClock;
-use resil::{Aspect, Rejection, Resilience};
+use resil::config::{Aspect, Resilience};
 
 #[derive(Debug, Clone, PartialEq)]
 enum WriteError {
@@ -93,7 +94,7 @@ async fn the_body_runs_on_after_a_timeout_only_where_it_can() {
         ["timelimiter.instances.borrowed-write.cancel-running-future"]
     );
     let declared = |name: &str| {
-        resil::declarations()
+        resil::config::declarations()
             .into_iter()
             .find(|d| d.aspect() == Aspect::TimeLimiter && d.name() == name)
             .unwrap()

@@ -45,5 +45,5 @@ fn the_first_call_observes_the_global_registries() {
             "missing `{line}` in\n{text}"
         );
     }
-    assert!(!resil::is_initialized());
+    assert!(!resil::config::is_initialized());
 }

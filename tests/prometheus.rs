@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use resil::Resilience;
+use resil::config::Resilience;
 use resil::actuator::metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use resil_testkit::{PrometheusServer, encode, promtool_or_skip, promtool_with_input};
 use serde_json::Value;

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use resil::Resilience;
 use resil::actuator::Actuator;
+use resil::config::Resilience;
 use tower::ServiceExt as _;
 
 const SECRET: &str = "s3cr3t";
@@ -21,7 +21,7 @@ const URL: &str = "redis://admin:s3cr3t@127.0.0.1:1/0";
 const SHOWN: &str = "redis://admin:***@127.0.0.1:1/0";
 const TOKEN: &str = "operator-token";
 
-fn load(name: &str, text: &str) -> Result<Resilience, resil::InitError> {
+fn load(name: &str, text: &str) -> Result<Resilience, resil::config::InitError> {
     Resilience::builder()
         .file_contents(name, text)
         .env_vars(Vec::<(String, String)>::new())
@@ -81,7 +81,10 @@ fn the_report_never_shows_the_password() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let report = loaded.report();
-    for aspect in [resil::Aspect::RateLimiter, resil::Aspect::CircuitBreaker] {
+    for aspect in [
+        resil::config::Aspect::RateLimiter,
+        resil::config::Aspect::CircuitBreaker,
+    ] {
         let instance = report.instance(aspect, "partner").expect("reported");
         assert_eq!(instance.setting("cluster-url"), Some(SHOWN));
     }

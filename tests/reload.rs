@@ -86,7 +86,7 @@ fn the_global_registries_reload_from_the_file_init_read() {
     // before init there is nothing to reload
     let before = resil::reload().unwrap_err();
     assert!(
-        matches!(before, resil::InitError::NotInitialized),
+        matches!(before, resil::config::InitError::NotInitialized),
         "{before}"
     );
 
@@ -148,7 +148,7 @@ fn the_global_registries_reload_from_the_file_init_read() {
     assert_eq!(acme.tags().get("key"), None, "a live key keeps its tags");
     let now = resil_config::global::current_report().unwrap();
     assert_eq!(
-        now.instance(resil::Aspect::Bulkhead, "inventory-query")
+        now.instance(resil::config::Aspect::Bulkhead, "inventory-query")
             .unwrap()
             .setting("max-concurrent-calls"),
         Some("0")
@@ -157,7 +157,7 @@ fn the_global_registries_reload_from_the_file_init_read() {
     assert_eq!(
         resil_config::global::report()
             .unwrap()
-            .instance(resil::Aspect::Bulkhead, "inventory-query")
+            .instance(resil::config::Aspect::Bulkhead, "inventory-query")
             .unwrap()
             .setting("max-concurrent-calls"),
         Some("5")

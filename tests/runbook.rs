@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::Request;
-use resil::Resilience;
 use resil::actuator::metrics_exporter_prometheus::PrometheusBuilder;
+use resil::config::Resilience;
 use tower::ServiceExt;
 
 use crate::app::Inventory;

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use resil::actuator::metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use resil::clock::ManualClock;
-use resil::{Error, Rejection, Resilience};
+use resil::config::Resilience;
+use resil::{Error, Rejection};
 
 #[derive(Debug, Clone, PartialEq, resil::Classify)]
 enum ApiError {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use resil::{InitError, Resilience, Watcher};
+use resil::config::{InitError, Resilience, Watcher};
 
 const FILE: &str = "[bulkhead.instances.inventory-query]\nmax-concurrent-calls = 5\n";
 

@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker; do
+//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker breaker-sync five-sync resil-three named; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -22,7 +22,12 @@
 //! attributes on the global registries' instances (defaults: their
 //! recent-events buffers on), `attributes-without-retry` through the four
 //! other attributes on the same instances, `registry-decorators` through `Decorators` on
-//! those same instances. The difference of two totals divided by 200 000 is
+//! those same instances, `breaker-sync` a blocking call through the
+//! breaker alone, `five-sync` a blocking call through `Decorators` with the
+//! four layers that take one (no time limiter), `resil-three` through
+//! resil's tower `BulkheadLayer`, `RateLimiterLayer` and
+//! `TimeLimiterLayer` (tower's three), `named` through
+//! `resil::tower::named` with five layers on the global instances. The difference of two totals divided by 200 000 is
 //! what one call adds.
 
 use std::hint::black_box;
@@ -217,6 +222,54 @@ fn main() {
                     .with_bulkhead(&bh);
                 for _ in 0..CALLS {
                     black_box(chain.call_async(|| ready_rejected(black_box(1))).await.ok());
+                }
+            }
+            "breaker-sync" => {
+                for _ in 0..CALLS {
+                    black_box(breaker.call(|| query(black_box(1))).ok());
+                }
+            }
+            "five-sync" => {
+                // the five layers but the time limiter (a blocking call
+                // cannot be timed out)
+                let four = Decorators::new()
+                    .with_retry(&retry)
+                    .with_circuit_breaker(&breaker)
+                    .with_rate_limiter(&limiter)
+                    .with_bulkhead(&bulkhead);
+                for _ in 0..CALLS {
+                    black_box(four.call(|| query(black_box(1))).ok());
+                }
+            }
+            "resil-three" => {
+                use resil::tower::{BulkheadLayer, RateLimiterLayer, TimeLimiterLayer};
+                let mut svc = ServiceBuilder::new()
+                    .layer(BulkheadLayer::new(bulkhead.clone()))
+                    .layer(RateLimiterLayer::new(limiter.clone()))
+                    .layer(TimeLimiterLayer::new(timeout.clone()))
+                    .service(tower::service_fn(ready));
+                for _ in 0..CALLS {
+                    let r = svc.ready().await.expect("ready").call(black_box(1)).await;
+                    black_box(r.ok());
+                }
+            }
+            "named" => {
+                // the global instances of `probe`, as the attributes use
+                // them, with limits that never refuse
+                let mut svc = ServiceBuilder::new()
+                    .layer(
+                        resil::tower::named("probe")
+                            .retry()
+                            .circuit_breaker()
+                            .rate_limiter()
+                            .time_limiter()
+                            .bulkhead()
+                            .build(),
+                    )
+                    .service(tower::service_fn(ready));
+                for _ in 0..CALLS {
+                    let r = svc.ready().await.expect("ready").call(black_box(1)).await;
+                    black_box(r.ok());
                 }
             }
             other => panic!("unknown mode {other:?}"),

@@ -11,12 +11,11 @@ use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 
-// Each rejection type has one public path, in its primitive's module.
-use crate::bulkhead::BulkheadFull;
-use crate::circuit_breaker::CallNotPermitted;
-use crate::rate_limiter::RequestNotPermitted;
-use crate::retry::MaxRetriesExceeded;
-use crate::time_limiter::Timeout;
+// The rejections' leaf module; each type's public path is in its
+// primitive's module.
+use crate::rejection::{
+    BulkheadFull, CallNotPermitted, MaxRetriesExceeded, RequestNotPermitted, Timeout,
+};
 
 /// The kind names of the rejections, in [`Error`]'s order: what
 /// [`Error::rejection_kind`] returns, and what `record-errors` and the other

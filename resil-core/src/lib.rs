@@ -44,6 +44,7 @@ pub mod live;
 pub mod rate_limiter;
 pub mod redact;
 pub mod registry;
+mod rejection;
 #[cfg(feature = "axum")]
 mod response;
 pub mod retry;

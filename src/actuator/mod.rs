@@ -321,7 +321,7 @@ pub struct Actuator {
 /// Registries loaded without [`init`](crate::init), shown with their report:
 ///
 /// ```
-/// use resil::Resilience;
+/// use resil::config::Resilience;
 /// use resil::actuator::Actuator;
 ///
 /// let (registries, report) = Resilience::builder()
@@ -336,7 +336,7 @@ pub struct Actuator {
 ///     .build();
 /// let router: axum::Router = actuator.router();
 /// # drop(router);
-/// # Ok::<(), resil::InitError>(())
+/// # Ok::<(), resil::config::InitError>(())
 /// ```
 pub struct ActuatorBuilder {
     source: Source,
@@ -378,7 +378,7 @@ impl std::fmt::Debug for ActuatorBuilder {
 /// # Examples
 ///
 /// ```
-/// use resil::Registries;
+/// use resil::config::Registries;
 /// use resil::actuator::{Actuator, SharedRegistries};
 /// use std::sync::Arc;
 ///
@@ -463,7 +463,7 @@ impl ActuatorBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use resil::Resilience;
+    /// use resil::config::Resilience;
     /// use resil::actuator::Actuator;
     ///
     /// let loaded = Arc::new(
@@ -478,7 +478,7 @@ impl ActuatorBuilder {
     ///     .build()
     ///     .router();
     /// # drop(router);
-    /// # Ok::<(), resil::InitError>(())
+    /// # Ok::<(), resil::config::InitError>(())
     /// ```
     pub fn resilience(mut self, resilience: Arc<Resilience>) -> Self {
         self.source = Source::Resilience(resilience);

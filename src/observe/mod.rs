@@ -38,14 +38,14 @@ pub(crate) mod sink;
 /// # Examples
 ///
 /// ```
-/// use resil::Resilience;
+/// use resil::config::Resilience;
 ///
 /// let loaded = Resilience::builder()
 ///     .file_contents("resilience.toml", "[circuitbreaker.instances.inventory-query]\n")
 ///     .env_vars(Vec::<(String, String)>::new())
 ///     .load()?;
 /// resil::observe(loaded.registries());
-/// # Ok::<(), resil::InitError>(())
+/// # Ok::<(), resil::config::InitError>(())
 /// ```
 pub fn observe(registries: &Registries) {
     let _ = Binding::of(registries);

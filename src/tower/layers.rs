@@ -304,7 +304,7 @@ impl<P, H: std::borrow::Borrow<CircuitBreaker>> fmt::Debug for CircuitBreakerLay
 /// use tower::{ServiceBuilder, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() -> Result<(), resil::ConfigError> {
+/// # async fn main() -> Result<(), resil::config::ConfigError> {
 /// static CALLS: AtomicU32 = AtomicU32::new(0);
 /// let retry = Retry::new("quote", RetryConfig::builder().max_attempts(3).build()?);
 /// let svc = ServiceBuilder::new()
@@ -468,7 +468,7 @@ plain_layer! {
     /// use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), resil::ConfigError> {
+    /// # async fn main() -> Result<(), resil::config::ConfigError> {
     /// let bulkhead = Bulkhead::new("report", BulkheadConfig::builder().max_concurrent_calls(1).build()?);
     /// let mut svc = ServiceBuilder::new()
     ///     .layer(BulkheadLayer::new(bulkhead))
@@ -499,7 +499,7 @@ plain_layer! {
     /// use tower::{ServiceBuilder, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), resil::ConfigError> {
+    /// # async fn main() -> Result<(), resil::config::ConfigError> {
     /// let config = RateLimiterConfig::builder()
     ///     .limit_for_period(1)
     ///     .limit_refresh_period(Duration::from_secs(60))
@@ -531,7 +531,7 @@ plain_layer! {
     /// use tower::{ServiceBuilder, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), resil::ConfigError> {
+    /// # async fn main() -> Result<(), resil::config::ConfigError> {
     /// let config = TimeLimiterConfig::builder().timeout_duration(Duration::from_secs(1)).build()?;
     /// let svc = ServiceBuilder::new()
     ///     .layer(TimeLimiterLayer::new(TimeLimiter::new("quote", config)))

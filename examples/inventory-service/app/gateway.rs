@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use resil::cloud::CircuitBreakerFactory;
+use resil::config::Registries;
 use resil::retry::{Retry, RetryClassifier};
-use resil::{Decorators, Error, Registries};
+use resil::{Decorators, Error};
 
 use crate::app::domain::{InventoryError, InventoryView, Mode, Reservation, reason};
 use crate::app::downstream::InventoryHttpClient;

@@ -54,7 +54,7 @@ impl Inventory {
     /// their instances from `registries`.
     pub(crate) fn new(
         client: Arc<InventoryHttpClient>,
-        registries: &'static resil::Registries,
+        registries: &'static resil::config::Registries,
     ) -> Self {
         Inventory {
             gateway: InventoryGateway::new(client.clone()),

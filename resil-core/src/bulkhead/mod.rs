@@ -136,7 +136,6 @@ mod adaptive;
 mod algorithm;
 mod config;
 mod core;
-mod error;
 mod event;
 mod layer;
 mod limit;
@@ -153,11 +152,11 @@ use std::sync::Arc;
 pub use self::config::{BulkheadConfig, BulkheadConfigBuilder, MAX_CONCURRENT_CALLS};
 #[doc(hidden)]
 pub use self::core::Inner;
-pub use self::error::BulkheadFull;
 pub use self::event::{BulkheadEvent, BulkheadEventType};
 pub use self::layer::{BulkheadAttempt, BulkheadNode, BulkheadPart, ErrorKinds, Kinds};
 pub use self::limit::{LimitAlgorithm, Sample, UnknownLimitAlgorithm};
 pub use self::metrics::BulkheadMetrics;
+pub use crate::rejection::BulkheadFull;
 
 use self::adaptive::Limiter;
 use self::core::Held;

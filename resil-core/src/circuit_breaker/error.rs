@@ -1,5 +1,6 @@
-//! The circuit breaker's rejection, its illegal-transition error and the
-//! refusal of a forced open's time limit.
+//! The circuit breaker's illegal-transition error and the refusal of a
+//! forced open's time limit (its rejection,
+//! [`CallNotPermitted`](super::CallNotPermitted), is in `crate::rejection`).
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -7,41 +8,6 @@ use std::time::Duration;
 
 use super::State;
 use crate::Name;
-
-/// The circuit breaker did not permit the call (Resilience4j's `CallNotPermittedException`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallNotPermitted {
-    name: Name,
-    state: State,
-}
-
-impl CallNotPermitted {
-    pub(crate) fn new(name: Name, state: State) -> Self {
-        CallNotPermitted { name, state }
-    }
-
-    /// The breaker's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The state that refused the call (OPEN, HALF_OPEN without probes left, or FORCED_OPEN).
-    pub fn state(&self) -> State {
-        self.state
-    }
-}
-
-impl fmt::Display for CallNotPermitted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "circuit breaker `{}` is {} and does not permit further calls",
-            self.name, self.state
-        )
-    }
-}
-
-impl StdError for CallNotPermitted {}
 
 /// A manual transition that Resilience4j's table forbids (CLOSED → HALF_OPEN,
 /// METRICS_ONLY → OPEN or HALF_OPEN). The state is unchanged.

@@ -100,13 +100,13 @@ pub use self::config::{
 #[doc(hidden)]
 pub use self::core::Inner;
 pub use self::error::{
-    CallNotPermitted, ForcedOpenLimitOutOfRange, IllegalStateTransition, MAX_FORCED_OPEN_LIMIT,
-    MIN_FORCED_OPEN_LIMIT,
+    ForcedOpenLimitOutOfRange, IllegalStateTransition, MAX_FORCED_OPEN_LIMIT, MIN_FORCED_OPEN_LIMIT,
 };
 pub use self::event::{CircuitBreakerEvent, CircuitBreakerEventType};
 pub use self::layer::{CallGuard, CircuitBreakerAttempt, CircuitBreakerNode, CircuitBreakerPart};
 pub use self::metrics::CircuitBreakerMetrics;
 pub use self::state::State;
+pub use crate::rejection::CallNotPermitted;
 
 use self::state::Word;
 use self::window::Window;

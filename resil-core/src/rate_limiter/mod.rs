@@ -86,7 +86,6 @@
 mod cluster;
 mod config;
 mod core;
-mod error;
 mod event;
 mod layer;
 mod metrics;
@@ -103,10 +102,10 @@ use std::time::Duration;
 pub use self::config::{MAX_DURATION, RateLimiterConfig, RateLimiterConfigBuilder};
 #[doc(hidden)]
 pub use self::core::Inner;
-pub use self::error::RequestNotPermitted;
 pub use self::event::{RateLimiterEvent, RateLimiterEventType};
 pub use self::layer::{RateLimiterAttempt, RateLimiterNode, RateLimiterPart};
 pub use self::metrics::RateLimiterMetrics;
+pub use crate::rejection::RequestNotPermitted;
 
 use self::layer::Waiting;
 use self::state::{Core, Decision};

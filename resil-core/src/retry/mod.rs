@@ -112,7 +112,6 @@ mod classifier;
 mod config;
 mod core;
 mod counter;
-mod error;
 mod event;
 mod interval;
 mod layer;
@@ -125,9 +124,9 @@ use std::sync::Arc;
 
 pub use self::classifier::RetryClassifier;
 pub use self::config::{RetryConfig, RetryConfigBuilder};
-pub use self::error::MaxRetriesExceeded;
 pub use self::event::{RetryEvent, RetryEventType};
 pub use self::layer::{RetryAttempt, RetryNode, RetryPart};
+pub use crate::rejection::MaxRetriesExceeded;
 
 pub use self::interval::{IntervalBiFunction, RetryOutcome};
 pub use self::metrics::RetryMetrics;

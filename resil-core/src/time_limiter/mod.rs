@@ -82,7 +82,6 @@
 
 mod config;
 mod core;
-mod error;
 mod event;
 mod layer;
 mod metrics;
@@ -95,13 +94,13 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub use self::config::{DEFAULT_MAX_DETACHED_FUTURES, TimeLimiterConfig, TimeLimiterConfigBuilder};
 #[doc(hidden)]
 pub use self::core::Inner;
-pub use self::error::Timeout;
 pub use self::event::{TimeLimiterEvent, TimeLimiterEventType};
 pub use self::layer::{
     DetachingAttempt, DetachingNode, DetachingPart, TimeLimiterAttempt, TimeLimiterNode,
     TimeLimiterPart,
 };
 pub use self::metrics::TimeLimiterMetrics;
+pub use crate::rejection::Timeout;
 
 use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock};
