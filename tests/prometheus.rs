@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use resil::config::Resilience;
 use resil::actuator::metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use resil::config::Resilience;
 use resil_testkit::{PrometheusServer, encode, promtool_or_skip, promtool_with_input};
 use serde_json::Value;
 use tower::ServiceExt as _;
@@ -368,6 +368,97 @@ fn every_rule_waits_and_links_its_runbook_section() {
             "no rule on `{meter}`"
         );
     }
+}
+
+/// The items of a runbook section's `- **<label>**...: a, b` bullet (its
+/// lines joined), split at the commas.
+fn bullet(section: &str, label: &str) -> Vec<String> {
+    let start = format!("- **{label}**");
+    let mut lines = section.lines().skip_while(|l| !l.starts_with(&start));
+    let Some(first) = lines.next() else {
+        return Vec::new();
+    };
+    let mut text = first.split_once(": ").map_or("", |(_, t)| t).to_owned();
+    for line in lines.take_while(|l| l.starts_with("  ")) {
+        text.push(' ');
+        text.push_str(line.trim());
+    }
+    text.split(", ").map(|i| i.trim().to_owned()).collect()
+}
+
+#[test]
+fn every_runbook_incident_names_its_alerts_panels_and_routes() {
+    let dashboard: Value = serde_json::from_str(DASHBOARD).unwrap();
+    let mut titles = BTreeSet::new();
+    let mut stack: Vec<&Value> = dashboard["panels"].as_array().unwrap().iter().collect();
+    while let Some(panel) = stack.pop() {
+        stack.extend(panel["panels"].as_array().into_iter().flatten());
+        if panel["type"] != "row" {
+            titles.insert(panel["title"].as_str().unwrap().to_owned());
+        }
+    }
+    let rules = rules();
+    let linked_from = |section: &str| -> BTreeSet<String> {
+        rules
+            .iter()
+            .filter(|r| {
+                r["annotations"]["runbook_url"]
+                    .as_str()
+                    .and_then(|u| u.split_once('#'))
+                    .is_some_and(|(_, a)| a == section)
+            })
+            .map(|r| r["alert"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut incidents = 0;
+    for section in RUNBOOK.split("\n## ").skip(1) {
+        let heading = section.lines().next().unwrap();
+        if !(heading.starts_with(|c: char| c.is_ascii_digit()) || heading == "Tools") {
+            continue;
+        }
+        incidents += 1;
+        let alerts: BTreeSet<String> = bullet(section, "Alert")
+            .iter()
+            .map(|a| {
+                let name = a
+                    .strip_prefix("[`")
+                    .and_then(|a| a.strip_suffix("`](alerts/resil-rules.yml)"))
+                    .unwrap_or_else(|| panic!("`{heading}`: `{a}` is not a rule's link"));
+                assert!(
+                    rules.iter().any(|r| r["alert"].as_str() == Some(name)),
+                    "`{heading}` names `{name}`, which alerts/resil-rules.yml has not"
+                );
+                name.to_owned()
+            })
+            .collect();
+        assert!(!alerts.is_empty(), "`{heading}` names no alert rule");
+        assert_eq!(
+            alerts,
+            linked_from(&anchor(heading)),
+            "`{heading}` names the rules whose runbook_url is its section"
+        );
+        let panels = bullet(section, "Dashboard");
+        assert!(!panels.is_empty(), "`{heading}` names no panel");
+        for panel in &panels {
+            let title = panel
+                .strip_prefix('*')
+                .and_then(|p| p.strip_suffix('*'))
+                .unwrap_or_else(|| panic!("`{heading}`: `{panel}` is not *a title*"));
+            assert!(
+                titles.contains(title),
+                "`{heading}` names the panel `{title}`, which the dashboard has not: {titles:?}"
+            );
+        }
+        let routes = bullet(section, "Actuator");
+        assert!(!routes.is_empty(), "`{heading}` names no actuator route");
+        for route in &routes {
+            assert!(
+                route.starts_with("`/actuator/") && route.ends_with('`'),
+                "`{heading}`: `{route}` is not an actuator route"
+            );
+        }
+    }
+    assert_eq!(incidents, 7, "six incidents and the tools");
 }
 
 #[test]
