@@ -39,7 +39,7 @@
 //! | --- | --- | --- | --- |
 //! | `resil_retry_attempts_total` | counter | | attempts that reached the downstream (physical calls; `resilience4j_retry_calls_total` counts logical ones) |
 //! | `resil_rejections_total` | counter | `kind` = `circuit_breaker`, `bulkhead`, `thread_pool_bulkhead`, `rate_limiter` | calls refused by the instance (`NOT_PERMITTED`, `CALL_REJECTED`, `FAILED_ACQUIRE` events) |
-//! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
+//! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`), `outcome` = `success`, `failed` (the fallback returned an error too) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
 //! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
 //! | `resil_circuitbreaker_failure_rate_threshold`, `resil_circuitbreaker_slow_call_rate_threshold` | gauges | | the breaker's `failure-rate-threshold` and `slow-call-rate-threshold` in force (percent), to plot the rates against |
@@ -256,7 +256,7 @@ pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
 pub const RETRY_ATTEMPTS: &str = "resil_retry_attempts_total";
 /// `resil_rejections_total`: refused calls, per instance (tag `kind` = the aspect).
 pub const REJECTIONS: &str = "resil_rejections_total";
-/// `resil_fallback_calls_total`: fallbacks run (tags `layer`, `cause`).
+/// `resil_fallback_calls_total`: fallbacks run (tags `layer`, `cause`, `outcome`).
 pub const FALLBACK_CALLS: &str = "resil_fallback_calls_total";
 /// `resil_thread_pool_bulkhead_queue_oldest_age_seconds`: the oldest queued task's wait.
 pub const THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE: &str =
@@ -526,15 +526,22 @@ inventory::submit! {
 }
 
 /// Counts a fallback that ran: the instance, the aspect whose fallback it
-/// is, and the rejection or error kind that caused it.
-pub(crate) fn fallback_called(name: &'static str, layer: &'static str, cause: &'static str) {
+/// is, the rejection or error kind that caused it, and whether it returned
+/// a value (`success`) or an error (`failed`).
+pub(crate) fn fallback_called(
+    name: &'static str,
+    layer: &'static str,
+    cause: &'static str,
+    outcome: &'static str,
+) {
     describe();
     // static labels: no allocation on a path an open breaker takes per call
     ::metrics::counter!(
         FALLBACK_CALLS,
         "cause" => cause,
         "layer" => layer,
-        "name" => name
+        "name" => name,
+        "outcome" => outcome
     )
     .increment(1);
 }
