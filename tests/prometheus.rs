@@ -5,7 +5,10 @@
 //! `dashboards/resil.json`, every query of Resilience4j's official Grafana
 //! board and every expression of `alerts/resil-rules.yml` must answer with
 //! at least one series. The rules' own unit tests run under
-//! `promtool test rules`.
+//! `promtool test rules`. Hard input keeps the exposition valid (`promtool
+//! check metrics`) and every scrape parsing: a keyed tenant whose `key`
+//! label holds quotes, a backslash and a newline, its eviction while the
+//! panels query it, and reloads while the exposition is served.
 //!
 //! Without `prometheus` and `promtool` (Debian's `prometheus` package) the
 //! tests that need them print that they were skipped; with `CI` set they
@@ -96,7 +99,55 @@ max-wait-duration = "0ms"
 core-thread-pool-size = 1
 max-thread-pool-size = 1
 queue-capacity = 1
+
+[circuitbreaker.instances.partner-tenant]
+key-label = true
+max-keys = 1
 "#;
+
+/// A tenant key with what a label value must escape: quotes, a backslash
+/// and a newline.
+const ODD_TENANT: &str = "acme \"east\"\\\nline 2";
+
+#[derive(Debug)]
+struct TenantError(#[allow(dead_code)] String);
+
+impl From<resil::Rejection> for TenantError {
+    fn from(r: resil::Rejection) -> Self {
+        TenantError(r.to_string())
+    }
+}
+
+/// A breaker per tenant, its series tagged with the tenant (`key`); one
+/// key at a time (`max-keys = 1`), so the next tenant evicts the last.
+#[resil::circuit_breaker(name = "partner-tenant", key = tenant)]
+fn tenant_call(tenant: &str) -> Result<u32, TenantError> {
+    let _ = tenant;
+    Ok(1)
+}
+
+/// Checks that `exposition` is valid Prometheus text with `promtool check
+/// metrics`: it parses (exit 1 otherwise), and its only lint problems are
+/// in Resilience4j's own names, which dashboards depend on
+/// (`resilience4j_bulkhead_active_thread_count` is a gauge with a `_count`
+/// suffix in Micrometer's export too).
+fn assert_valid_exposition(exposition: &str) {
+    let out = promtool_with_input(&["check", "metrics"], exposition)
+        .expect("promtool runs where prometheus does");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "promtool check metrics: {:?} {text}",
+        out.status
+    );
+    for problem in text.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            problem.starts_with("resilience4j_"),
+            "promtool check metrics: {problem}"
+        );
+    }
+}
 
 #[global_allocator]
 static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
@@ -520,6 +571,18 @@ fn poll(mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
+/// The example's `/actuator/prometheus`, as text.
+async fn scrape(service: &axum::Router) -> String {
+    let request = Request::get("/actuator/prometheus")
+        .body(Body::empty())
+        .unwrap();
+    let response = service.clone().oneshot(request).await.unwrap();
+    let body = axum::body::to_bytes(response.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometheus() {
     const TEST: &str = "the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometheus";
@@ -678,17 +741,7 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
     assert!(resil::reload().is_err());
     std::fs::write(&config, &good).unwrap();
 
-    let exposition = {
-        let response = service
-            .clone()
-            .oneshot(get("/actuator/prometheus"))
-            .await
-            .unwrap();
-        let body = axum::body::to_bytes(response.into_body(), 1 << 22)
-            .await
-            .unwrap();
-        String::from_utf8(body.to_vec()).unwrap()
-    };
+    let exposition = scrape(&service).await;
     let exported = meters_named(&exposition);
     let waiting = |query: &str| -> Vec<String> {
         meters_named(query)
@@ -808,26 +861,74 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
         }
     });
 
-    // The exposition is valid Prometheus text (promtool comes in the
-    // package that brings prometheus): it parses (exit 1 otherwise), and
-    // its only lint problems are in Resilience4j's own names, which
-    // dashboards depend on (`resilience4j_bulkhead_active_thread_count` is
-    // a gauge with a `_count` suffix in Micrometer's export too).
-    let out = promtool_with_input(&["check", "metrics"], &exposition)
-        .expect("promtool runs where prometheus does");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_valid_exposition(&exposition);
+
+    // 3. Hard input while Prometheus scrapes: a tenant key that a label
+    // value must escape, then another tenant that evicts it (its series go
+    // while the panels query them), then reloads while the exposition is
+    // served. Every scrape parses (`up` stays 1), and every exposition
+    // served meanwhile is valid.
+    let tenants = |prometheus: &PrometheusServer| -> BTreeSet<String> {
+        series(
+            prometheus,
+            r#"resilience4j_circuitbreaker_state{name="partner-tenant",state="closed"}"#,
+        )
+        .iter()
+        .filter_map(|s| s["metric"]["key"].as_str().map(str::to_owned))
+        .collect()
+    };
+    tenant_call(ODD_TENANT).unwrap();
+    let odd = BTreeSet::from([ODD_TENANT.to_owned()]);
     assert!(
-        matches!(out.status.code(), Some(0 | 3)),
-        "promtool check metrics: {:?} {text}",
-        out.status
+        tokio::task::block_in_place(|| poll(|| tenants(&prometheus) == odd)),
+        "the odd tenant's series, its key as it was: {:?}",
+        tenants(&prometheus)
     );
-    for problem in text.lines().filter(|l| !l.trim().is_empty()) {
-        assert!(
-            problem.starts_with("resilience4j_"),
-            "promtool check metrics: {problem}"
-        );
+    assert_valid_exposition(&scrape(&service).await);
+    tenant_call("globex").unwrap();
+    let globex = BTreeSet::from(["globex".to_owned()]);
+    assert!(
+        tokio::task::block_in_place(|| poll(|| tenants(&prometheus) == globex)),
+        "the evicted tenant's series gone: {:?}",
+        tenants(&prometheus)
+    );
+    let variant = good.replace("limit-for-period = 5", "limit-for-period = 6");
+    assert_ne!(variant, good);
+    let reloading = {
+        let (config, good, variant) = (config.clone(), good.clone(), variant.clone());
+        std::thread::spawn(move || {
+            for i in 0..40 {
+                let text = if i % 2 == 0 { &variant } else { &good };
+                std::fs::write(&config, text).unwrap();
+                resil::reload().unwrap();
+            }
+        })
+    };
+    for _ in 0..10 {
+        assert_valid_exposition(&scrape(&service).await);
     }
+    reloading.join().unwrap();
+    let scrapes = |prometheus: &PrometheusServer| {
+        value(prometheus, "count_over_time(up[10m])").unwrap_or(0.0)
+    };
+    tokio::task::block_in_place(|| {
+        let before = scrapes(&prometheus);
+        assert!(
+            poll(|| scrapes(&prometheus) >= before + 2.0),
+            "two more scrapes"
+        );
+        assert_eq!(
+            value(&prometheus, "min_over_time(up[10m])"),
+            Some(1.0),
+            "every scrape parsed"
+        );
+        // and the panels still answer, the evicted tenant's gone
+        let silent: Vec<&(String, String)> = asked
+            .iter()
+            .filter(|(_, q)| series(&prometheus, q).is_empty())
+            .collect();
+        assert!(silent.is_empty(), "silent after the eviction: {silent:?}");
+    });
 
     drop(held);
     drop(gate);
