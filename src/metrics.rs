@@ -117,7 +117,7 @@
 //!
 //! The global registries are bound as soon as they are built (by
 //! [`init`](crate::init) or by the first protected call). Registries built
-//! with [`Resilience::builder()`](crate::Resilience::builder)`.load()` are
+//! with [`Resilience::builder()`](crate::config::Resilience::builder)`.load()` are
 //! bound with [`bind`]. Removing an instance from a registry stops its
 //! meters from moving; the facade cannot remove them.
 //!
