@@ -38,16 +38,16 @@
 //! field names per event, and no allocation. The README shows a span that
 //! declares them, exported with `tracing-opentelemetry`.
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use resil_core::bulkhead::BulkheadEvent;
 use resil_core::circuit_breaker::{CircuitBreakerEvent, State};
+use resil_core::error::REJECTION_KINDS;
 use resil_core::event::Event;
 use resil_core::rate_limiter::RateLimiterEvent;
 use resil_core::retry::RetryEvent;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkheadEvent;
 use resil_core::time_limiter::TimeLimiterEvent;
-use std::sync::atomic::{AtomicU8, Ordering};
-
-use resil_core::error::REJECTION_KINDS;
 use tracing::field::Value;
 use tracing::span::Record;
 use tracing::{debug, info, warn};
@@ -65,7 +65,8 @@ pub(crate) trait Traced: Observed {
     fn trace(name: &str, event: &Event<Self::Kind>);
 
     /// What the fields of the caller's span get from a per-call event
-    /// (nothing from the others); `state` is what [`Traced::state`] keeps.
+    /// (nothing from the others); `state` is what the instance's follower
+    /// keeps, from [`Traced::initial_state`] on.
     fn on_call(event: &Event<Self::Kind>, state: &AtomicU8) -> Option<CallFields>;
 
     /// What an instance's follower keeps between events, to start with: a
