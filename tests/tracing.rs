@@ -280,6 +280,7 @@ macro_rules! request_span {
 
 #[test]
 fn a_protected_call_records_its_fields_on_the_callers_span() {
+    use tracing::Instrument as _;
     use tracing_subscriber::layer::SubscriberExt as _;
 
     let loaded = Resilience::builder()
@@ -301,6 +302,9 @@ max-concurrent-calls = 0
 limit-for-period = 1
 limit-refresh-period = "1h"
 timeout-duration = 0
+
+[timelimiter.instances.span-timeout]
+timeout-duration = "800ms"
 "#,
         )
         .env_vars(Vec::<(String, String)>::new())
@@ -390,6 +394,26 @@ timeout-duration = 0
             fields(&[
                 ("resil.name", "span-limiter"),
                 ("resil.rejected", "RequestNotPermitted"),
+            ])
+        );
+
+        // an async call that timed out, in its instrumented future
+        let limiter = r.time_limiters().time_limiter("span-timeout");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(
+                limiter
+                    .call_async(std::future::pending::<Result<(), InventoryError>>)
+                    .instrument(request_span!()),
+            )
+            .unwrap_err();
+        assert_eq!(
+            take(),
+            fields(&[
+                ("resil.name", "span-timeout"),
+                ("resil.rejected", "Timeout")
             ])
         );
 
