@@ -52,9 +52,9 @@
 //! | module or item | what |
 //! | --- | --- |
 //! | the attributes ([`circuit_breaker`](macro@circuit_breaker), [`retry`](macro@retry), ...) | protect a function |
-//! | [`init`], [`config::Resilience`] | load `resilience.toml`, build the registries, check the declarations |
-//! | [`reload`], [`reload_dry_run`], [`config::ReloadReport`] | apply an edited `resilience.toml` to the running instances, all or nothing, keeping their state |
-//! | [`watch`], [`config::Watcher`] (feature `watch`) | reload when `resilience.toml` changes |
+//! | [`init`], [`Resilience`](config::Resilience) | load `resilience.toml`, build the registries, check the declarations |
+//! | [`reload`], [`reload_dry_run`], [`ReloadReport`](config::ReloadReport) | apply an edited `resilience.toml` to the running instances, all or nothing, keeping their state |
+//! | [`watch`], [`Watcher`](config::Watcher) (feature `watch`) | reload when `resilience.toml` changes |
 //! | [`circuit_breaker`](mod@circuit_breaker), [`retry`](mod@retry), ... | the primitives, for code that composes them by hand |
 //! | [`Decorators`] | the same chain, by hand |
 //! | [`registries`] | the process-wide registries the attributes use |

@@ -46,6 +46,7 @@
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call ("retry at several layers": the attempts multiply); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
+//! | `resil_config_reload_pending` | gauge | (no `name`) | 1 while a changed file waits in `watch()` for its delay (`[resil] reload-stagger`), 0 otherwise (feature `watch`, from the start of a watch) |
 //!
 //! # When values move
 //!
@@ -268,6 +269,9 @@ pub const RETRY_NESTED: &str = "resil_retry_nested_total";
 pub const SHADOW_REFUSALS: &str = "resil_shadow_refusals_total";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
+/// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
+/// for its delay (`[resil] reload-stagger`), 0 otherwise.
+pub const CONFIG_RELOAD_PENDING: &str = "resil_config_reload_pending";
 
 /// Binds `registries` to the metrics facade (and to the other enabled
 /// observers, as [`observe`](crate::observe) does); binding again does nothing.
@@ -508,6 +512,10 @@ pub(crate) fn describe() {
         CONFIG_RELOADS,
         "The number of configuration reloads, applied or rejected"
     );
+    describe_gauge!(
+        CONFIG_RELOAD_PENDING,
+        "1 while a changed configuration file waits for its reload-stagger delay"
+    );
 }
 
 /// Counts a reload that applied or was refused (dry runs are not reported).
@@ -523,6 +531,18 @@ fn reloaded(outcome: Result<&resil_config::ReloadReport, &resil_config::InitErro
 
 inventory::submit! {
     resil_config::ReloadHook(reloaded)
+}
+
+/// Shows whether a changed file waits in `watch()` for its delay.
+#[cfg(feature = "watch")]
+fn reload_pending(waiting: bool) {
+    describe();
+    ::metrics::gauge!(CONFIG_RELOAD_PENDING).set(f64::from(u8::from(waiting)));
+}
+
+#[cfg(feature = "watch")]
+inventory::submit! {
+    resil_config::PendingHook(reload_pending)
 }
 
 /// Counts a fallback that ran: the instance, the aspect whose fallback it
