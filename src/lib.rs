@@ -68,7 +68,7 @@
 //! | feature | what |
 //! | --- | --- |
 //! | `metrics` | every meter of Resilience4j's Micrometer binders, with its names and tags, through the [`metrics`](https://docs.rs/metrics) facade ([`metrics`](mod@metrics)) |
-//! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`) |
+//! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`); the fields `resil.name`, `resil.circuit_breaker.state`, `resil.retry.attempts`, `resil.rejected` of the caller's span, where it declares them |
 //! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
 //! | `tower` | each primitive as a `tower::Layer`, and `resil::tower::named` ([`tower`](mod@tower)) |
 //! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
