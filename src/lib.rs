@@ -88,7 +88,7 @@
 // modules (`config` for the loaded configuration and its reports).
 pub use resil_core::{
     Classify, Decorators, Error, Rejection, bulkhead, chain, circuit_breaker, clock, cluster,
-    error, event, rate_limiter, registry, retry, thread_pool_bulkhead, time_limiter,
+    deadline, error, event, rate_limiter, registry, retry, thread_pool_bulkhead, time_limiter,
 };
 
 /// The README's snippets, compiled (and run, unless marked `no_run`) as doc

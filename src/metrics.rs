@@ -45,6 +45,9 @@
 //! | `resil_circuitbreaker_failure_rate_threshold`, `resil_circuitbreaker_slow_call_rate_threshold` | gauges | | the breaker's `failure-rate-threshold` and `slow-call-rate-threshold` in force (percent), to plot the rates against |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call ("retry at several layers": the attempts multiply); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
+//! | `resil_deadline_exceeded_total` | counter | `kind` = `deadline`, `retry`, `timelimiter`, `ratelimiter`, `bulkhead`, `thread-pool-bulkhead` (the pattern that noticed) | calls the request's deadline refused or cut short, and retries it stopped ([`resil::deadline`](crate::deadline)); set by [`refresh`] |
+//! | `resil_retry_budget_denied_total` | counter | `name` (the budget's) | retries a retry budget denied ([`RetryBudget`](crate::retry::RetryBudget)); set by [`refresh`] |
+//! | `resil_retry_budget_balance` | gauge | `name` (the budget's) | the retries the budget's balance pays for now |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
 //! | `resil_config_reload_pending` | gauge | (no `name`) | 1 while a changed file waits in `watch()` for its delay (`[resil] reload-stagger`), 0 otherwise (feature `watch`, from the start of a watch) |
 //!
@@ -267,6 +270,13 @@ pub const RETRY_NESTED: &str = "resil_retry_nested_total";
 /// `resil_shadow_refusals_total`: calls an instance in shadow mode would have
 /// refused (tag `kind` = the aspect, as resilience.toml names it).
 pub const SHADOW_REFUSALS: &str = "resil_shadow_refusals_total";
+/// `resil_deadline_exceeded_total`: calls the request's deadline refused
+/// or cut short (tag `kind` = the pattern that noticed).
+pub const DEADLINE_EXCEEDED: &str = "resil_deadline_exceeded_total";
+/// `resil_retry_budget_denied_total`: retries a retry budget denied (tag `name`, the budget's).
+pub const RETRY_BUDGET_DENIED: &str = "resil_retry_budget_denied_total";
+/// `resil_retry_budget_balance`: the retries a retry budget's balance pays for (tag `name`).
+pub const RETRY_BUDGET_BALANCE: &str = "resil_retry_budget_balance";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 /// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
@@ -305,6 +315,25 @@ pub fn bind(registries: &Registries) {
 /// ```
 pub fn refresh() {
     crate::observe::refresh_all();
+    refresh_deadlines();
+    refresh_budgets(&resil_core::retry::RetryBudget::live());
+}
+
+/// Sets `resil_deadline_exceeded_total` (process-wide counts).
+pub(crate) fn refresh_deadlines() {
+    for (kind, name, n) in resil_core::deadline::exceeded_totals() {
+        ::metrics::counter!(DEADLINE_EXCEEDED, "kind" => kind, "name" => name).absolute(n);
+    }
+}
+
+/// Sets the meters of `budgets`.
+pub(crate) fn refresh_budgets(budgets: &[resil_core::retry::RetryBudget]) {
+    for budget in budgets {
+        let m = budget.metrics();
+        let name = budget.name().to_owned();
+        ::metrics::counter!(RETRY_BUDGET_DENIED, "name" => name.clone()).absolute(m.denied());
+        ::metrics::gauge!(RETRY_BUDGET_BALANCE, "name" => name).set(m.balance() as f64);
+    }
 }
 
 /// How often the gauges are set when nobody calls [`refresh`].
@@ -494,6 +523,18 @@ pub(crate) fn describe() {
         "The number of attempts that reached the downstream"
     );
     describe_counter!(REJECTIONS, "The number of calls the instance refused");
+    describe_counter!(
+        DEADLINE_EXCEEDED,
+        "The number of calls the request's deadline refused or cut short"
+    );
+    describe_counter!(
+        RETRY_BUDGET_DENIED,
+        "The number of retries the retry budget denied"
+    );
+    describe_gauge!(
+        RETRY_BUDGET_BALANCE,
+        "The number of retries the retry budget's balance pays for"
+    );
     describe_counter!(FALLBACK_CALLS, "The number of fallbacks run");
     describe_gauge!(
         THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE,

@@ -219,6 +219,13 @@ fn retry(name: &str, event: &Event<RetryEvent>) {
             let with = with_kind(error_kind);
             info!(target: T, name, attempts, error = error_kind, "retry `{name}`: the call failed after {attempts} attempts{with}");
         }
+        RetryEvent::BudgetExhausted {
+            number_of_retry_attempts: attempts,
+            error_kind,
+        } => {
+            let with = with_kind(error_kind);
+            info!(target: T, name, attempts, error = error_kind, budget_exhausted = true, "retry `{name}`: its budget denied a retry; the call failed after {attempts} attempts{with}");
+        }
         RetryEvent::ShadowRefusal { error_kind, .. } => {
             let with = with_kind(error_kind);
             debug!(target: T, name, shadow = true, error = error_kind, "retry `{name}` (shadow): would have retried a call that failed{with}");

@@ -1328,3 +1328,38 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
         "7"
     );
 }
+
+#[tokio::test]
+async fn a_retry_shows_the_budget_it_spends() {
+    let clock = ManualClock::new();
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            "[retrybudget.instances.downstream]\nratio = 0.5\nmin-retries-per-second = 0\n[retry.instances.lookup]\nmax-attempts = 3\nwait-duration = 0\nbudget = \"downstream\"\n[timelimiter.instances.lookup]\n",
+        )
+        .env_vars(Vec::<(String, String)>::new())
+        .offline(true)
+        .clock(clock)
+        .load()
+        .unwrap();
+    let (registries, report) = loaded.into_parts();
+    let retry = registries.retries().retry("lookup");
+    // half a retry earned: the first retry is denied
+    let _ = retry.call(|| Err::<(), _>("unavailable"));
+    let router = Actuator::builder()
+        .registries(Arc::new(registries))
+        .report(report)
+        .build()
+        .router();
+    let (status, body) = get(&router, "/actuator/resilience").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body["instances"]["retry"]["lookup"]["state"]["retryBudget"],
+        json!({"name": "downstream", "balance": 0, "denied": 1}),
+        "{body:#}"
+    );
+    assert_eq!(
+        body["instances"]["retry"]["lookup"]["settings"]["budget"],
+        json!("downstream")
+    );
+}

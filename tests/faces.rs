@@ -76,6 +76,15 @@ async fn through_attributes(mode: Mode) -> Result<u32, Failure> {
     downstream(mode).await
 }
 
+#[resil::retry(name = "faces-deadline-attributes")]
+#[resil::circuit_breaker(name = "faces-deadline-attributes")]
+#[resil::rate_limiter(name = "faces-deadline-attributes")]
+#[resil::time_limiter(name = "faces-deadline-attributes")]
+#[resil::bulkhead(name = "faces-deadline-attributes")]
+async fn deadline_through_attributes(mode: Mode) -> Result<u32, Failure> {
+    downstream(mode).await
+}
+
 #[resil::circuit_breaker(name = "faces-cloud-attributes")]
 #[resil::time_limiter(name = "faces-cloud-attributes")]
 #[resil::bulkhead(name = "faces-cloud-attributes")]
@@ -136,6 +145,14 @@ const SCRIPT: [Option<Mode>; 9] = [
     Some(Mode::Fail),
     Some(Mode::Ok),
 ];
+
+/// The calls each face makes under a deadline of 1.5 s: a success, a
+/// failure retried, and a slow call whose first attempt times out (1 s)
+/// and whose second is cut short by the deadline (0.4 s left).
+const DEADLINE_SCRIPT: [Mode; 3] = [Mode::Ok, Mode::Fail, Mode::Slow];
+
+/// The deadline of [`DEADLINE_SCRIPT`]'s calls.
+const DEADLINE: Duration = Duration::from_millis(1500);
 
 /// Runs `call` for each call of the script, pausing where it says.
 async fn script<F: std::future::Future>(mut call: impl FnMut(Mode) -> F) {
@@ -233,4 +250,89 @@ async fn every_face_publishes_the_same_events_in_the_same_order() {
     assert!(seen.iter().any(|e| e == "timelimiter: Timeout"));
     assert_eq!(cloud.take(), seen, "cloud");
     assert!(clock.now() > resil::clock::Nanos::ZERO);
+
+    every_face_spends_the_same_deadline(r, clock).await;
+}
+
+/// The five layers under a deadline: the attributes inside a
+/// `deadline::scope`, `Decorators::with_deadline` and tower's
+/// `DeadlineLayer` over `named` publish the same events, the deadline's
+/// cut included.
+async fn every_face_spends_the_same_deadline(r: &Registries, clock: TokioClock) {
+    use resil::deadline::{self, Deadline, DeadlineConfig};
+    let config = DeadlineConfig::builder().timeout(DEADLINE).build().unwrap();
+    let attributes = Log::default();
+    attributes.watch(r, "faces-deadline-attributes");
+    let mut outcomes = Vec::new();
+    for mode in DEADLINE_SCRIPT {
+        let call = deadline::scope_on(clock.clone(), DEADLINE, deadline_through_attributes(mode));
+        outcomes.push(call.await.map_err(|e| format!("{e:?}")));
+    }
+    let decorators = Log::default();
+    decorators.watch(r, "faces-deadline-decorators");
+    {
+        let name = "faces-deadline-decorators";
+        let retry = r.retries().retry(name);
+        let cb = r.circuit_breakers().circuit_breaker(name);
+        let rl = r.rate_limiters().rate_limiter(name);
+        let tl = r.time_limiters().time_limiter(name);
+        let bh = r.bulkheads().bulkhead(name);
+        let checkout = Deadline::with_clock(name, config, clock.clone());
+        let chain = Decorators::new()
+            .with_bulkhead(&bh)
+            .with_time_limiter(&tl)
+            .with_rate_limiter(&rl)
+            .with_circuit_breaker(&cb)
+            .with_retry(&retry)
+            .with_deadline(&checkout);
+        for mode in DEADLINE_SCRIPT {
+            let out = chain.call_async(move || downstream(mode)).await;
+            drop(out);
+        }
+    }
+    let tower = Log::default();
+    tower.watch(r, "faces-deadline-tower");
+    {
+        let svc = tower::ServiceBuilder::new()
+            .layer(resil::tower::DeadlineLayer::with_clock(
+                DEADLINE,
+                clock.clone(),
+            ))
+            .layer(
+                resil::tower::named("faces-deadline-tower")
+                    .bulkhead()
+                    .time_limiter()
+                    .rate_limiter()
+                    .circuit_breaker()
+                    .retry()
+                    .build(),
+            )
+            .service(service_fn(|request: http::Request<Mode>| {
+                downstream(*request.body())
+            }));
+        for mode in DEADLINE_SCRIPT {
+            let request = http::Request::new(mode);
+            let _ = svc.clone().oneshot(request).await;
+        }
+    }
+    let seen = attributes.take();
+    let slow = &outcomes[2];
+    assert!(
+        slow.as_ref()
+            .is_err_and(|e| e.contains("deadline left no time: noticed by timelimiter")),
+        "{outcomes:?}"
+    );
+    for expected in [
+        "timelimiter: Timeout",
+        "timelimiter: Error",
+        "retry: Retry",
+        "circuitbreaker: IgnoredError",
+    ] {
+        assert!(
+            seen.iter().any(|e| e == expected),
+            "no {expected}: {seen:#?}"
+        );
+    }
+    assert_eq!(decorators.take(), seen, "Decorators");
+    assert_eq!(tower.take(), seen, "tower");
 }

@@ -89,6 +89,16 @@ timeout-duration = "0ms"
 max-attempts = 3
 wait-duration = "1ms"
 
+# A retry whose budget pays for none: each of its retries is denied.
+[retry.instances.partner-search]
+max-attempts = 2
+wait-duration = "1ms"
+budget = "partner-search"
+
+[retrybudget.instances.partner-search]
+ratio = 0
+min-retries-per-second = 0
+
 [circuitbreaker.instances.partner-api]
 
 [bulkhead.instances.inventory-audit]
@@ -639,6 +649,7 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
         .circuit_breaker("inventory-query");
     let limiter = registries.rate_limiters().rate_limiter("partner-api");
     let retry = registries.retries().retry("partner-api");
+    let budgeted = registries.retries().retry("partner-search");
     let audit = registries.bulkheads().bulkhead("inventory-audit");
     let export = registries
         .thread_pool_bulkheads()
@@ -648,7 +659,7 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
     // bursts: a success, timeouts (the breaker's failures), refused
     // connections (retried) until the breaker opens, a refusal and its
     // fallback; a slow write timing out; the extra instances' refusals, a
-    // retried call, a forced-open breaker, a full bulkhead and a full pool
+    // retried call, a retry its budget denies, a forced-open breaker, a full bulkhead and a full pool
     // whose queued task ages; a refused reload and an applied one.
     assert_eq!(call(get("/inventory/SKU-1001?mode=success")).await, 200);
     let (a, b) = tokio::join!(
@@ -674,6 +685,7 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
         limiter.try_acquire_permission(1);
     }
     assert!(retry.call(|| Err::<(), _>("refused")).is_err());
+    assert!(budgeted.call(|| Err::<(), _>("refused")).is_err());
     registries
         .circuit_breakers()
         .circuit_breaker("partner-api")
@@ -734,6 +746,7 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
     }
     for _ in 0..3 {
         assert!(retry.call(|| Err::<(), _>("refused")).is_err());
+        assert!(budgeted.call(|| Err::<(), _>("refused")).is_err());
     }
     let (a, b) = tokio::join!(call(reserve("slow-2")), call(reserve("slow-3")));
     assert!(a >= 500 && b >= 500);

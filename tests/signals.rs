@@ -1,8 +1,9 @@
 //! The signals beyond Resilience4j's meters (`resil_*`), as the example's
 //! `/actuator/prometheus` would show them: physical retry attempts,
 //! rejections per kind, fallbacks by layer, cause and outcome, the thread-pool
-//! queue's oldest task, and nested retries (with their once-per-pair
-//! warning). One process, one recorder, one set of global registries on a
+//! queue's oldest task, nested retries (with their once-per-pair
+//! warning), and the retries a retry budget denied. One process, one
+//! recorder, one set of global registries on a
 //! `ManualClock`.
 
 use std::io::Write;
@@ -29,6 +30,14 @@ impl From<Rejection> for ApiError {
 }
 
 const CONFIG: &str = r#"
+[retrybudget.instances.sig-budget]
+ratio = 0.5
+min-retries-per-second = 0
+ttl = "1h"
+[retry.instances.sig-retry-budget]
+max-attempts = 3
+wait-duration = 0
+budget = "sig-budget"
 [retry.instances.sig-retry]
 max-attempts = 3
 wait-duration = "100ms"
@@ -101,6 +110,64 @@ fn value(handle: &PrometheusHandle, series: &str) -> f64 {
 }
 
 static FLAKY: AtomicU32 = AtomicU32::new(0);
+
+#[resil::retry(name = "sig-retry-deadline")]
+fn down() -> Result<u32, ApiError> {
+    Err(ApiError::Unavailable)
+}
+
+#[test]
+fn retries_the_deadline_stopped() {
+    let (h, clock) = setup();
+    let _deadline = resil::deadline::enter_on(clock.clone(), Duration::from_millis(100));
+    // The wait (500 ms) would end past the deadline: no second attempt.
+    assert_eq!(down(), Err(ApiError::Unavailable));
+    assert_eq!(
+        value(
+            h,
+            r#"resil_deadline_exceeded_total{kind="retry",name="sig-retry-deadline"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            h,
+            r#"resil_retry_attempts_total{name="sig-retry-deadline"}"#
+        ),
+        1.0
+    );
+}
+
+#[resil::retry(name = "sig-retry-budget")]
+fn overdrawn(attempts: &AtomicU32) -> Result<u32, ApiError> {
+    attempts.fetch_add(1, Ordering::Relaxed);
+    Err(ApiError::Unavailable)
+}
+
+#[test]
+fn retries_the_budget_denied_and_its_balance() {
+    let (h, _) = setup();
+    let attempts = AtomicU32::new(0);
+    // Half a retry per call: the first call's retry is denied, the
+    // second's first retry is paid for and its second denied.
+    assert_eq!(overdrawn(&attempts), Err(ApiError::Unavailable));
+    assert_eq!(attempts.load(Ordering::Relaxed), 1);
+    assert_eq!(overdrawn(&attempts), Err(ApiError::Unavailable));
+    assert_eq!(attempts.load(Ordering::Relaxed), 3);
+    assert_eq!(
+        value(h, r#"resil_retry_budget_denied_total{name="sig-budget"}"#),
+        2.0
+    );
+    assert_eq!(
+        value(h, r#"resil_retry_budget_balance{name="sig-budget"}"#),
+        0.0
+    );
+    let log = String::from_utf8(LOG.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains("retry `sig-retry-budget`: its budget denied a retry"),
+        "{log}"
+    );
+}
 
 #[resil::retry(name = "sig-retry")]
 fn flaky() -> Result<u32, ApiError> {

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! resil check [FILE]     # exit 1 on any problem, warnings printed, exit 0 otherwise
-//! resil explain [FILE]   # each instance's effective settings, and where each came from
+//! resil explain [FILE]   # each instance's effective settings, and where each came from,
+//!                        # and the worst case of each retrying name, term by term
 //! resil suggest --rate 200/s --latency-p50 100ms --latency-p99 400ms [--deadline 1s] [--pool 30]
 //!                        # a commented resilience.toml derived from capacity
 //! ```
@@ -47,7 +48,8 @@ enum Command {
     },
     /// Prints each instance's effective settings and where each value came
     /// from: the instance's table, a base configuration, `configs.default`, an
-    /// environment variable, or the library default.
+    /// environment variable, or the library default; then the worst case of
+    /// each retrying name, term by term.
     Explain {
         /// The file, as for `check`.
         file: Option<PathBuf>,
@@ -55,8 +57,8 @@ enum Command {
     /// Prints a commented resilience.toml for one dependency, derived from
     /// its capacity: the bulkhead from Little's law, the breaker's window
     /// from the rate and the detection time, the timeout between the p99 and
-    /// the deadline, the retry's attempts from the deadline. Its output passes
-    /// `resil check`.
+    /// the deadline, the retry's attempts from the deadline (none when only
+    /// one fits). Its output passes `resil check --strict`.
     Suggest {
         /// Calls per second the service makes to it: `200/s`, `12000/min`.
         #[arg(long, value_parser = suggest::parse_rate)]
@@ -175,6 +177,12 @@ fn explain(file: Option<PathBuf>) -> ExitCode {
             let from = instance.source(key).unwrap_or("library default");
             let item = format!("{key} = {value}");
             let _ = writeln!(out, "    {item:<width$}  # {from}");
+        }
+    }
+    if !report.worst_cases().is_empty() {
+        let _ = writeln!(out, "worst case of each retrying name:");
+        for worst in report.worst_cases() {
+            let _ = writeln!(out, "    {worst}");
         }
     }
     print_out(&out)

@@ -1,8 +1,12 @@
 //! `resil suggest`: a commented resilience.toml derived from capacity:
 //! Little's law for the
 //! bulkhead, a breaker window that decides within the detection time at the
-//! given rate, a timeout between the normal p99 and the deadline, and retry
-//! attempts that fit the deadline. Every number says how it was derived.
+//! given rate (and holds twice its minimum number of calls, widened at low
+//! rates, so that the breaker can open at any rate, and still when the rate
+//! drops), a timeout between the normal p99 and the deadline, and retry
+//! attempts that fit the deadline (no retry when only one attempt fits).
+//! Every number says how it was derived, and what it writes passes `resil
+//! check --strict`.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -32,6 +36,9 @@ const MAX_SAMPLE: u32 = 100;
 const TIMEOUT_OVER_P99: &str = "1.5";
 /// At most this many attempts, whatever the deadline allows.
 const MAX_ATTEMPTS: u32 = 3;
+/// The breaker's window holds this many times its minimum number of calls
+/// at the stated rate, so that it still opens when the rate drops.
+const WINDOW_OVER_MINIMUM: f64 = 2.0;
 
 /// `200/s`, `200`, `12000/min`, `1/h`: calls per second.
 pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
@@ -177,17 +184,28 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
     let _ = writeln!(out, "timeout-duration = \"{}\"", millis(timeout));
     let _ = writeln!(out, "cancel-running-future = true\n");
 
-    // Circuit breaker: a decision within the detection time at this rate.
+    // Circuit breaker: a decision within the detection time at this rate,
+    // on a window that holds the minimum twice over (so that it still opens
+    // when the rate drops), widened where the detection time holds too few.
     let detect = c.detect.as_secs_f64();
     let expected = rate * detect;
-    let minimum = (expected.round() as u32).clamp(MIN_SAMPLE, MAX_SAMPLE);
-    let window_secs = c.detect.as_secs().max(1);
+    let minimum = ((expected / WINDOW_OVER_MINIMUM).round() as u32).clamp(MIN_SAMPLE, MAX_SAMPLE);
+    let needed = (WINDOW_OVER_MINIMUM * f64::from(minimum) / rate).ceil();
+    let window_secs = (c.detect.as_secs().max(1) as f64).max(needed) as u64;
+    let holds = rate * window_secs as f64;
     let decides_in = f64::from(minimum) / rate;
     let _ = writeln!(out, "[circuitbreaker.instances.{name}]");
-    let _ = writeln!(
-        out,
-        "# A time window of the detection time ({window_secs}s): it holds {expected:.0} calls at {rate}/s, and no older history."
-    );
+    if window_secs as f64 > detect {
+        let _ = writeln!(
+            out,
+            "# A time window of {window_secs}s, wider than the detection time ({detect}s), which holds {expected:.1} calls at {rate}/s: {WINDOW_OVER_MINIMUM} x {minimum} calls / {rate}/s = {needed:.0}s, so that the breaker can open at all, and still when the rate drops."
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "# A time window of the detection time ({window_secs}s): it holds {holds:.0} calls at {rate}/s ({WINDOW_OVER_MINIMUM} x the minimum or more, so that it still opens when the rate drops), and no older history."
+        );
+    }
     let _ = writeln!(out, "sliding-window-type = \"TIME_BASED\"");
     let _ = writeln!(out, "sliding-window-size = {window_secs}");
     let note = if decides_in > detect {
@@ -199,7 +217,7 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
     };
     let _ = writeln!(
         out,
-        "# The calls expected in the window, between {MIN_SAMPLE} (fewer make the rate noise) and {MAX_SAMPLE}: {minimum}, {note}."
+        "# Half the calls the window holds, between {MIN_SAMPLE} (fewer make the rate noise) and {MAX_SAMPLE}: {minimum}, {note}."
     );
     let _ = writeln!(out, "minimum-number-of-calls = {minimum}");
     let _ = writeln!(out, "failure-rate-threshold = 50");
@@ -247,6 +265,14 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
             "no deadline given: one retry; give --deadline to size it".to_owned(),
         ),
     };
+    if attempts < 2 {
+        // a retry of one attempt cannot retry: none is written
+        let _ = writeln!(
+            out,
+            "# No retry: {retry_note}; a retry of one attempt could not retry, so none is written (shorten the timeout or lengthen the deadline to make room for a second attempt)."
+        );
+        return Ok(out);
+    }
     let _ = writeln!(out, "[retry.instances.{name}]");
     let _ = writeln!(out, "# {retry_note}.");
     let _ = writeln!(out, "max-attempts = {attempts}");
@@ -269,6 +295,8 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use resil_config::Resilience;
+    use resil_core::clock::ManualClock;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -302,8 +330,88 @@ mod tests {
         assert_eq!(value(&toml, "timeout-duration"), "\"600ms\"");
         // 2000 calls in 10 s: the minimum is capped at 100.
         assert_eq!(value(&toml, "minimum-number-of-calls"), "100");
-        // (1000 + 100) / (600 + 100) = 1.57: one attempt fits.
-        assert_eq!(value(&toml, "max-attempts"), "1");
+        // (1000 + 100) / (600 + 100) = 1.57: one attempt fits, so no
+        // retry, and the comment says why.
+        assert!(!toml.contains("[retry."), "{toml}");
+        assert!(toml.contains("# No retry: 1 attempt(s) of at most 600ms plus 100ms between fit the deadline of 1s"), "{toml}");
+    }
+
+    /// Failures at `actual` calls/s on the suggested breaker, on a manual
+    /// clock: whether it opens, and after how long.
+    fn opens(toml: &str, name: &str, actual: f64) -> Option<Duration> {
+        let clock = ManualClock::new();
+        let loaded = Resilience::builder()
+            .file_contents("resilience.toml", toml)
+            .env_vars(Vec::<(String, String)>::new())
+            .offline(true)
+            .clock(clock.clone())
+            .load()
+            .unwrap_or_else(|e| panic!("{e}\n{toml}"));
+        let cb = loaded.registries().circuit_breakers().circuit_breaker(name);
+        let every = Duration::from_secs_f64(1.0 / actual);
+        let mut spent = Duration::ZERO;
+        for _ in 0..1000 {
+            clock.advance(every);
+            spent += every;
+            if !cb.try_acquire_permission() {
+                return Some(spent);
+            }
+            cb.on_error(ms(1));
+        }
+        None
+    }
+
+    #[test]
+    fn at_any_rate_it_passes_strict_and_its_breaker_opens() {
+        let mut rates = vec![0.1, 0.25, 0.8, 1.0, 1.5, 2.3, 7.0, 12.0, 12.5, 40.0];
+        rates.extend([200.0, 3_333.0, 100_000.0, 1_000_000.0]);
+        for rate in rates {
+            for deadline in [None, Some(ms(1000)), Some(ms(5000))] {
+                let c = Capacity {
+                    rate,
+                    deadline,
+                    ..capacity()
+                };
+                let toml = suggest(&c).unwrap();
+                let strict = Resilience::builder()
+                    .file_contents("resilience.toml", toml.as_str())
+                    .env_vars(Vec::<(String, String)>::new())
+                    .offline(true)
+                    .strict(true)
+                    .load();
+                assert!(
+                    strict.is_ok(),
+                    "{rate}/s: {}\n{toml}",
+                    strict.err().unwrap()
+                );
+                let window: u64 = value(&toml, "sliding-window-size").parse().unwrap();
+                let minimum: f64 = value(&toml, "minimum-number-of-calls").parse().unwrap();
+                for actual in [rate, rate * 0.8] {
+                    let opened = opens(&toml, &c.name, actual)
+                        .unwrap_or_else(|| panic!("at {actual}/s the breaker never opens\n{toml}"));
+                    // within the window, and at the rate as soon as the
+                    // minimum is reached
+                    assert!(
+                        opened <= Duration::from_secs(window),
+                        "{actual}/s: {opened:?}"
+                    );
+                    if actual == rate {
+                        let expected = Duration::from_secs_f64((minimum + 1.0) / rate);
+                        assert!(
+                            opened <= expected + ms(1),
+                            "{rate}/s: {opened:?} > {expected:?}"
+                        );
+                    }
+                }
+                if let Some(d) = deadline {
+                    // the worst case of what it writes fits the deadline
+                    let loaded = strict.unwrap();
+                    if let Some(w) = loaded.report().worst_cases().first() {
+                        assert!(w.total().unwrap() <= d, "{w}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -39,6 +39,9 @@ wait-duration-in-open-state = "10s"
 [retry.instances.orders]
 max-attempts = 2
 retry-errors = ["ConnectionRefused"]
+
+[timelimiter.instances.orders]
+timeout-duration = "2s"
 "#;
 
 #[test]
@@ -48,7 +51,7 @@ fn check_accepts_a_good_file_with_exit_status_0() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "ok: resilience.toml (2 instances, 0 warnings)\n"
+        "ok: resilience.toml (3 instances, 0 warnings)\n"
     );
     // No protected function is linked into the command: that is no warning.
     assert_eq!(text(&out.stderr), "");
@@ -173,6 +176,13 @@ fn explain_says_where_each_value_came_from() {
             .ends_with("# `circuitbreaker.configs.default.sliding-window-size` in resilience.toml")
     );
     assert!(line("slow-call-rate-threshold").ends_with("# library default"));
+    // the worst case of the retrying name, term by term
+    assert!(
+        stdout.ends_with(
+            "worst case of each retrying name:\n    orders: 2 attempts × (timelimiter timeout-duration 2s) + retry waits (500ms) = 4500ms\n"
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -222,7 +232,7 @@ fn suggest_writes_a_file_that_check_accepts() {
             "--latency-p99",
             "400ms",
             "--deadline",
-            "1s",
+            "2s",
             "--pool",
             "30",
             "--name",

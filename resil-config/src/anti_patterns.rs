@@ -62,7 +62,7 @@ pub(crate) fn check(
 
 /// A problem at the table of instance `name` of `aspect`, or at its path
 /// when no table configures it.
-fn instance_problem(
+pub(crate) fn instance_problem(
     doc: &Document,
     ctx: &Ctx,
     aspect: Aspect,

@@ -144,6 +144,8 @@ pub(crate) struct State<'a, P: Binder> {
     warnings: Vec<ConfigProblem>,
     /// Values a chain passes down (retry's interval flags), the nearest table's.
     inherited: BTreeMap<&'static str, &'a Setting>,
+    /// The retry budgets a retry may name.
+    budgets: &'a crate::budget::Built,
 }
 
 impl<'a, P: Binder> State<'a, P> {
@@ -232,8 +234,13 @@ impl<'a, P: Binder> State<'a, P> {
 }
 
 /// Applies `layers` (deepest base first) onto `P`'s builder and builds.
-pub(crate) fn bind<P: Binder>(layers: &[&Table], d: &mut Diagnostics) -> Option<Bound<P::Config>> {
+pub(crate) fn bind<'a, P: Binder>(
+    layers: &[&'a Table],
+    budgets: &'a crate::budget::Built,
+    d: &mut Diagnostics,
+) -> Option<Bound<P::Config>> {
     let mut state = State::<P> {
+        budgets,
         builder: P::builder(),
         provenance: BTreeMap::new(),
         notes: BTreeMap::new(),
@@ -723,6 +730,40 @@ impl Binder for Bulkhead {
     }
 }
 
+/// `budget = "<name>"`: the budget of `[retrybudget.instances.<name>]`.
+fn apply_budget<'a>(s: &mut State<'a, Retry>, setting: &'a Setting) {
+    let Val::Text(name) = &setting.val else {
+        return;
+    };
+    s.provenance.insert(keys::BUDGET, setting);
+    match s.budgets.get(name.as_str()) {
+        Some(Some(b)) => {
+            let b = b.clone();
+            s.map(|builder| builder.budget(b));
+        }
+        // its table broke a rule, reported where it was read
+        Some(None) => {}
+        None => {
+            let names = s.budgets.keys().map(String::as_str);
+            let hint = match crate::value::did_you_mean(name, names) {
+                Some(m) => format!("; did you mean `{m}`?"),
+                None if s.budgets.is_empty() => format!(
+                    "; configure it as `[{}.{}.{}]`",
+                    crate::budget::TABLE,
+                    crate::budget::INSTANCES,
+                    crate::value::segment(name)
+                ),
+                None => format!(
+                    "; configured: {}",
+                    crate::value::list(&s.budgets.keys().map(String::as_str).collect::<Vec<_>>())
+                ),
+            };
+            s.problems
+                .push(setting.problem(format!("names no retry budget `{name}`{hint}")));
+        }
+    }
+}
+
 impl Binder for Retry {
     const ASPECT: Aspect = Aspect::Retry;
     type Builder = RetryConfigBuilder;
@@ -734,6 +775,10 @@ impl Binder for Retry {
     }
 
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
+        let budget = s.inherited(t, keys::BUDGET);
+        if last && let Some(setting) = budget {
+            apply_budget(s, setting);
+        }
         // Resilience4j merges these four from the nearest table that sets
         // them before choosing the wait; the randomization factor it does not
         let exponential = on(s.inherited(t, ENABLE_EXPONENTIAL));

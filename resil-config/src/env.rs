@@ -37,6 +37,7 @@ use std::collections::BTreeSet;
 use config::{Map, Source, Value, ValueKind};
 
 use crate::aspect::Aspect;
+use crate::budget;
 use crate::cloud;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Section, find_aspect, find_key, find_section};
@@ -132,6 +133,9 @@ fn map_one(
     }
     if relaxed(segments[0]) == cloud::TABLE {
         return map_cloud(segments, file, |path, message| fail(d, path, message));
+    }
+    if relaxed(segments[0]) == relaxed(budget::TABLE) {
+        return map_budget(segments, file, |path, message| fail(d, path, message));
     }
     if relaxed(segments[0]) == resil_table::TABLE {
         return map_resil(segments, file, |path, message| fail(d, path, message));
@@ -420,6 +424,77 @@ fn map_cloud(
         };
         path.push(id);
     }
+    Some(path)
+}
+
+/// `RETRYBUDGET__INSTANCES__<NAME>__<KEY>`: the path in the file's
+/// spelling of the table, section, name and key where it has them (an
+/// upper-case name is the budget's whose name equals it ignoring case, `-`
+/// and `_`, else the name in lower case with `-` for `_`).
+fn map_budget(
+    segments: &[&str],
+    file: &Map<String, Value>,
+    fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
+) -> Option<Vec<String>> {
+    let (table_key, written) = file
+        .iter()
+        .find(|(k, _)| relaxed(k) == relaxed(budget::TABLE))
+        .map(|(k, v)| (k.clone(), table(v)))
+        .unwrap_or_else(|| (budget::TABLE.to_owned(), None));
+    let mut path = vec![table_key];
+    const FORM: &str = "`RETRYBUDGET__INSTANCES__<name>__<key>`";
+    if segments.len() != 4 || relaxed(segments[1]) != budget::INSTANCES {
+        if let Some(section) = segments.get(1) {
+            path.push((*section).to_owned());
+        }
+        return fail(
+            &path,
+            format!("expected 4 segments after the prefix: {FORM}"),
+        );
+    }
+    let (section_key, instances) = written
+        .into_iter()
+        .flat_map(|t| t.iter())
+        .find(|(k, _)| relaxed(k) == budget::INSTANCES)
+        .map(|(k, v)| (k.clone(), table(v)))
+        .unwrap_or_else(|| (budget::INSTANCES.to_owned(), None));
+    path.push(section_key);
+    let name_seg = segments[2];
+    let name = if name_seg.chars().any(|c| c.is_lowercase() || c == '-') {
+        name_seg.to_owned()
+    } else {
+        instances
+            .into_iter()
+            .flat_map(|t| t.keys())
+            .find(|n| relaxed(n) == relaxed(name_seg))
+            .cloned()
+            .unwrap_or_else(|| name_seg.to_lowercase().replace('_', "-"))
+    };
+    let key_seg = segments[3];
+    if !budget::is_key(key_seg) {
+        path.push(name);
+        path.push(key_seg.to_owned());
+        let names: Vec<&str> = budget::key_names().collect();
+        return fail(
+            &path,
+            format!(
+                "unknown retry budget setting{}",
+                match did_you_mean(key_seg, names.iter().copied()) {
+                    Some(k) => format!("; did you mean `{k}`?"),
+                    None => format!("; expected one of {}", value::list(&names)),
+                }
+            ),
+        );
+    }
+    let existing = instances
+        .and_then(|t| t.get(&name))
+        .and_then(table)
+        .into_iter()
+        .flat_map(|t| t.keys())
+        .find(|k| relaxed(k) == relaxed(key_seg))
+        .cloned();
+    path.push(name);
+    path.push(existing.unwrap_or_else(|| key_seg.to_lowercase().replace('_', "-")));
     Some(path)
 }
 

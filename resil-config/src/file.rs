@@ -20,6 +20,7 @@ use resil_core::circuit_breaker::{SlidingWindowType, State};
 use resil_core::cluster::ClusterFailureMode;
 
 use crate::aspect::Aspect;
+use crate::budget::{self, Budgets};
 use crate::cloud::{self, CloudSettings};
 use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
@@ -30,7 +31,7 @@ pub(crate) use crate::keys::{
 };
 use crate::resil_table::{self, ResilSettings};
 use crate::value::{
-    Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,
+    Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, number, relaxed, segment,
 };
 
 /// The file [`init`](crate::init) reads when neither the builder nor
@@ -175,6 +176,8 @@ pub(crate) struct Document {
     pub(crate) cloud: Option<CloudSettings>,
     /// Its keys as written, for messages (a reload cannot change them).
     pub(crate) cloud_written: BTreeMap<String, Setting>,
+    /// `[retrybudget.instances.*]`, by name.
+    pub(crate) budgets: Budgets,
     /// `[resil]`: resil's own settings.
     pub(crate) resil: ResilSettings,
 }
@@ -202,8 +205,21 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
     let mut doc = Document::default();
     let mut seen: [Option<&str>; 6] = [None; 6];
     let mut cloud_seen: Option<&str> = None;
+    let mut budget_seen: Option<&str> = None;
     let mut resil_seen: Option<&str> = None;
     for (key, node) in root {
+        if relaxed(key) == budget::TABLE {
+            if let Some(other) = budget_seen.replace(key) {
+                d.error(ctx.problem(
+                    node,
+                    &[key],
+                    format!("`{}` is given twice (also as `{other}`)", budget::TABLE),
+                ));
+                continue;
+            }
+            budget::read(key, node, ctx, d, &mut doc.budgets);
+            continue;
+        }
         if relaxed(key) == resil_table::TABLE {
             if let Some(other) = resil_seen.replace(key) {
                 d.error(ctx.problem(
@@ -233,13 +249,14 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
             continue;
         }
         let Some(aspect) = find_aspect(key) else {
-            let modules = Aspect::ALL.map(Aspect::as_str);
+            let mut modules = Aspect::ALL.map(Aspect::as_str).to_vec();
+            modules.extend([budget::TABLE, cloud::TABLE, resil_table::TABLE]);
             d.error(ctx.problem(
                 node,
                 &[key],
                 format!(
                     "unknown table{}",
-                    match did_you_mean(key, modules) {
+                    match did_you_mean(key, modules.iter().copied()) {
                         Some(m) => format!("; did you mean `{m}`?"),
                         None => format!("; expected one of {}", list(&modules)),
                     }
@@ -527,17 +544,6 @@ fn initial_state(node: &Node) -> Result<State, String> {
             s.trim().to_ascii_uppercase()
         )),
         _ => Err(format!("expected {INITIAL_STATES}")),
-    }
-}
-
-fn number(node: &Node) -> Result<f64, String> {
-    const EXPECTED: &str = "expected a number";
-    match &node.kind {
-        // precision loss above 2^53 is irrelevant for thresholds and factors
-        Kind::Int(i) => Ok(*i as f64),
-        Kind::Float(f) => Ok(*f),
-        Kind::Str(s) => s.trim().parse::<f64>().map_err(|_| EXPECTED.to_owned()),
-        _ => Err(EXPECTED.to_owned()),
     }
 }
 

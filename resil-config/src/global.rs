@@ -159,6 +159,12 @@ impl Registries {
     pub fn retries(&self) -> &RetryRegistry {
         &self.retries
     }
+    /// The retry budgets that the retries spend (`budget = "<name>"`), by
+    /// name: those of the running retries, of the named configurations and
+    /// of the default one.
+    pub fn retry_budgets(&self) -> Vec<resil_core::retry::RetryBudget> {
+        crate::budget::spent(&self.retries).into_values().collect()
+    }
     /// The semaphore bulkheads.
     pub fn bulkheads(&self) -> &BulkheadRegistry {
         &self.bulkheads

@@ -12,6 +12,7 @@ use resil_core::registry::Registry;
 use crate::anti_patterns::{self, Built};
 use crate::aspect::Aspect;
 use crate::bind::{self, Binder, Bound};
+use crate::budget;
 use crate::cloud;
 use crate::declared::{self, Declaration};
 use crate::env;
@@ -23,6 +24,7 @@ use crate::reloader::{Inputs, Reloader};
 use crate::report::{Effective, InstanceReport, Report};
 use crate::source::{layer, parse, read};
 use crate::value::{self, CloudPrefix, Ctx, Setting, Val, did_you_mean};
+use crate::worst_case;
 
 /// The default prefix of environment overrides.
 pub const DEFAULT_ENV_PREFIX: &str = "RESIL";
@@ -107,6 +109,7 @@ impl Resilience {
             clock: None,
             declarations: None,
             offline: false,
+            budgets: BTreeMap::new(),
         }
     }
 
@@ -163,9 +166,21 @@ pub struct ResilienceBuilder {
     clock: Option<SharedClock>,
     declarations: Option<Vec<&'static Declaration>>,
     offline: bool,
+    /// Running retry budgets a reload keeps where their settings stay.
+    budgets: BTreeMap<String, resil_core::retry::RetryBudget>,
 }
 
 impl ResilienceBuilder {
+    /// Keeps these running budgets where the file gives one of the same
+    /// name the same settings (a reload).
+    pub(crate) fn running_budgets(mut self, budgets: Vec<resil_core::retry::RetryBudget>) -> Self {
+        self.budgets = budgets
+            .into_iter()
+            .map(|b| (b.name().to_owned(), b))
+            .collect();
+        self
+    }
+
     /// Reads this file (`.yml`/`.yaml`: YAML, anything else: TOML); a missing
     /// file is an error. Takes precedence over `RESIL_CONFIG`.
     pub fn file(mut self, path: impl Into<PathBuf>) -> Self {
@@ -340,8 +355,10 @@ impl ResilienceBuilder {
         };
         let doc = file::read(&root, &ctx, &mut d);
         let clock = inputs.clock.clone();
+        let budgets = budget::build(&doc.budgets, &clock, &self.budgets);
         let mut parts = Parts {
             doc: &doc,
+            budgets: &budgets,
             declarations: &declarations,
             offline: self.offline,
             clock,
@@ -359,20 +376,29 @@ impl ResilienceBuilder {
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let mut d = parts.d;
         if d.errors.is_empty() {
-            anti_patterns::check(
-                &Built {
-                    circuit_breakers: &circuit_breakers,
-                    retries: &retries,
-                    bulkheads: &bulkheads,
-                    thread_pool_bulkheads: &thread_pool_bulkheads,
-                    rate_limiters: &rate_limiters,
-                    time_limiters: &time_limiters,
-                },
-                &parts.instances,
-                &doc,
-                &ctx,
-                &mut d,
-            );
+            budget::check_spent(&doc.budgets, &retries, &mut d);
+        }
+        let mut worst_cases = Vec::new();
+        if d.errors.is_empty() {
+            let built = Built {
+                circuit_breakers: &circuit_breakers,
+                retries: &retries,
+                bulkheads: &bulkheads,
+                thread_pool_bulkheads: &thread_pool_bulkheads,
+                rate_limiters: &rate_limiters,
+                time_limiters: &time_limiters,
+            };
+            anti_patterns::check(&built, &parts.instances, &doc, &ctx, &mut d);
+            let at = |aspect: Aspect, name: &str, message: String| {
+                anti_patterns::instance_problem(&doc, &ctx, aspect, name, message)
+            };
+            let layers = worst_case::Layers {
+                retries: &retries,
+                bulkheads: &bulkheads,
+                rate_limiters: &rate_limiters,
+                time_limiters: &time_limiters,
+            };
+            worst_cases = worst_case::compute(&layers, &at, &mut d);
         }
         d.errors.sort();
         d.warnings.sort();
@@ -408,6 +434,8 @@ impl ResilienceBuilder {
                 .map(|a| (a, doc.module(a).tag_settings.clone()))
                 .collect(),
             cloud_written: doc.cloud_written.clone(),
+            budgets: doc.budgets.clone(),
+            worst_cases,
             reload_stagger: doc.resil.reload_stagger,
         };
         let reloader = Reloader::new(inputs, report.clone());
@@ -422,6 +450,8 @@ impl ResilienceBuilder {
 /// Builds the registries aspect by aspect, collecting problems and the report.
 struct Parts<'a> {
     doc: &'a Document,
+    /// The retry budgets, built.
+    budgets: &'a budget::Built,
     declarations: &'a [&'static Declaration],
     /// No declarations to check the instances against (`resil check`).
     offline: bool,
@@ -517,7 +547,7 @@ impl Parts<'_> {
         }
         let mut bound = |table| {
             let chain = inherit::chain(aspect, module, table, d)?;
-            bind::bind::<P>(&chain, d)
+            bind::bind::<P>(&chain, self.budgets, d)
         };
         let configs: BTreeMap<&str, Bound<P::Config>> = module
             .configs

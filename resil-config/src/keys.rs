@@ -292,6 +292,8 @@ pub(crate) const CB_MAX: &str = "exponential-max-wait-duration-in-open-state";
 pub(crate) const RETRY_WAIT: &str = "wait-duration";
 /// A retry's exponential maximum.
 pub(crate) const RETRY_MAX: &str = "exponential-max-wait-duration";
+/// The retry budget a retry spends (`[retrybudget.instances.<name>]`).
+pub(crate) const BUDGET: &str = "budget";
 
 /// Kept in `Extras` (circuit breaker, rate limiter): for the actuator's health.
 pub(crate) const REGISTER_HEALTH_INDICATOR: &str = "register-health-indicator";
@@ -475,6 +477,7 @@ pub(crate) const RETRY_DESCRIBED: &[&str] = &[
     "ignore-errors",
     SHADOW,
     EVENT_CONSUMER_BUFFER_SIZE,
+    BUDGET,
 ];
 
 pub(crate) const RETRY_KEYS: &[Row<RetryConfigBuilder, RetryConfig>] = &[
@@ -547,6 +550,9 @@ pub(crate) const RETRY_KEYS: &[Row<RetryConfigBuilder, RetryConfig>] = &[
         set!(Count, event_consumer_buffer_size),
         show!(|c| c.event_consumer_buffer_size().to_string()),
     ),
+    own_printed(BUDGET, Ty::Text, |c, _| {
+        c.budget().map(|b| b.name().to_owned())
+    }),
     own(MAX_KEYS, Ty::Count),
     own(KEY_LABEL, Ty::Bool),
     own(BASE_CONFIG, Ty::BaseConfig),

@@ -65,11 +65,12 @@
 //! | table | keys |
 //! | --- | --- |
 //! | `circuitbreaker` | `failure-rate-threshold`, `slow-call-rate-threshold`, `slow-call-duration-threshold`, `sliding-window-type`, `sliding-window-size`, `minimum-number-of-calls`, `permitted-number-of-calls-in-half-open-state`, `wait-duration-in-open-state`, `max-wait-duration-in-half-open-state`, `automatic-transition-from-open-to-half-open-enabled`, `initial-state`, `record-errors`, `ignore-errors`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration-in-open-state`, `enable-randomized-wait`, `randomized-wait-factor`, `register-health-indicator`, `allow-health-indicator-to-fail` |
-//! | `retry` | `max-attempts`, `wait-duration`, `retry-errors`, `ignore-errors`, `fail-after-max-attempts`, `shadow`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration`, `enable-randomized-wait`, `randomized-wait-factor` |
+//! | `retry` | `max-attempts`, `wait-duration`, `retry-errors`, `ignore-errors`, `fail-after-max-attempts`, `shadow`, `enable-exponential-backoff`, `exponential-backoff-multiplier`, `exponential-max-wait-duration`, `enable-randomized-wait`, `randomized-wait-factor`, `budget` (the name of a `retrybudget` instance) |
 //! | `bulkhead` | `max-concurrent-calls`, `max-wait-duration`, `fair-call-handling-enabled`, `shadow` (`fair-call-handling-enabled` is resil's addition: Resilience4j's builder has it, its properties do not) |
 //! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration`, `shadow`, `context-propagators` (names registered with `resil::context_propagator!`; unlisted: the defaults, `tracing`'s span with that feature; `[]`: none) |
 //! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `shadow`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
 //! | `timelimiter` | `timeout-duration`, `cancel-running-future`, `shadow` |
+//! | `retrybudget` (`instances` only) | `ratio`, `min-retries-per-second`, `ttl`: a budget that retries share (Finagle's) |
 //! | every table | `base-config`, `event-consumer-buffer-size` |
 //!
 //! `writable-stack-trace-enabled` is accepted and has no effect (Rust errors
@@ -160,7 +161,8 @@
 // holds it). Bottom to top, each naming only modules before it:
 // error, duration, sync, aspect, propagators, cluster: the ground;
 // value, declaration: what reading and declaring share;
-// cloud, file, env, inherit: reading resilience.toml and the environment;
+// cloud, budget, file, env, inherit: reading resilience.toml and the
+// environment;
 // bind: tables to resil-core configurations;
 // report, keyed_table, reloader: what start-up found, the keyed tables and
 // what a reload reads again;
@@ -170,6 +172,7 @@
 mod anti_patterns;
 mod aspect;
 mod bind;
+mod budget;
 mod change;
 pub mod cloud;
 mod cluster;
@@ -195,6 +198,7 @@ mod sync;
 mod value;
 #[cfg(feature = "watch")]
 mod watch;
+mod worst_case;
 
 pub use crate::aspect::Aspect;
 pub use crate::bind::Extras;
@@ -211,6 +215,7 @@ pub use crate::reload::{ReloadHook, reload, reload_dry_run};
 pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
 pub use crate::watch::{DEFAULT_DEBOUNCE, PendingHook, Watcher, watch};
+pub use crate::worst_case::WorstCase;
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

@@ -69,7 +69,10 @@ impl Reloader {
             inputs.contents = Some(contents);
             inputs.file = None;
         }
-        let loaded = inputs.builder().load()?;
+        let loaded = inputs
+            .builder()
+            .running_budgets(live.retry_budgets())
+            .load()?;
         let new = loaded.current_report();
         let mut plan = Plan::default();
         let old = state.current.clone();
@@ -147,6 +150,31 @@ impl<'a> Plan<'a> {
                         None,
                         RESTART_ONLY,
                     ),
+                });
+            }
+        }
+        // a budget's settings: retries that share it would part otherwise
+        for (name, after) in &new.budgets {
+            let Some(before) = old.budgets.get(name) else {
+                continue;
+            };
+            if before.config == after.config {
+                continue;
+            }
+            let keys: BTreeSet<&&str> = before
+                .settings
+                .keys()
+                .chain(after.settings.keys())
+                .collect();
+            for key in keys {
+                let (b, a) = (before.settings.get(*key), after.settings.get(*key));
+                if b.map(|s| &s.val) == a.map(|s| &s.val) {
+                    continue;
+                }
+                self.problems.push(match (a, b) {
+                    (Some(a), _) => a.problem(RESTART_ONLY),
+                    (None, Some(b)) => removed(b),
+                    (None, None) => after.problem(RESTART_ONLY),
                 });
             }
         }

@@ -135,6 +135,10 @@ pub struct Report {
     pub(crate) tags: BTreeMap<Aspect, BTreeMap<String, Setting>>,
     /// The `[cloud]` keys as written, by key (`disable-time-limiter-map.<id>` for the map's entries).
     pub(crate) cloud_written: BTreeMap<String, Setting>,
+    /// `[retrybudget.instances.*]` as read, by name.
+    pub(crate) budgets: crate::budget::Budgets,
+    /// The worst case of each retrying name.
+    pub(crate) worst_cases: Vec<crate::worst_case::WorstCase>,
     /// `[resil] reload-stagger`.
     pub(crate) reload_stagger: std::time::Duration,
 }
@@ -144,6 +148,11 @@ impl Report {
     /// file or the environment gave them.
     pub fn cloud(&self) -> Option<&CloudSettings> {
         self.cloud.as_ref()
+    }
+    /// The worst case of each name with a retry, sorted by name: how long
+    /// a call can take at worst, term by term ([`WorstCase`](crate::WorstCase)).
+    pub fn worst_cases(&self) -> &[crate::worst_case::WorstCase] {
+        &self.worst_cases
     }
     /// `[resil] reload-stagger`: `watch()` applies a changed file after a
     /// random delay below it, drawn per process (zero: at once).

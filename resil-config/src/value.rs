@@ -316,6 +316,17 @@ pub(crate) fn count(node: &Node) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| expected())
 }
 
+pub(crate) fn number(node: &Node) -> Result<f64, String> {
+    const EXPECTED: &str = "expected a number";
+    match &node.kind {
+        // precision loss above 2^53 is irrelevant for thresholds and factors
+        Kind::Int(i) => Ok(*i as f64),
+        Kind::Float(f) => Ok(*f),
+        Kind::Str(s) => s.trim().parse::<f64>().map_err(|_| EXPECTED.to_owned()),
+        _ => Err(EXPECTED.to_owned()),
+    }
+}
+
 pub(crate) fn boolean(node: &Node) -> Result<bool, String> {
     const EXPECTED: &str = "expected true or false";
     match &node.kind {

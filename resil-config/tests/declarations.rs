@@ -103,11 +103,12 @@ fn load(toml: &str, strict: bool) -> Result<Resilience, InitError> {
 }
 
 /// `load`, with the declared retry told which errors to retry, so that it
-/// does not retry the refusals of the layers inside it (a warning of its own).
+/// does not retry the refusals of the layers inside it, and to make one
+/// attempt, which no time limiter needs to bound (warnings of their own).
 fn load_quiet(toml: &str, strict: bool) -> Result<Resilience, InitError> {
     load(
         &format!(
-            "{toml}\n[retry.instances.inventory-query]\nretry-errors = [\"ConnectionRefused\"]\n"
+            "{toml}\n[retry.instances.inventory-query]\nretry-errors = [\"ConnectionRefused\"]\nmax-attempts = 1\n"
         ),
         strict,
     )
@@ -180,12 +181,19 @@ sliding-window-size = 10
     );
     // the declared retry retries the refusals of the breaker and the
     // bulkhead of its name (no `retry-errors`): the anti-pattern
-    // 'retry every exception'
+    // 'retry every exception'; and no time limiter bounds its attempts
     let (retried, warnings): (Vec<_>, Vec<_>) = report
         .warnings()
         .iter()
         .partition(|w| w.key() == "retry.instances.inventory-query");
-    assert_eq!(retried.len(), 1, "{:?}", report.warnings());
+    assert_eq!(retried.len(), 2, "{:?}", report.warnings());
+    assert!(
+        retried[1]
+            .message()
+            .starts_with("retry `inventory-query` makes up to 3 attempts with no time limiter"),
+        "{}",
+        retried[1]
+    );
     assert!(
         retried[0]
             .message()
@@ -241,13 +249,15 @@ sliding-window-size = 10
         keys,
         [
             "circuitbreaker.instances.inventory-qurey",
+            "retry.instances.inventory-query",
             "retry.instances.inventory-query"
         ],
         "{err}"
     );
-    // with the refusals left out of the retry, only the typo remains
+    // with the refusals left out of the retry and one attempt, only the
+    // typo remains
     let err = load(
-        "[circuitbreaker.instances.inventory-qurey]\nsliding-window-size = 10\n[retry.instances.inventory-query]\nignore-errors = [\"CallNotPermitted\", \"BulkheadFull\"]\n",
+        "[circuitbreaker.instances.inventory-qurey]\nsliding-window-size = 10\n[retry.instances.inventory-query]\nignore-errors = [\"CallNotPermitted\", \"BulkheadFull\"]\nmax-attempts = 1\n",
         true,
     )
     .unwrap_err();

@@ -525,7 +525,8 @@ enable-exponential-backoff = true
         a.config().interval_bi_function().as_constant(),
         Some(Duration::from_millis(200))
     );
-    let w = &loaded.report().warnings()[1];
+    // after the undeclared instance's and the missing time limiter's
+    let w = &loaded.report().warnings()[2];
     assert_eq!(
         w.key(),
         "retry.instances.a.enable-exponential-backoff",

@@ -13,6 +13,7 @@ use std::fmt;
 
 // The rejections' leaf module; each type's public path is in its
 // primitive's module.
+use crate::deadline::DeadlineExceeded;
 use crate::rejection::{
     BulkheadFull, CallNotPermitted, MaxRetriesExceeded, RequestNotPermitted, Timeout,
 };
@@ -20,12 +21,13 @@ use crate::rejection::{
 /// The kind names of the rejections, in [`Error`]'s order: what
 /// [`Error::rejection_kind`] returns, and what `record-errors` and the other
 /// kind lists of resilience.toml may name besides the caller's own kinds.
-pub const REJECTION_KINDS: [&str; 5] = [
+pub const REJECTION_KINDS: [&str; 6] = [
     "CallNotPermitted",
     "BulkheadFull",
     "RequestNotPermitted",
     "Timeout",
     "MaxRetriesExceeded",
+    "DeadlineExceeded",
 ];
 
 /// The error returned by a guarded call.
@@ -59,6 +61,9 @@ pub enum Error<E> {
     /// Retry exhausted its attempts on results that its result predicate rejected
     /// (only with `fail_after_max_attempts`).
     MaxRetriesExceeded(MaxRetriesExceeded),
+    /// The request's deadline left no time for the call, or ran out while
+    /// a pattern waited for it (see [`crate::deadline`]).
+    DeadlineExceeded(DeadlineExceeded),
 }
 
 impl<E> Error<E> {
@@ -92,6 +97,7 @@ impl<E> Error<E> {
             Error::RequestNotPermitted(r) => Some(Rejection::RequestNotPermitted(r.clone())),
             Error::Timeout(r) => Some(Rejection::Timeout(r.clone())),
             Error::MaxRetriesExceeded(r) => Some(Rejection::MaxRetriesExceeded(r.clone())),
+            Error::DeadlineExceeded(r) => Some(Rejection::DeadlineExceeded(r.clone())),
         }
     }
 
@@ -104,6 +110,7 @@ impl<E> Error<E> {
             Error::RequestNotPermitted(r) => Ok(Rejection::RequestNotPermitted(r)),
             Error::Timeout(r) => Ok(Rejection::Timeout(r)),
             Error::MaxRetriesExceeded(r) => Ok(Rejection::MaxRetriesExceeded(r)),
+            Error::DeadlineExceeded(r) => Ok(Rejection::DeadlineExceeded(r)),
         }
     }
 
@@ -150,7 +157,8 @@ impl<E> Error<E> {
     }
 
     /// The kind name of a rejection (`"CallNotPermitted"`, `"BulkheadFull"`,
-    /// `"RequestNotPermitted"`, `"Timeout"`, `"MaxRetriesExceeded"`), which
+    /// `"RequestNotPermitted"`, `"Timeout"`, `"MaxRetriesExceeded"`,
+    /// `"DeadlineExceeded"`), which
     /// `record-errors` and friends in resilience.toml can name; `None` for the
     /// caller's error.
     pub fn rejection_kind(&self) -> Option<&'static str> {
@@ -161,6 +169,7 @@ impl<E> Error<E> {
             Error::RequestNotPermitted(_) => Some(REJECTION_KINDS[2]),
             Error::Timeout(_) => Some(REJECTION_KINDS[3]),
             Error::MaxRetriesExceeded(_) => Some(REJECTION_KINDS[4]),
+            Error::DeadlineExceeded(_) => Some(REJECTION_KINDS[5]),
         }
     }
 }
@@ -174,6 +183,7 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             Error::RequestNotPermitted(r) => r.fmt(f),
             Error::Timeout(r) => r.fmt(f),
             Error::MaxRetriesExceeded(r) => r.fmt(f),
+            Error::DeadlineExceeded(r) => r.fmt(f),
         }
     }
 }
@@ -204,6 +214,8 @@ pub enum Rejection {
     Timeout(Timeout),
     /// See [`Error::MaxRetriesExceeded`].
     MaxRetriesExceeded(MaxRetriesExceeded),
+    /// See [`Error::DeadlineExceeded`].
+    DeadlineExceeded(DeadlineExceeded),
 }
 
 impl Rejection {
@@ -215,6 +227,7 @@ impl Rejection {
             Rejection::RequestNotPermitted(r) => r.name(),
             Rejection::Timeout(r) => r.name(),
             Rejection::MaxRetriesExceeded(r) => r.name(),
+            Rejection::DeadlineExceeded(r) => r.name(),
         }
     }
 }
@@ -227,6 +240,7 @@ impl fmt::Display for Rejection {
             Rejection::RequestNotPermitted(r) => r.fmt(f),
             Rejection::Timeout(r) => r.fmt(f),
             Rejection::MaxRetriesExceeded(r) => r.fmt(f),
+            Rejection::DeadlineExceeded(r) => r.fmt(f),
         }
     }
 }
@@ -241,6 +255,7 @@ impl<E> From<Rejection> for Error<E> {
             Rejection::RequestNotPermitted(r) => Error::RequestNotPermitted(r),
             Rejection::Timeout(r) => Error::Timeout(r),
             Rejection::MaxRetriesExceeded(r) => Error::MaxRetriesExceeded(r),
+            Rejection::DeadlineExceeded(r) => Error::DeadlineExceeded(r),
         }
     }
 }
@@ -264,7 +279,8 @@ rejection_from!(
     BulkheadFull,
     RequestNotPermitted,
     Timeout,
-    MaxRetriesExceeded
+    MaxRetriesExceeded,
+    DeadlineExceeded
 );
 
 /// An invalid configuration: every rule a builder's values broke, each with

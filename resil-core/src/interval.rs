@@ -254,6 +254,48 @@ impl IntervalFunction {
             _ => None,
         }
     }
+
+    /// The longest wait [`apply`](Self::apply) can return for `attempt`
+    /// (randomization at its largest); `None` for a function made with
+    /// [`IntervalFunction::from_fn`], which nothing bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil_core::interval::IntervalFunction;
+    /// use std::time::Duration;
+    ///
+    /// let f = IntervalFunction::of_exponential_random_backoff(Duration::from_millis(100), 2.0, 0.5)?;
+    /// assert_eq!(f.largest(3), Some(Duration::from_millis(600))); // 400 ms + 50 %
+    /// assert!(f.apply(3) <= Duration::from_millis(600));
+    /// # Ok::<(), resil_core::ConfigError>(())
+    /// ```
+    pub fn largest(&self, attempt: u32) -> Option<Duration> {
+        let attempt = attempt.max(1);
+        let upper = |x: u64, factor: f64| (x as f64 + factor * x as f64) as u64;
+        Some(match &self.0 {
+            Repr::Constant(_) | Repr::Backoff { .. } => self.apply(attempt),
+            Repr::Exponential {
+                initial,
+                multiplier,
+                randomization,
+                max,
+            } => {
+                let mut ms = exponential(*initial, *multiplier, attempt);
+                if let Some(f) = randomization {
+                    ms = upper(ms, *f);
+                }
+                if let Some(max) = max {
+                    ms = ms.min(*max);
+                }
+                Duration::from_millis(ms)
+            }
+            Repr::Randomized { interval, factor } => {
+                Duration::from_millis(upper(*interval, *factor))
+            }
+            Repr::Custom(_) => return None,
+        })
+    }
 }
 
 impl Default for IntervalFunction {
@@ -345,6 +387,36 @@ mod tests {
 
     fn ms(f: &IntervalFunction, n: u32) -> u128 {
         f.apply(n).as_millis()
+    }
+
+    #[test]
+    fn no_wait_is_longer_than_the_largest() {
+        let ms = Duration::from_millis;
+        let functions = [
+            IntervalFunction::of(ms(70)).unwrap(),
+            IntervalFunction::of_randomized(ms(333), 0.7).unwrap(),
+            IntervalFunction::of_exponential_backoff_with_max(ms(100), 3.0, ms(2000)).unwrap(),
+            IntervalFunction::of_exponential_random_backoff(ms(101), 1.7, 0.9).unwrap(),
+            IntervalFunction::of_exponential_random_backoff_with_max(ms(50), 2.0, 0.5, ms(700))
+                .unwrap(),
+            IntervalFunction::of_backoff(ms(10), |d| d * 2).unwrap(),
+        ];
+        for f in &functions {
+            for attempt in 1..8 {
+                let largest = f.largest(attempt).unwrap();
+                let seen = (0..2000).map(|_| f.apply(attempt)).max().unwrap();
+                assert!(seen <= largest, "{f:?} #{attempt}: {seen:?} > {largest:?}");
+                // randomized: the largest is reached, to the millisecond
+                assert!(
+                    largest - seen <= ms(largest.as_millis() as u64 / 50 + 1),
+                    "{f:?} #{attempt}: {seen:?} far below {largest:?}"
+                );
+            }
+        }
+        assert_eq!(
+            IntervalFunction::from_fn(|_| Duration::from_millis(1)).largest(1),
+            None
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! | [`time_limiter`] | `TimeLimiter` |
 //! | [`registry`] | `*Registry` |
 //! | [`decorators`] | `Decorators` (in the fixed aspect order) |
+//! | [`deadline`] | (resil's own: one budget of time for a whole request) |
 //! | [`cluster`] | (resil's own: limits and half-open episodes shared by a fleet) |
 //!
 //! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
@@ -35,6 +36,7 @@ pub mod circuit_breaker;
 mod classify;
 pub mod clock;
 pub mod cluster;
+pub mod deadline;
 pub mod decorators;
 pub mod error;
 pub mod event;

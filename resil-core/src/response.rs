@@ -9,6 +9,7 @@
 //! | `RequestNotPermitted` | 429 Too Many Requests, with `Retry-After` |
 //! | `Timeout` | 504 Gateway Timeout |
 //! | `MaxRetriesExceeded` | 502 Bad Gateway |
+//! | `DeadlineExceeded` | 504 Gateway Timeout |
 //!
 //! `Retry-After` is the limiter's wait for one permit at the refusal, in
 //! whole seconds rounded up (RFC 9110 allows no fraction). Retry's
@@ -25,21 +26,22 @@ use crate::error::{Error, Rejection};
 impl Rejection {
     /// The HTTP status this rejection answers with: 503 for
     /// `CallNotPermitted` and `BulkheadFull`, 429 for `RequestNotPermitted`,
-    /// 504 for `Timeout`, 502 for `MaxRetriesExceeded` (feature `axum`).
+    /// 504 for `Timeout` and `DeadlineExceeded`, 502 for
+    /// `MaxRetriesExceeded` (feature `axum`).
     pub fn status(&self) -> StatusCode {
         match self {
             Rejection::CallNotPermitted(_) | Rejection::BulkheadFull(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Rejection::RequestNotPermitted(_) => StatusCode::TOO_MANY_REQUESTS,
-            Rejection::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            Rejection::Timeout(_) | Rejection::DeadlineExceeded(_) => StatusCode::GATEWAY_TIMEOUT,
             Rejection::MaxRetriesExceeded(_) => StatusCode::BAD_GATEWAY,
         }
     }
 }
 
 /// 503 for `CallNotPermitted` and `BulkheadFull`, 429 with `Retry-After`
-/// for `RequestNotPermitted`, 504 for `Timeout`, 502 for
+/// for `RequestNotPermitted`, 504 for `Timeout` and `DeadlineExceeded`, 502 for
 /// `MaxRetriesExceeded`; the body is the rejection's message.
 impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
@@ -81,6 +83,7 @@ mod tests {
 
     use super::*;
     use crate::bulkhead::BulkheadFull;
+    use crate::deadline::DeadlineExceeded;
     use crate::rate_limiter::RequestNotPermitted;
     use crate::retry::MaxRetriesExceeded;
     use crate::time_limiter::Timeout;
@@ -102,6 +105,8 @@ mod tests {
         assert_eq!(answer(late), (StatusCode::GATEWAY_TIMEOUT, None));
         let exhausted = MaxRetriesExceeded::new("retry".into(), 3).into();
         assert_eq!(answer(exhausted), (StatusCode::BAD_GATEWAY, None));
+        let spent = DeadlineExceeded::new("deadline", "checkout".into()).into();
+        assert_eq!(answer(spent), (StatusCode::GATEWAY_TIMEOUT, None));
     }
 
     #[test]

@@ -214,6 +214,7 @@ const REJECTIONS: &[&str] = &[
     "RequestNotPermitted",
     "Timeout",
     "MaxRetriesExceeded",
+    "DeadlineExceeded",
 ];
 
 /// The kind of a `derive(Classify)` variant names it alone: not the kind of

@@ -325,18 +325,30 @@ impl Shown for Retry {
         "SUCCESS",
         "IGNORED_ERROR",
         "SHADOW_REFUSAL",
+        "BUDGET_EXHAUSTED",
     ];
 
-    /// Resilience4j's `Retry.Metrics`.
+    /// Resilience4j's `Retry.Metrics`, and the retry budget it spends, if any
+    /// (`retryBudget`: its name, the retries its balance pays for, the
+    /// retries it denied).
     fn state(&self) -> Value {
         let m = self.metrics();
-        json!({
+        let mut state = json!({
             "numberOfSuccessfulCallsWithoutRetryAttempt": m.number_of_successful_calls_without_retry_attempt(),
             "numberOfSuccessfulCallsWithRetryAttempt": m.number_of_successful_calls_with_retry_attempt(),
             "numberOfFailedCallsWithoutRetryAttempt": m.number_of_failed_calls_without_retry_attempt(),
             "numberOfFailedCallsWithRetryAttempt": m.number_of_failed_calls_with_retry_attempt(),
             "numberOfTotalCalls": m.number_of_total_calls(),
-        })
+        });
+        if let Some(budget) = self.config().budget() {
+            let b = budget.metrics();
+            state["retryBudget"] = json!({
+                "name": budget.name(),
+                "balance": b.balance(),
+                "denied": b.denied(),
+            });
+        }
+        state
     }
     fn current_config(&self) -> RetryConfig {
         self.config().clone()

@@ -9,6 +9,7 @@
 //! | [`BulkheadLayer`] | [`BulkheadService`] | [`Bulkhead`] |
 //! | [`RateLimiterLayer`] | [`RateLimiterService`] | [`RateLimiter`] |
 //! | [`TimeLimiterLayer`] | [`TimeLimiterService`] | [`TimeLimiter`] |
+//! | [`DeadlineLayer`] | [`DeadlineService`] | a request's deadline, from its `grpc-timeout` header |
 //!
 //! Each service answers with the inner service's response, fails with
 //! [`resil::Error<S::Error>`](crate::Error) (the inner error as
@@ -68,7 +69,7 @@
 //! With the `actuator` feature a [`Rejection`](crate::Rejection) and a
 //! `resil::Error<E>` (for `E: IntoResponse`) are axum responses: 503 for
 //! `CallNotPermitted` and `BulkheadFull`, 429 with `Retry-After` for
-//! `RequestNotPermitted`, 504 for `Timeout`. `IntoResponseLayer` turns a
+//! `RequestNotPermitted`, 504 for `Timeout` and `DeadlineExceeded`. `IntoResponseLayer` turns a
 //! layered route's errors into those responses, so that axum, which wants
 //! services that do not fail, takes the route as it is.
 //!
@@ -79,6 +80,7 @@
 //! [`TimeLimiter`]: crate::time_limiter::TimeLimiter
 //! [`Error::Inner`]: crate::Error::Inner
 
+mod deadline;
 mod layers;
 mod named;
 #[cfg(feature = "actuator")]
@@ -93,6 +95,7 @@ use resil_core::Error;
 use resil_core::chain::{Around, ChainFuture, Ctx, HasAttempt, Node, Stack};
 use tower_service::Service;
 
+pub use self::deadline::{DeadlineFuture, DeadlineLayer, DeadlineService, GRPC_TIMEOUT};
 pub use self::layers::{
     BreakerSlot, BulkheadLayer, BulkheadService, BulkheadSlot, CircuitBreakerLayer,
     CircuitBreakerService, LimiterSlot, RateLimiterLayer, RateLimiterService, RetryLayer,

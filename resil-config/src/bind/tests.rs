@@ -156,7 +156,8 @@ fn plain_rows_bind_and_print<P: Binder>() {
             .map(|(_, v)| v.clone());
         let changed = candidates(row.def.ty).into_iter().any(|val| {
             let t = table(name, val);
-            let Some(bound) = bind::<P>(&[&t], &mut Diagnostics::default()) else {
+            let Some(bound) = bind::<P>(&[&t], &BTreeMap::new(), &mut Diagnostics::default())
+            else {
                 return false;
             };
             assert!(
@@ -224,7 +225,7 @@ fn circuit_breaker_rows() {
 fn retry_rows() {
     let mut own = EXTRAS.to_vec();
     own.extend(INTERVAL);
-    own.extend([RETRY_WAIT, RETRY_MAX]);
+    own.extend([RETRY_WAIT, RETRY_MAX, crate::keys::BUDGET]);
     rows_are_complete::<Retry>(&own);
     plain_rows_bind_and_print::<Retry>();
 }

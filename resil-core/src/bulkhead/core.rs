@@ -18,6 +18,8 @@ use super::limit::Sample;
 use super::semaphore::Semaphore;
 use super::{BulkheadConfig, BulkheadEvent, BulkheadFull, BulkheadPermit, Queued};
 use crate::clock::{Clock, SharedClock, Stamp};
+use crate::deadline::{self, DeadlineExceeded};
+use crate::error::Rejection;
 use crate::event::EventPublisher;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, ShortMutex};
 use crate::{Name, Tags};
@@ -153,13 +155,33 @@ impl Inner {
     #[cold]
     pub(super) fn acquire_blocking_slow(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let wait = self.max_wait();
-        if wait.is_zero() {
-            return if self.let_through() {
-                Ok(self.permitted())
-            } else {
-                Err(self.reject())
-            };
+        if !wait.is_zero() && self.wait_for_permit(wait) || self.let_through() {
+            Ok(self.permitted())
+        } else {
+            Err(self.reject())
         }
+    }
+
+    /// [`Inner::acquire_blocking_slow`] with the wait cut to the time left
+    /// before the request's deadline; the end of a cut wait is the
+    /// deadline's refusal, never let through.
+    #[cold]
+    pub(super) fn acquire_blocking_in_time(&self) -> Result<BulkheadPermit<'_>, Rejection> {
+        let own = self.max_wait();
+        let (wait, deadline) = deadline::cut(own);
+        if own.is_zero() || !deadline {
+            return self.acquire_blocking_slow().map_err(Rejection::from);
+        }
+        if !wait.is_zero() && self.wait_for_permit(wait) {
+            Ok(self.permitted())
+        } else {
+            Err(DeadlineExceeded::noticed("bulkhead", &self.name).into())
+        }
+    }
+
+    /// Blocks in the queue until a permit is granted (`true`) or `wait`
+    /// has passed on the bulkhead's clock.
+    fn wait_for_permit(&self, wait: Duration) -> bool {
         let parker = Arc::new(Parker {
             thread: std::thread::current(),
             timed_out: std::sync::atomic::AtomicBool::new(false),
@@ -184,11 +206,7 @@ impl Inner {
             std::thread::park();
         };
         drop(timer);
-        if granted || self.let_through() {
-            Ok(self.permitted())
-        } else {
-            Err(self.reject())
-        }
+        granted
     }
 }
 

@@ -14,7 +14,8 @@ use super::semaphore::{self, Semaphore};
 use super::{Bulkhead, BulkheadFull, Sample};
 use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap, holding};
 use crate::clock::{Clock, Sleep};
-use crate::error::Error;
+use crate::deadline::{self, DeadlineExceeded};
+use crate::error::{Error, Rejection};
 use crate::sync::Ordering;
 
 /// The semaphore of the bulkhead that `R` holds.
@@ -37,6 +38,9 @@ pub(super) struct Queued<R: Deref<Target = Inner> + Clone> {
     /// In milliseconds: a `Duration`'s niche would hold the attempt's stage
     /// tag, and writing it costs a stalled copy on the fast path.
     wait_millis: u64,
+    /// The wait is the time left before the request's deadline, shorter
+    /// than `max_wait_duration`: its end is the deadline's refusal.
+    deadline: bool,
 }
 
 impl<R: Deref<Target = Inner> + Clone> Queued<R> {
@@ -46,11 +50,36 @@ impl<R: Deref<Target = Inner> + Clone> Queued<R> {
             inner,
             sleep: None,
             wait_millis,
+            deadline: false,
         }
     }
 
+    /// Ready with the permit, or with the refusal once the wait is over.
     pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Held<R>, BulkheadFull>> {
-        let granted = if Pin::new(&mut self.acquire).poll(cx).is_ready() {
+        let granted = ready!(self.poll_granted(cx));
+        Poll::Ready(if granted || self.inner.let_through() {
+            Ok(permitted(self.inner.clone()))
+        } else {
+            Err(self.inner.reject())
+        })
+    }
+
+    /// [`Queued::poll`] for a wait the request's deadline may have cut: the
+    /// end of a cut wait is the deadline's refusal, never let through.
+    fn poll_in_time(&mut self, cx: &mut Context<'_>) -> Poll<Result<Held<R>, Rejection>> {
+        if !self.deadline {
+            return self.poll(cx).map_err(Rejection::from);
+        }
+        Poll::Ready(if ready!(self.poll_granted(cx)) {
+            Ok(permitted(self.inner.clone()))
+        } else {
+            Err(DeadlineExceeded::noticed("bulkhead", &self.inner.name).into())
+        })
+    }
+
+    /// Ready once the permit is granted (`true`) or the wait is over.
+    fn poll_granted(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        Poll::Ready(if Pin::new(&mut self.acquire).poll(cx).is_ready() {
             true
         } else if self.wait_millis == 0 {
             self.acquire.cancel() // shadow mode's refusals without a wait
@@ -59,25 +88,30 @@ impl<R: Deref<Target = Inner> + Clone> Queued<R> {
             let sleep = self.sleep.get_or_insert_with(|| clock.sleep_async(wait));
             ready!(Pin::new(sleep).poll(cx));
             self.acquire.cancel()
-        };
-        Poll::Ready(if granted || self.inner.let_through() {
-            Ok(permitted(self.inner.clone()))
-        } else {
-            Err(self.inner.reject())
         })
     }
 }
 
 /// No permit free: a place in the queue, or the refusal when the bulkhead
-/// does not wait (`max_wait_duration` zero, not in shadow mode).
+/// does not wait (`max_wait_duration` zero, not in shadow mode). The wait
+/// is cut to the time left before the request's deadline.
 #[cold]
 fn queue_or_refuse<R: Deref<Target = Inner> + Clone>(inner: R) -> Result<Queued<R>, BulkheadFull> {
     let wait_millis = inner.max_wait_millis.load(Ordering::Relaxed);
-    if wait_millis == 0 && !inner.shadow.load(Ordering::Relaxed) {
-        Err(inner.reject())
-    } else {
-        Ok(Queued::new(inner, wait_millis))
+    if wait_millis == 0 {
+        return if inner.shadow.load(Ordering::Relaxed) {
+            Ok(Queued::new(inner, 0))
+        } else {
+            Err(inner.reject())
+        };
     }
+    let (wait, deadline) = deadline::cut(Duration::from_millis(wait_millis));
+    if !deadline {
+        return Ok(Queued::new(inner, wait_millis));
+    }
+    let mut queued = Queued::new(inner, u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
+    queued.deadline = true;
+    Ok(queued)
 }
 
 /// The bulkhead's part in a chain: the bulkhead, by reference or through its
@@ -239,7 +273,7 @@ pin_project_lite::pin_project! {
             permit: Option<InFlight<R>>,
         },
         Refused {
-            error: Option<BulkheadFull>,
+            error: Option<Rejection>,
         },
         Done,
     }
@@ -325,7 +359,9 @@ where
                 },
                 None => match queue_or_refuse(part.inner.clone()) {
                     Ok(queued) => Stage::Queued { queued },
-                    Err(full) => Stage::Refused { error: Some(full) },
+                    Err(full) => Stage::Refused {
+                        error: Some(full.into()),
+                    },
                 },
             },
         };
@@ -355,7 +391,7 @@ where
                     }
                     return Poll::Ready(result);
                 }
-                StageProj::Queued { queued } => match ready!(queued.poll(cx)) {
+                StageProj::Queued { queued } => match ready!(queued.poll_in_time(cx)) {
                     Ok(permit) => {
                         // Out of the queue: the place goes, the permit stays.
                         stage.set(Stage::Done);
@@ -365,15 +401,15 @@ where
                         let inner = holding(&mut permit, || next.start(ctx));
                         stage.set(Stage::Running { inner, permit });
                     }
-                    Err(full) => {
+                    Err(refused) => {
                         stage.set(Stage::Done);
-                        return Poll::Ready(Err(Error::BulkheadFull(full)));
+                        return Poll::Ready(Err(refused.into()));
                     }
                 },
                 StageProj::Refused { error } => {
                     let error = error.take().expect("a refused attempt holds its error");
                     stage.set(Stage::Done);
-                    return Poll::Ready(Err(Error::BulkheadFull(error)));
+                    return Poll::Ready(Err(error.into()));
                 }
                 StageProj::Done => panic!("a bulkhead's attempt polled after completion"),
             }
@@ -409,7 +445,7 @@ where
         let permit = if inner.sem.try_acquire() {
             Held::stamped(inner, &mut ctx.stamp)
         } else {
-            let permit = inner.acquire_blocking_slow().map_err(Error::BulkheadFull)?;
+            let permit = inner.acquire_blocking_in_time()?;
             ctx.user_code_ran();
             permit.0
         };

@@ -21,6 +21,11 @@ use crate::error::Error;
 /// `record` predicate accepts it; otherwise it counts as a success. A
 /// successful value is a failure when `record_result` accepts it.
 ///
+/// A call cut short by the request's deadline ([`Error::DeadlineExceeded`])
+/// is the caller's budget, not the downstream's health: it is never a
+/// failure, whatever the lists say; it counts as a slow success when it ran
+/// past the slow-call threshold, and is ignored otherwise.
+///
 /// Predicates see the caller's error `E`; rejections from inner layers of a
 /// chain (`Timeout`, `BulkheadFull`, ...) are classified by their kind names
 /// only. Everything is a plain `fn` pointer, so a classifier is `Copy` and can
@@ -113,6 +118,7 @@ impl<T, E> CircuitBreakerClassifier<T, E> {
                 Some(p) if p(value) => Verdict::Failure(Some("RecordedResult")),
                 _ => Verdict::Success,
             },
+            Err(Error::DeadlineExceeded(_)) => Verdict::CutShort,
             Err(error) => self.classify_error(config, error),
         }
     }

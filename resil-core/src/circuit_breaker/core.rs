@@ -158,6 +158,9 @@ pub(super) enum Verdict {
     Success,
     Failure(Option<&'static str>),
     Ignored(Option<&'static str>),
+    /// Cut short by the request's deadline: a slow success past the
+    /// slow-call threshold, ignored otherwise.
+    CutShort,
 }
 
 /// What a probe holds: nothing in the states that admit everything, a
@@ -451,8 +454,15 @@ impl Inner {
         verdict: Verdict,
         permit: Option<Permit>,
     ) {
+        // cut short by the request's deadline: the caller's budget, not
+        // the downstream's health (a slow call if it ran past the threshold)
+        let verdict = match verdict {
+            Verdict::CutShort if elapsed_nanos > settings.slow_call_nanos => Verdict::Success,
+            Verdict::CutShort => Verdict::Ignored(Some("DeadlineExceeded")),
+            other => other,
+        };
         let failed = match verdict {
-            Verdict::Success => false,
+            Verdict::Success | Verdict::CutShort => false,
             Verdict::Failure(_) => true,
             Verdict::Ignored(kind) => {
                 self.give_back(permit);

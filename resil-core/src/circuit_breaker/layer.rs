@@ -116,7 +116,7 @@ impl<R: Deref<Target = Inner>> Guard<R> {
         self.inner
             .finish(settings, end, elapsed, verdict, Some(self.permit));
         if let Some(f) = classifier.transition_on_result
-            && !matches!(verdict, Verdict::Ignored(_))
+            && !matches!(verdict, Verdict::Ignored(_) | Verdict::CutShort)
         {
             self.inner.transition_on_result(f(result.as_ref()));
         }

@@ -4,11 +4,12 @@
 //! Whatever order the builder methods are called in, the chain is
 //!
 //! ```text
-//! Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) )
+//! Deadline( Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) ) )
 //! ```
 //!
-//! the order Spring Boot's aspects give Resilience4j by default, and the
-//! order the attribute macros expand into. So every attempt of
+//! the order Spring Boot's aspects give Resilience4j by default (resil's
+//! [deadline](crate::deadline) outside it), and the order the attribute
+//! macros expand into. So every attempt of
 //! the retry passes through the breaker (the breaker counts attempts, not
 //! logical calls), a refusal of the breaker is retried like any other error
 //! unless `ignore_errors` says otherwise, and the time limiter's timeout is a
@@ -61,6 +62,7 @@ use crate::Error;
 use crate::bulkhead::Bulkhead;
 use crate::chain::{ChainFuture, Lift, Stack};
 use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
+use crate::deadline::Deadline;
 use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
 use crate::time_limiter::TimeLimiter;
@@ -81,6 +83,7 @@ pub struct AsyncOnly;
 ///
 /// Without fallbacks, building and running a chain allocates nothing.
 pub struct Decorators<'a, T, E, Mode = Blocking> {
+    deadline: Option<&'a Deadline>,
     retry: Option<(&'a Retry, RetryClassifier<T, E>)>,
     circuit_breaker: Option<(&'a CircuitBreaker, CircuitBreakerClassifier<T, E>)>,
     rate_limiter: Option<&'a RateLimiter>,
@@ -94,6 +97,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
     /// An empty chain: the call runs bare.
     pub fn new() -> Self {
         Decorators {
+            deadline: None,
             retry: None,
             circuit_breaker: None,
             rate_limiter: None,
@@ -143,6 +147,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
 
     fn into_async(self) -> Decorators<'a, T, E, AsyncOnly> {
         Decorators {
+            deadline: self.deadline,
             retry: self.retry,
             circuit_breaker: self.circuit_breaker,
             rate_limiter: self.rate_limiter,
@@ -179,6 +184,14 @@ impl<'a, T, E> Decorators<'a, T, E, AsyncOnly> {
 }
 
 impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
+    /// Adds a deadline, outermost: the call and every layer inside it spend
+    /// from it (see [`crate::deadline`]), and a call with no time left does
+    /// not run ([`Error::DeadlineExceeded`]).
+    pub fn with_deadline(mut self, deadline: &'a Deadline) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
     /// Adds a retry (every error retried, per its configuration).
     pub fn with_retry(self, retry: &'a Retry) -> Self {
         self.with_retry_classified(retry, RetryClassifier::new())
@@ -284,7 +297,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         fit: &W,
         time_limiter: TL,
     ) -> Stack<
-        (),
+        Option<crate::deadline::DeadlinePart<&'a crate::deadline::Inner>>,
         W::Out<Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>>,
         (),
         W::Out<
@@ -303,6 +316,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         W: Fit<'s, 'a, T, E>,
     {
         Stack::new()
+            .deadline(self.deadline.map(Deadline::part))
             .retry(fit.fit(self.retry.as_ref().map(|(r, c)| r.part(c)), Layer::Retry))
             .circuit_breaker(fit.fit(
                 self.circuit_breaker.as_ref().map(|(cb, c)| cb.part(c)),
@@ -376,6 +390,9 @@ where
 impl<T, E, Mode> fmt::Debug for Decorators<'_, T, E, Mode> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut layers = Vec::new();
+        if let Some(d) = self.deadline {
+            layers.push(format!("Deadline({})", d.name()));
+        }
         if let Some((r, _)) = &self.retry {
             layers.push(format!("Retry({})", r.name()));
         }

@@ -14,7 +14,8 @@ use super::state::Decision;
 use super::{RateLimiter, RequestNotPermitted};
 use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
 use crate::clock::{Clock, Nanos, Sleep};
-use crate::error::Error;
+use crate::deadline::{self, DeadlineExceeded};
+use crate::error::{Error, Rejection};
 use crate::sync::Ordering;
 
 /// The rate limiter's part in a chain: the limiter (by reference, or
@@ -97,6 +98,9 @@ impl<R: Deref<Target = Inner>, N> fmt::Debug for RateLimiterNode<R, N> {
 /// the timeout ends), counted as waiting while it lives.
 pub(crate) struct Reserved<R: Deref<Target = Inner>> {
     decision: Decision,
+    /// The timeout was the time left before the request's deadline: a
+    /// refusal at its end is the deadline's.
+    deadline: bool,
     until: Nanos,
     /// Started at the first poll: a clock's timer may need a runtime.
     sleep: Option<Sleep>,
@@ -105,9 +109,10 @@ pub(crate) struct Reserved<R: Deref<Target = Inner>> {
 
 impl<R: Deref<Target = Inner>> Reserved<R> {
     #[cold]
-    fn new(inner: R, decision: Decision, wait: Duration) -> Self {
+    fn new(inner: R, decision: Decision, wait: Duration, deadline: bool) -> Self {
         Reserved {
             decision,
+            deadline,
             until: inner.clock.now().saturating_add(wait),
             sleep: None,
             waiting: Waiting::new(inner),
@@ -125,13 +130,39 @@ impl<R: Deref<Target = Inner>> Reserved<R> {
 
     /// Settles the reservation once due: no longer waiting, then granted or
     /// refused (and published).
-    fn finish(self, permits: u32) -> Result<(), RequestNotPermitted>
+    fn finish(self, permits: u32) -> Result<(), Rejection>
     where
         R: Clone,
     {
-        let (inner, decision) = (self.waiting.0.clone(), self.decision);
+        let (inner, decision, deadline) = (self.waiting.0.clone(), self.decision, self.deadline);
         drop(self);
-        inner.finish(decision, permits)
+        inner
+            .finish(decision, permits)
+            .map_err(|refused| refusal(&inner, refused, deadline))
+    }
+}
+
+/// The caller's refusal: the limiter's own, or the deadline's when the
+/// deadline cut the limiter's timeout.
+#[cold]
+fn refusal(inner: &Inner, refused: RequestNotPermitted, deadline: bool) -> Rejection {
+    if deadline {
+        DeadlineExceeded::noticed("ratelimiter", &inner.name).into()
+    } else {
+        refused.into()
+    }
+}
+
+/// The limiter's timeout in nanoseconds, cut to the time left before the
+/// request's deadline: `true` when the deadline cut it.
+#[inline(always)]
+fn timeout_in_time(inner: &Inner) -> (u64, bool) {
+    let own = inner.core.timeout();
+    let (timeout, deadline) = deadline::cut(Duration::from_nanos(own));
+    if deadline {
+        (crate::clock::saturating_nanos(timeout), true)
+    } else {
+        (own, false)
     }
 }
 
@@ -186,7 +217,7 @@ pin_project_lite::pin_project! {
             inner: A,
         },
         Refused {
-            error: Option<RequestNotPermitted>,
+            error: Option<Rejection>,
         },
         Done,
     }
@@ -195,7 +226,7 @@ pin_project_lite::pin_project! {
 /// What a call's reservation comes to when it is made.
 enum Admission<R: Deref<Target = Inner>> {
     Now,
-    Refused(RequestNotPermitted),
+    Refused(Rejection),
     Later(Reserved<R>),
     /// A fleet-wide limiter waits for its backend's answer (async calls).
     Deciding(Deciding),
@@ -209,10 +240,10 @@ impl<R: Deref<Target = Inner> + Clone> RateLimiterPart<R> {
     #[inline(always)]
     fn admit(&self, ctx: &mut Ctx) -> Admission<R> {
         let inner = &*self.inner;
-        let timeout = inner.core.timeout();
+        let (timeout, deadline) = timeout_in_time(inner);
         let now = ctx.stamp.now(&inner.clock).as_u64();
         let decision = inner.decide_with(self.permits, timeout, || now);
-        self.settle(decision, timeout, ctx)
+        self.settle(decision, timeout, deadline, ctx)
     }
 
     /// [`RateLimiterPart::admit`] for an async call: a fleet-wide limiter
@@ -224,16 +255,27 @@ impl<R: Deref<Target = Inner> + Clone> RateLimiterPart<R> {
         let Some(cluster) = &inner.cluster else {
             return self.admit(ctx);
         };
-        let timeout = inner.core.timeout();
+        let (timeout, deadline) = timeout_in_time(inner);
         match cluster.start_deciding(inner, self.permits, timeout) {
-            Ok(decision) => self.settle(inner.shadowed(decision, self.permits), timeout, ctx),
+            Ok(decision) => self.settle(
+                inner.shadowed(decision, self.permits),
+                timeout,
+                deadline,
+                ctx,
+            ),
             Err(deciding) => Admission::Deciding(deciding),
         }
     }
 
     /// What a decision comes to: the permits now, a refusal, or a wait.
     #[inline(always)]
-    fn settle(&self, decision: Decision, timeout: u64, ctx: &mut Ctx) -> Admission<R> {
+    fn settle(
+        &self,
+        decision: Decision,
+        timeout: u64,
+        deadline: bool,
+        ctx: &mut Ctx,
+    ) -> Admission<R> {
         let inner = &*self.inner;
         match decision.wait(timeout) {
             None => {
@@ -242,10 +284,12 @@ impl<R: Deref<Target = Inner> + Clone> RateLimiterPart<R> {
                 }
                 match inner.outcome(decision) {
                     Ok(()) => Admission::Now,
-                    Err(refused) => Admission::Refused(refused),
+                    Err(refused) => Admission::Refused(refusal(inner, refused, deadline)),
                 }
             }
-            Some(wait) => Admission::Later(Reserved::new(self.inner.clone(), decision, wait)),
+            Some(wait) => {
+                Admission::Later(Reserved::new(self.inner.clone(), decision, wait, deadline))
+            }
         }
     }
 }
@@ -308,9 +352,7 @@ where
                         Ok(()) => stage.set(Stage::Running {
                             inner: self.next.start(ctx),
                         }),
-                        Err(refused) => {
-                            return Poll::Ready(Err(Error::RequestNotPermitted(refused)));
-                        }
+                        Err(refused) => return Poll::Ready(Err(refused.into())),
                     }
                 }
                 StageProj::Deciding { deciding } => {
@@ -325,15 +367,15 @@ where
                         .expect("only a fleet's limiter decides late");
                     let decision = std::task::ready!(cluster.poll_deciding(inner, deciding, cx));
                     ctx.user_code_ran();
-                    let timeout = inner.core.timeout();
+                    let (timeout, deadline) = timeout_in_time(inner);
                     let decision = inner.shadowed(decision, part.permits);
-                    match part.settle(decision, timeout, ctx) {
+                    match part.settle(decision, timeout, deadline, ctx) {
                         Admission::Now => stage.set(Stage::Running {
                             inner: self.next.start(ctx),
                         }),
                         Admission::Refused(error) => {
                             stage.set(Stage::Done);
-                            return Poll::Ready(Err(Error::RequestNotPermitted(error)));
+                            return Poll::Ready(Err(error.into()));
                         }
                         Admission::Later(reserved) => stage.set(Stage::Waiting { reserved }),
                         Admission::Deciding(_) => unreachable!("a decision is settled"),
@@ -342,7 +384,7 @@ where
                 StageProj::Refused { error } => {
                     let error = error.take().expect("a refused attempt holds its error");
                     stage.set(Stage::Done);
-                    return Poll::Ready(Err(Error::RequestNotPermitted(error)));
+                    return Poll::Ready(Err(error.into()));
                 }
                 StageProj::Done => panic!("a rate limiter's attempt polled after completion"),
             }
@@ -365,16 +407,14 @@ where
         match part.admit(ctx) {
             Admission::Now => {}
             Admission::Deciding(_) => unreachable!("a blocking call decides at once"),
-            Admission::Refused(refused) => return Err(Error::RequestNotPermitted(refused)),
+            Admission::Refused(refused) => return Err(refused.into()),
             Admission::Later(reserved) => {
                 let wait = reserved
                     .until
                     .saturating_duration_since(reserved.waiting.0.clock.now());
                 reserved.waiting.0.clock.sleep(wait);
                 ctx.user_code_ran();
-                if let Err(refused) = reserved.finish(part.permits) {
-                    return Err(Error::RequestNotPermitted(refused));
-                }
+                reserved.finish(part.permits)?;
             }
         }
         self.next.call(ctx)

@@ -164,6 +164,7 @@ impl<T, E> RetryClassifier<T, E> {
             Error::RequestNotPermitted(r) => Some(r),
             Error::Timeout(r) => Some(r),
             Error::MaxRetriesExceeded(r) => Some(r),
+            Error::DeadlineExceeded(r) => Some(r),
         }
     }
 }

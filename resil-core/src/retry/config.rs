@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::RetryBudget;
 use super::interval::IntervalBiFunction;
 use crate::error::{ConfigError, Problems};
 use crate::interval::IntervalFunction;
@@ -48,6 +49,7 @@ pub struct RetryConfig {
     pub(crate) ignore_errors: Arc<[Box<str>]>,
     pub(crate) event_consumer_buffer_size: u32,
     pub(crate) shadow: bool,
+    pub(crate) budget: Option<RetryBudget>,
 }
 
 impl Default for RetryConfig {
@@ -60,6 +62,7 @@ impl Default for RetryConfig {
             ignore_errors: Arc::new([]),
             event_consumer_buffer_size: 100,
             shadow: false,
+            budget: None,
         }
     }
 }
@@ -111,6 +114,10 @@ impl RetryConfig {
     pub fn shadow(&self) -> bool {
         self.shadow
     }
+    /// The budget that pays for the retries, if any.
+    pub fn budget(&self) -> Option<&RetryBudget> {
+        self.budget.as_ref()
+    }
 }
 
 impl fmt::Debug for RetryConfig {
@@ -126,6 +133,7 @@ impl fmt::Debug for RetryConfig {
                 &self.event_consumer_buffer_size,
             )
             .field("shadow", &self.shadow)
+            .field("budget", &self.budget)
             .finish()
     }
 }
@@ -201,6 +209,14 @@ impl RetryConfigBuilder {
     /// refused, to see what a new rule would do before enforcing it.
     pub fn shadow(mut self, shadow: bool) -> Self {
         self.config.shadow = shadow;
+        self
+    }
+    /// The budget that pays for this retry's retries (default none): each
+    /// call's first attempt deposits, each retry withdraws, and a retry the
+    /// budget denies is not made (the call ends with the outcome it has,
+    /// as if attempts had run out). Several retries may share one budget.
+    pub fn budget(mut self, budget: impl Into<Option<RetryBudget>>) -> Self {
+        self.config.budget = budget.into();
         self
     }
 

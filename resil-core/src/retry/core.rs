@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::counter::StripedCounter;
 use super::{MaxRetriesExceeded, RetryClassifier, RetryConfig, RetryEvent, RetryOutcome};
 use crate::clock::{Clock, SharedClock, Sleep};
+use crate::deadline;
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::live::Live;
@@ -92,6 +93,15 @@ pub(super) enum Next {
 }
 
 impl Inner {
+    /// A call's first attempt: the budget's deposit, when there is one
+    /// (without one, a load and a branch).
+    #[inline(always)]
+    pub(super) fn first_attempt(&self) {
+        if let Some(budget) = &self.config.load().budget {
+            budget.deposit();
+        }
+    }
+
     #[cold]
     pub(super) fn exhausted<E>(&self, max_attempts: u32) -> Error<E> {
         Error::MaxRetriesExceeded(MaxRetriesExceeded::new(self.name.clone(), max_attempts))
@@ -310,7 +320,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                     .apply(n, &RetryOutcome::of_error(kind, shared))
             }
         };
-        self.retrying(n, wait, kind)
+        self.retrying_if_allowed(n, wait, kind)
     }
 
     #[inline(never)]
@@ -355,7 +365,67 @@ impl<R: Deref<Target = Inner>> CallState<R> {
                 config.interval.apply(n, &RetryOutcome::of_result(shared))
             }
         };
-        self.retrying(n, wait, None)
+        self.retrying_if_allowed(n, wait, None)
+    }
+
+    /// Retries after `wait`, unless the request's deadline ends first (at
+    /// or before the wait's end: no time would be left for the attempt) or
+    /// the retry's budget cannot pay for it.
+    #[inline]
+    pub(super) fn retrying_if_allowed(
+        &mut self,
+        n: u32,
+        wait: Duration,
+        kind: Option<&'static str>,
+    ) -> Next {
+        match deadline::remaining() {
+            Some(left) if wait >= left => return self.out_of_time(n, kind),
+            _ => {}
+        }
+        let budget = &self.inner.config.get(self.version).budget;
+        if let Some(budget) = budget
+            && !budget.try_withdraw()
+        {
+            return self.budget_exhausted(n, kind);
+        }
+        self.retrying(n, wait, kind)
+    }
+
+    /// The budget denied the retry: the call ends with the outcome it has,
+    /// as when attempts run out.
+    #[cold]
+    fn budget_exhausted(&mut self, n: u32, kind: Option<&'static str>) -> Next {
+        self.done = true;
+        let counters = &self.inner.counters;
+        Counters::add(if n > 1 {
+            &counters.failed_with_retry
+        } else {
+            &counters.failed_without_retry
+        });
+        self.inner.events.publish(|| RetryEvent::BudgetExhausted {
+            number_of_retry_attempts: n,
+            error_kind: kind,
+        });
+        Next::Return
+    }
+
+    /// The deadline leaves no time for another attempt: the call ends with
+    /// the outcome it has, as when attempts run out.
+    #[cold]
+    fn out_of_time(&mut self, n: u32, kind: Option<&'static str>) -> Next {
+        self.done = true;
+        let counters = &self.inner.counters;
+        Counters::add(if n > 1 {
+            &counters.failed_with_retry
+        } else {
+            &counters.failed_without_retry
+        });
+        self.inner.events.publish(|| RetryEvent::Error {
+            number_of_retry_attempts: n,
+            error_kind: kind,
+        });
+        deadline::count("retry", &self.inner.name);
+        Next::Return
     }
 
     pub(super) fn retrying(&self, n: u32, wait: Duration, kind: Option<&'static str>) -> Next {

@@ -45,6 +45,14 @@ pub enum RetryEvent {
         /// The error's kind name when known.
         error_kind: Option<&'static str>,
     },
+    /// The retry's budget denied the retry the failed attempt asked for:
+    /// the call ended with that attempt's outcome.
+    BudgetExhausted {
+        /// The failed attempts so far.
+        number_of_retry_attempts: u32,
+        /// The error's kind name when known (`None` for a rejected result).
+        error_kind: Option<&'static str>,
+    },
     /// In shadow mode: an error the retry would have retried, returned after the first attempt.
     ShadowRefusal {
         /// Attempts made before this one's failure.
@@ -74,6 +82,10 @@ impl RetryEvent {
             | RetryEvent::ShadowRefusal {
                 number_of_retry_attempts,
                 ..
+            }
+            | RetryEvent::BudgetExhausted {
+                number_of_retry_attempts,
+                ..
             } => number_of_retry_attempts,
             RetryEvent::IgnoredError { .. } => 0,
         }
@@ -86,6 +98,7 @@ impl RetryEvent {
             | RetryEvent::Error { error_kind, .. }
             | RetryEvent::Success { error_kind, .. }
             | RetryEvent::ShadowRefusal { error_kind, .. }
+            | RetryEvent::BudgetExhausted { error_kind, .. }
             | RetryEvent::IgnoredError { error_kind } => error_kind,
         }
     }
@@ -105,6 +118,8 @@ pub enum RetryEventType {
     IgnoredError,
     /// [`RetryEvent::ShadowRefusal`]
     ShadowRefusal,
+    /// [`RetryEvent::BudgetExhausted`]
+    BudgetExhausted,
 }
 
 impl RetryEventType {
@@ -116,6 +131,7 @@ impl RetryEventType {
             RetryEventType::Success => "SUCCESS",
             RetryEventType::IgnoredError => "IGNORED_ERROR",
             RetryEventType::ShadowRefusal => "SHADOW_REFUSAL",
+            RetryEventType::BudgetExhausted => "BUDGET_EXHAUSTED",
         }
     }
 }
@@ -130,6 +146,7 @@ impl EventKind for RetryEvent {
             RetryEvent::Success { .. } => RetryEventType::Success,
             RetryEvent::IgnoredError { .. } => RetryEventType::IgnoredError,
             RetryEvent::ShadowRefusal { .. } => RetryEventType::ShadowRefusal,
+            RetryEvent::BudgetExhausted { .. } => RetryEventType::BudgetExhausted,
         }
     }
 }

@@ -186,6 +186,17 @@ impl IntervalBiFunction {
         }
     }
 
+    /// The longest wait [`apply`](Self::apply) can return for `attempt`
+    /// ([`IntervalFunction::largest`]); `None` for a function of the
+    /// outcome or a custom one, which nothing bounds.
+    pub fn largest(&self, attempt: u32) -> Option<Duration> {
+        match &self.0 {
+            Repr::Fixed(d) => Some(*d),
+            Repr::Function(f) => f.largest(attempt),
+            Repr::Custom(_) => None,
+        }
+    }
+
     /// Whether [`IntervalBiFunction::apply`] looks at the outcome (only a
     /// function made with [`IntervalBiFunction::new`] does).
     pub(crate) fn reads_outcome(&self) -> bool {

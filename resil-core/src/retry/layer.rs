@@ -134,6 +134,7 @@ where
     #[inline(always)]
     fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
         let call = self.part.as_ref().map(|part| {
+            part.inner.first_attempt();
             let call = CallState::new(part.inner.clone());
             // Async: an unwind counts as the call's panic only while an
             // attempt is being polled.
@@ -222,6 +223,7 @@ where
         let classifier = part.classifier.borrow();
         // The first attempt runs without the call state, which the retry
         // loop keeps in memory; a panic in it is still counted, by the guard.
+        part.inner.first_attempt();
         let guard = FirstAttempt(&part.inner);
         let first = self.next.call(ctx);
         guard.disarm();

@@ -108,6 +108,7 @@
 //! # Ok::<(), resil_core::ConfigError>(())
 //! ```
 
+mod budget;
 mod classifier;
 mod config;
 mod core;
@@ -122,6 +123,9 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+pub use self::budget::{
+    RetryBudget, RetryBudgetConfig, RetryBudgetConfigBuilder, RetryBudgetMetrics,
+};
 pub use self::classifier::RetryClassifier;
 pub use self::config::{RetryConfig, RetryConfigBuilder};
 pub use self::event::{RetryEvent, RetryEventType};

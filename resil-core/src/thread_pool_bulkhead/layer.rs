@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use super::{Submission, ThreadPoolBulkhead};
+use crate::Name;
 use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::deadline::{self, At, DeadlineExceeded, Installed};
 use crate::error::Error;
 
 /// The tasks of a thread-pool bulkhead's layer: `f` makes each attempt's
@@ -143,12 +145,36 @@ where
     P: Borrow<ThreadPoolBulkhead>,
     J: Tasks,
 {
-    /// Submits the next attempt's task; admission is decided now.
+    /// Submits the next attempt's task; admission is decided now. The
+    /// request's deadline travels with the task: the worker runs it under
+    /// that deadline, and not at all once the deadline passed in the queue.
     #[inline]
     pub(crate) fn submit(&mut self) -> Submission<Result<J::T, Error<J::E>>> {
         let task = self.jobs.next();
-        self.part.pool.borrow().submit(task)
+        let pool = self.part.pool.borrow();
+        let carried = deadline::current().map(|at| (at, pool.name_shared()));
+        pool.submit(move || match carried {
+            None => task(),
+            Some((at, name)) => in_time(at, &name, task),
+        })
     }
+}
+
+/// Runs `task` on the worker under the deadline `at`, unless it passed.
+#[inline(never)]
+fn in_time<T, E>(
+    at: At,
+    name: &Name,
+    task: impl FnOnce() -> Result<T, Error<E>>,
+) -> Result<T, Error<E>> {
+    if at.remaining().is_zero() {
+        return Err(Error::DeadlineExceeded(DeadlineExceeded::noticed(
+            "thread-pool-bulkhead",
+            name,
+        )));
+    }
+    let _installed = Installed::new(at);
+    task()
 }
 
 /// An attempt through the thread-pool bulkhead's layer: its submitted task.

@@ -277,6 +277,11 @@ impl ThreadPoolBulkhead {
         &self.shared().name
     }
 
+    /// The bulkhead's name, shared.
+    pub(crate) fn name_shared(&self) -> Name {
+        self.shared().name.clone()
+    }
+
     /// The bulkhead's configuration.
     pub fn config(&self) -> &ThreadPoolBulkheadConfig {
         self.shared().config.load()

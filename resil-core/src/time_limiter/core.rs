@@ -10,10 +10,19 @@ use std::time::Duration;
 
 use super::{TimeLimiterConfig, TimeLimiterEvent, Timeout};
 use crate::clock::{SharedClock, Stamp};
+use crate::deadline::DeadlineExceeded;
 use crate::error::Error;
 use crate::event::EventPublisher;
 use crate::live::Live;
 use crate::{Name, Tags};
+
+/// A wait that ended before the attempt did: after `timeout`, which was
+/// the time left before the request's deadline when `deadline` is set.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Expired {
+    pub(super) timeout: Duration,
+    pub(super) deadline: bool,
+}
 
 #[doc(hidden)]
 pub struct Inner {
@@ -43,7 +52,7 @@ impl Inner {
     #[inline]
     pub(super) fn record<T, E>(
         &self,
-        outcome: Result<Result<T, Error<E>>, Duration>,
+        outcome: Result<Result<T, Error<E>>, Expired>,
     ) -> Result<T, Error<E>> {
         self.record_publishing(outcome, |event| self.publish(event))
     }
@@ -53,7 +62,7 @@ impl Inner {
     #[inline]
     pub(super) fn record_stamped<T, E>(
         &self,
-        outcome: Result<Result<T, Error<E>>, Duration>,
+        outcome: Result<Result<T, Error<E>>, Expired>,
         stamp: &mut Stamp,
     ) -> Result<T, Error<E>> {
         self.record_publishing(outcome, |event| {
@@ -64,7 +73,7 @@ impl Inner {
     #[inline(always)]
     fn record_publishing<T, E>(
         &self,
-        outcome: Result<Result<T, Error<E>>, Duration>,
+        outcome: Result<Result<T, Error<E>>, Expired>,
         publish: impl FnOnce(TimeLimiterEvent),
     ) -> Result<T, Error<E>> {
         match outcome {
@@ -86,7 +95,7 @@ impl Inner {
                 }
                 Err(e)
             }
-            Err(timeout) => Err(self.timed_out(timeout)),
+            Err(expired) => Err(self.timed_out(expired)),
         }
     }
 
@@ -103,7 +112,17 @@ impl Inner {
     }
 
     #[cold]
-    pub(super) fn timed_out<E>(&self, timeout: Duration) -> Error<E> {
+    pub(super) fn timed_out<E>(&self, expired: Expired) -> Error<E> {
+        let Expired { timeout, deadline } = expired;
+        if deadline {
+            // The request's deadline, shorter than the timeout, passed: the
+            // caller's budget ran out, the limiter's timeout did not.
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            self.events.publish(|| TimeLimiterEvent::Error {
+                error_kind: Some("DeadlineExceeded"),
+            });
+            return Error::DeadlineExceeded(DeadlineExceeded::noticed("timelimiter", &self.name));
+        }
         self.timeout.fetch_add(1, Ordering::Relaxed);
         self.events.publish(|| TimeLimiterEvent::Timeout);
         Error::Timeout(Timeout::new(self.name.clone(), timeout))

@@ -7,12 +7,12 @@ use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use super::TimeLimiter;
-use super::core::Inner;
+use super::core::{Expired, Inner};
 use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
 use crate::clock::{Clock, Sleep};
+use crate::deadline;
 use crate::error::Error;
 use std::borrow::Borrow;
 
@@ -27,7 +27,7 @@ enum Timer {
     /// for a zero timeout).
     Armed {
         sleep: Option<Sleep>,
-        timeout: Duration,
+        expired: Expired,
         shadow: bool,
     },
     /// Passed in shadow mode: the attempt is left to finish.
@@ -40,29 +40,31 @@ impl Inner {
     /// The timer is made at the first such poll, with the settings current
     /// then: that is when the attempt's timing starts.
     #[cold]
-    fn poll_timer(&self, timer: &mut Timer, cx: &mut Context<'_>) -> Poll<Duration> {
+    fn poll_timer(&self, timer: &mut Timer, cx: &mut Context<'_>) -> Poll<Expired> {
         loop {
             match timer {
                 Timer::Passed => return Poll::Pending,
                 Timer::Unarmed => {
                     let config = self.config.load();
-                    let timeout = config.timeout_duration;
+                    // The request's deadline, if nearer, cuts the wait.
+                    let (timeout, deadline) = deadline::cut(config.timeout_duration);
                     *timer = Timer::Armed {
                         sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
-                        timeout,
+                        expired: Expired { timeout, deadline },
                         shadow: config.shadow,
                     };
                 }
                 Timer::Armed {
                     sleep,
-                    timeout,
+                    expired,
                     shadow,
                 } => {
                     if let Some(sleep) = sleep {
                         ready!(Pin::new(sleep).poll(cx));
                     }
-                    if !*shadow {
-                        return Poll::Ready(*timeout);
+                    // Shadow mode lets its own timeout pass, not the deadline.
+                    if !*shadow || expired.deadline {
+                        return Poll::Ready(*expired);
                     }
                     *timer = Timer::Passed;
                     self.shadow_refusal();
@@ -279,11 +281,11 @@ impl Inner {
             };
         }
         let config = *self.config.load();
-        let timeout = config.timeout_duration;
+        let (timeout, deadline) = deadline::cut(config.timeout_duration);
         let outcome = match submission.wait_timeout(timeout) {
             Some(Ok(result)) => Ok(result),
             Some(Err(full)) => Ok(Err(Error::BulkheadFull(full))),
-            None if config.shadow => {
+            None if config.shadow && !deadline => {
                 // shadow: the timeout passed, the caller waits for the task
                 self.shadow_refusal();
                 match submission.wait() {
@@ -294,7 +296,7 @@ impl Inner {
             None => {
                 // The caller gives up: a task still queued is not run.
                 submission.abandon();
-                Err(timeout)
+                Err(Expired { timeout, deadline })
             }
         };
         self.record(outcome)
