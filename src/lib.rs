@@ -81,7 +81,7 @@
 //! built with [`Resilience::builder()`](Resilience::builder)`.load()` are
 //! observed with [`observe`].
 //!
-//! Minimum supported Rust version: 1.88.
+//! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
 // The root names what a service author writes daily; the rest is in the

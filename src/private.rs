@@ -269,7 +269,8 @@ fn enter_retry(name: &'static str, first: bool) -> Restore {
     Restore(outer)
 }
 
-/// The seed's "retry at several layers": counted, and said once per pair.
+/// Retry at several layers (an anti-pattern: the attempts multiply):
+/// counted, and said once per pair.
 #[cold]
 fn nested_retry(outer: &'static str, inner: &'static str) {
     static SEEN: Mutex<BTreeSet<(&'static str, &'static str)>> = Mutex::new(BTreeSet::new());

@@ -1311,7 +1311,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                 unused("circuitbreaker", "payment"),
                 unused("circuitbreaker", "unlisted"),
                 unused("ratelimiter", "inventory-query"),
-                "resilience.toml: retry.instances.inventory-query: retries every error, the refusals of the circuit breaker, bulkhead and rate limiter `inventory-query` inside it included (CallNotPermitted, BulkheadFull, RequestNotPermitted): retrying a refusal adds load exactly when the downstream needs less (the seed's anti-pattern 'retry every exception'); name the errors worth retrying in `retry-errors`, or list the refusals in `ignore-errors`".to_owned(),
+                "resilience.toml: retry.instances.inventory-query: retries every error, the refusals of the circuit breaker, bulkhead and rate limiter `inventory-query` inside it included (CallNotPermitted, BulkheadFull, RequestNotPermitted): retrying a refusal adds load exactly when the downstream needs less (the anti-pattern 'retry every exception'); name the errors worth retrying in `retry-errors`, or list the refusals in `ignore-errors`".to_owned(),
                 unused("thread-pool-bulkhead", "report-export"),
                 unused("timelimiter", "inventory-query"),
             ],

@@ -1,5 +1,5 @@
-//! The inventory service's `GET /cloud/inventory/{sku}`: the seed's
-//! `InventoryGateway` (section 25.4) through the Spring Cloud facade, its
+//! The inventory service's `GET /cloud/inventory/{sku}`: the Java service's
+//! `InventoryGateway` through the Spring Cloud facade, its
 //! router driven in-process on paused tokio time with the repository's
 //! resilience.toml.
 
@@ -39,7 +39,7 @@ async fn get(router: &Router, path: &str) -> (StatusCode, Value) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_cloud_route_answers_and_degrades_as_the_seeds_gateway() {
+async fn the_cloud_route_answers_and_degrades_as_the_java_gateway() {
     let prometheus = PrometheusBuilder::new().install_recorder().unwrap();
     let report = Resilience::builder()
         .file(CONFIG)
@@ -68,7 +68,7 @@ async fn the_cloud_route_answers_and_degrades_as_the_seeds_gateway() {
     assert_eq!(ok["degraded"], false);
     assert_eq!(ok["reason"], "CONFIRMED");
 
-    // 200 with a degraded answer: the seed's "do not look at the status only"
+    // 200 with a degraded answer: do not look at the status only
     let (status, failed) = get(&router, &format!("{sku}?mode=fail")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(

@@ -1,4 +1,4 @@
-//! The seed's fault drills (its section 31), each an exact test against the
+//! Ten fault drills, each an exact test against the
 //! inventory service's own components (`examples/inventory-service`), with
 //! the repository's `resilience.toml` and paused tokio time.
 //!
@@ -54,9 +54,9 @@ fn prometheus() -> PrometheusHandle {
         .clone()
 }
 
-/// The seed's configuration, read from the repository's resilience.toml, on
+/// The service's configuration, read from the repository's resilience.toml, on
 /// a clock that follows paused tokio time (and no environment overrides).
-fn seed_config() -> resil::config::ResilienceBuilder {
+fn service_config() -> resil::config::ResilienceBuilder {
     Resilience::builder()
         .file(CONFIG)
         .clock(TokioClock::new())
@@ -65,7 +65,7 @@ fn seed_config() -> resil::config::ResilienceBuilder {
 
 /// Registries of their own, for the hand-composed gateway.
 fn local_registries() -> Registries {
-    let (registries, _) = seed_config().load().unwrap().into_parts();
+    let (registries, _) = service_config().load().unwrap().into_parts();
     registries
 }
 
@@ -85,7 +85,7 @@ impl Drill {
         let serial = SERIAL.lock().await;
         INIT.call_once(|| {
             prometheus();
-            seed_config().init().unwrap();
+            service_config().init().unwrap();
         });
         // The global instances share one `TokioClock`, whose origin is the
         // paused time of the runtime that ran `init`. Each test has its own
@@ -546,7 +546,7 @@ async fn drill_08_retry_only_on_allowed_errors_within_the_budget() {
     );
 }
 
-/// Drill 8, the seed's section 25.7: with Retry outside CircuitBreaker each
+/// Drill 8, composed by hand: with Retry outside CircuitBreaker each
 /// physical attempt passes through the breaker; swapped, the breaker sees
 /// only the retry's final outcome.
 #[tokio::test(start_paused = true)]

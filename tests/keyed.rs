@@ -1,4 +1,4 @@
-//! Keyed instances (`key = expr` on an attribute, SPEC 7.6) as a user
+//! Keyed instances (`key = expr` on an attribute) as a user
 //! writes them: one instance per key under the attribute's name, bounded by
 //! `max-keys`, seen by the meters and the actuator. Every test uses its own
 //! instance names (tests share the process and its global registries, which

@@ -289,7 +289,7 @@ fn a_retry_inside_a_retry_is_counted_and_said_once() {
     assert!(log.contains("WARN resil::retry"), "{log}");
 }
 
-/// FORCED_OPEN without a limit (the seed's 11.1) is said when it is made.
+/// FORCED_OPEN without a limit (it outlives the incident) is said when it is made.
 #[tokio::test]
 async fn forcing_open_without_a_limit_is_a_warning() {
     use axum::body::Body;

@@ -1,18 +1,18 @@
-//! The seed's inventory service (its section 25) with resil.
+//! A Spring Boot inventory service guarded by Resilience4j, ported to resil.
 //!
 //! ```text
 //! cargo run --example inventory-service
 //! curl "http://127.0.0.1:8080/inventory/SKU-1001?mode=success"
 //! ```
 //!
-//! Reads `./resilience.toml` (the seed's section 24 configuration), listens
+//! Reads `./resilience.toml` (the Java service's `application.yml`, translated), listens
 //! on `127.0.0.1:8080` or on the port in `PORT`, and serves resil's actuator
 //! beside the inventory's routes; its state changes need
 //! `Authorization: Bearer $ACTUATOR_TOKEN` and are off without that variable.
 //! Edits of `resilience.toml` apply while it runs: on `POST /actuator/refresh`
 //! (a state change), or as soon as the file is saved with `WATCH_CONFIG=1`
-//! (`resil::watch()`). The README walks through the seed's checks with the
-//! answers this service gives.
+//! (`resil::watch()`). The README walks through the checks to run against
+//! it, with the answers this service gives.
 
 mod app;
 

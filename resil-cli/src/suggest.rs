@@ -1,5 +1,5 @@
-//! `resil suggest`: a commented resilience.toml derived from capacity, after
-//! the seed's section 30 ("parameters from capacity"): Little's law for the
+//! `resil suggest`: a commented resilience.toml derived from capacity:
+//! Little's law for the
 //! bulkhead, a breaker window that decides within the detection time at the
 //! given rate, a timeout between the normal p99 and the deadline, and retry
 //! attempts that fit the deadline. Every number says how it was derived.
@@ -293,7 +293,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_inventory_query() {
+    fn the_example_inventory_query() {
         let toml = suggest(&capacity()).unwrap();
         // 200/s x 100 ms = 20 in flight, x1.5 = 30, the pool allows 30.
         assert_eq!(value(&toml, "max-concurrent-calls"), "30");

@@ -124,7 +124,7 @@ fn retried_refusals(built: &Built<'_>, at: &At<'_>, d: &mut Diagnostics) {
             Aspect::Retry,
             name,
             format!(
-                "retries every error, the refusals of the {} `{name}` inside it included ({}): retrying a refusal adds load exactly when the downstream needs less (the seed's anti-pattern 'retry every exception'); name the errors worth retrying in `retry-errors`, or list the refusals in `ignore-errors`",
+                "retries every error, the refusals of the {} `{name}` inside it included ({}): retrying a refusal adds load exactly when the downstream needs less (the anti-pattern 'retry every exception'); name the errors worth retrying in `retry-errors`, or list the refusals in `ignore-errors`",
                 match layers.split_last() {
                     Some((last, [])) => (*last).to_owned(),
                     Some((last, rest)) => format!("{} and {last}", rest.join(", ")),

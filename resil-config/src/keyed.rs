@@ -1,4 +1,4 @@
-//! Keyed instances: `key = expr` on an attribute (SPEC 7.6).
+//! Keyed instances: `key = expr` on an attribute.
 //!
 //! A keyed call site keeps, per instance name, one instance per distinct key
 //! (the `Display` of the attribute's `key` expression, evaluated per call),

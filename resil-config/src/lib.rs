@@ -153,7 +153,7 @@
 //! file changes. Some settings only a restart applies (the `cluster-*` keys,
 //! registry `tags`, `[cloud]`): see [`reload`].
 //!
-//! Minimum supported Rust version: 1.88.
+//! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
 // The modules read top down, no import circle among them (tests/layers.rs

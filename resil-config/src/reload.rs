@@ -685,7 +685,7 @@ impl Change {
     }
 
     /// The value after, as resilience.toml writes it; empty when [`key`](Change::key) is.
-    // `old()` and `new()` are the names users and tests know (SPEC 7.1)
+    // `old()` and `new()` are the names users and tests know
     #[allow(clippy::new_ret_no_self)]
     pub fn new(&self) -> &str {
         &self.new

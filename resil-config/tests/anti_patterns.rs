@@ -1,4 +1,4 @@
-//! The seed's anti-patterns (its section 32) that the configuration alone
+//! The anti-patterns that the configuration alone
 //! shows are start-up warnings at the instance they are about (errors in
 //! strict mode), and nothing is said of a configuration without them.
 

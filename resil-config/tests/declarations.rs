@@ -179,7 +179,8 @@ sliding-window-size = 10
         40
     );
     // the declared retry retries the refusals of the breaker and the
-    // bulkhead of its name (no `retry-errors`): the seed's anti-pattern
+    // bulkhead of its name (no `retry-errors`): the anti-pattern
+    // 'retry every exception'
     let (retried, warnings): (Vec<_>, Vec<_>) = report
         .warnings()
         .iter()

@@ -327,7 +327,7 @@ fn the_prefix_can_change_and_names_the_file_variable_too() {
     let loaded = Resilience::builder()
         .env_prefix("INVENTORY")
         .env_vars([
-            ("INVENTORY_CONFIG", "tests/data/seed.toml"),
+            ("INVENTORY_CONFIG", "tests/data/inventory.toml"),
             (
                 "INVENTORY_BULKHEAD__INSTANCES__INVENTORY_QUERY__MAX_CONCURRENT_CALLS",
                 "9",
@@ -340,7 +340,7 @@ fn the_prefix_can_change_and_names_the_file_variable_too() {
         .declarations([])
         .load()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(loaded.report().file(), Some("tests/data/seed.toml"));
+    assert_eq!(loaded.report().file(), Some("tests/data/inventory.toml"));
     let bh = loaded
         .registries()
         .bulkheads()

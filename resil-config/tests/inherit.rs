@@ -1,6 +1,7 @@
-//! Inheritance as Resilience4j's Spring binding resolves it (reference 2.3):
+//! Inheritance as Resilience4j's Spring binding resolves it:
 //! `base-config`, the double role of `configs.default`, key-by-key override,
-//! cycles, and the later setter winning where 2.2 threw (Q10, Q14).
+//! cycles, and the later setter winning where 2.2 threw (the deliberate
+//! differences of docs/coming-from-resilience4j.md).
 
 use std::time::Duration;
 
@@ -196,7 +197,7 @@ record-exceptions = ["com.example.D"]
 }
 
 #[test]
-fn q14_an_instance_wait_replaces_the_bases_without_error() {
+fn an_instance_wait_replaces_the_bases_without_error() {
     // 2.2 throws when a base's open wait and the instance's are both set on one
     // builder; resil lets the later one win
     let loaded = ok(r#"
@@ -436,7 +437,7 @@ fn a_default_that_breaks_a_rule_is_named_as_such() {
 }
 
 #[test]
-fn q10_a_retry_wait_on_top_of_an_inherited_default_builds() {
+fn a_retry_wait_on_top_of_an_inherited_default_builds() {
     // 2.2 throws here (EDGE-22); the later setter wins
     let loaded = ok(r#"
 [retry.configs.default]

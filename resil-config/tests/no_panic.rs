@@ -1,6 +1,6 @@
 //! No input makes loading panic: random text, random trees built from the
-//! schema's own words, mutations of the seed's files (TOML and YAML), and
-//! random environment variables. Every outcome is a configuration or an
+//! schema's own words, mutations of the example inventory configuration
+//! (TOML and YAML), and random environment variables. Every outcome is a configuration or an
 //! error that lists at least one problem, and both print.
 
 use proptest::prelude::*;
@@ -26,8 +26,8 @@ fn load(name: &str, text: &str, vars: Vec<(String, String)>) {
     }
 }
 
-const SEED_TOML: &str = include_str!("data/seed.toml");
-const SEED_YAML: &str = include_str!("data/application.yml");
+const INVENTORY_TOML: &str = include_str!("data/inventory.toml");
+const INVENTORY_YAML: &str = include_str!("data/application.yml");
 
 const MODULES: &[&str] = &[
     "circuitbreaker",
@@ -298,18 +298,18 @@ proptest! {
     }
 
     #[test]
-    fn mutations_of_the_seed_toml(edits in edits()) {
-        load("resilience.toml", &mutate(SEED_TOML, &edits), Vec::new());
+    fn mutations_of_the_inventory_toml(edits in edits()) {
+        load("resilience.toml", &mutate(INVENTORY_TOML, &edits), Vec::new());
     }
 
     #[test]
-    fn mutations_of_the_seed_yaml(edits in edits()) {
-        load("application.yml", &mutate(SEED_YAML, &edits), Vec::new());
+    fn mutations_of_the_inventory_yaml(edits in edits()) {
+        load("application.yml", &mutate(INVENTORY_YAML, &edits), Vec::new());
     }
 
     #[test]
-    fn random_environment_over_the_seed(vars in proptest::collection::vec(var(), 0..6)) {
-        load("resilience.toml", SEED_TOML, vars);
+    fn random_environment_over_the_inventory_config(vars in proptest::collection::vec(var(), 0..6)) {
+        load("resilience.toml", INVENTORY_TOML, vars);
     }
 }
 

@@ -235,7 +235,7 @@ impl Stamp {
         self.read(clock)
     }
 
-    #[inline(never)]
+    #[inline]
     fn read(&mut self, clock: &SharedClock) -> Nanos {
         let at = clock.now();
         self.read = Some((clock.key(), at));

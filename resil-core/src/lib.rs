@@ -27,7 +27,7 @@
 //! | [`decorators`] | `Decorators` (in the fixed aspect order) |
 //! | [`cluster`] | (resil's own: limits and half-open episodes shared by a fleet) |
 //!
-//! Minimum supported Rust version: 1.88.
+//! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
 pub mod bulkhead;

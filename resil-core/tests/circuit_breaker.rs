@@ -1,6 +1,6 @@
-//! The circuit breaker, behaviour by behaviour against Resilience4j 2.2
-//! (reference sections 1.1, 3.1–3.4, 4.1 and decisions Q1–Q4, Q13, Q14, Q18, Q20),
-//! on a `ManualClock`.
+//! The circuit breaker, behaviour by behaviour against Resilience4j 2.2's
+//! `CircuitBreakerStateMachine` (and where resil differs on purpose, as
+//! docs/coming-from-resilience4j.md says), on a `ManualClock`.
 
 mod support;
 
@@ -114,7 +114,7 @@ fn opens_exactly_at_the_threshold_after_the_minimum_with_events_in_order() {
 
 #[test]
 fn minimum_calls_is_clamped_to_a_count_window() {
-    // minimum 100 > window 5: the runtime minimum is 5 (reference 3.2).
+    // minimum 100 > window 5: the runtime minimum is 5, as in Resilience4j.
     let (cb, _, _) = breaker(count(5, 100).build().unwrap());
     assert_eq!(cb.config().minimum_number_of_calls(), 100);
     for _ in 0..5 {
@@ -274,7 +274,7 @@ fn half_open_hands_out_exactly_the_permitted_probes() {
 
 #[test]
 fn half_open_decides_after_min_of_minimum_and_permitted() {
-    // Q20: minimum 2, permitted 10: two successes close the breaker.
+    // minimum 2, permitted 10: two successes close the breaker.
     let (cb, _, rec) = half_open(
         count(100, 2)
             .permitted_number_of_calls_in_half_open_state(10)
@@ -390,7 +390,7 @@ fn automatic_transition_fires_at_the_wait_and_is_cancelled_by_transitions() {
         ]
     );
 
-    // Q4: reset cancels the pending timer; a later OPEN is not cut short by it.
+    // reset cancels the pending timer; a later OPEN is not cut short by it.
     cb.transition_to_open_state().unwrap(); // timer for t+10s
     clock.advance(6 * SEC);
     cb.reset();
@@ -702,7 +702,7 @@ fn transition_on_result_opens_with_or_without_a_duration() {
     assert_eq!(cb.state(), State::Open);
     clock.advance(30 * SEC + MS);
     cb.transition_to_closed_state().unwrap();
-    // Q1: "open" without a duration uses the interval function instead of failing.
+    // "open" without a duration uses the interval function instead of failing.
     call_with(&cb, &C, || Err("boom")).unwrap_err();
     assert_eq!(cb.state(), State::Open);
 }

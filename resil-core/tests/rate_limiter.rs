@@ -1,5 +1,5 @@
 //! The rate limiter against Resilience4j 2.2's `AtomicRateLimiter`: the
-//! consequences verified in the reference (section 3.5), events, metrics,
+//! consequences of its algorithm, read from its source, events, metrics,
 //! waiting and cancellation, decorators, a model of the Java algorithm, the
 //! admission bound, allocation-freedom and registries.
 
@@ -46,7 +46,7 @@ fn available(limiter: &RateLimiter) -> i64 {
     limiter.metrics().available_permissions()
 }
 
-// ---- the consequences verified in the reference (3.5) ----
+// ---- the consequences of `AtomicRateLimiter`'s algorithm ----
 
 #[test]
 fn idle_time_never_accumulates_more_than_the_limit() {
@@ -127,12 +127,13 @@ fn drain_within_a_cycle_empties_it_and_forgives_reservations() {
     );
 }
 
-/// Decision Q5. Resilience4j 2.2.0 drains the stale count of the last cycle it
-/// saw: with 2 permits left in cycle 0, a drain in cycle 1 takes 2 of the 10
-/// refilled and leaves 8, and its DRAINED event says `min(2, 0) = 0`. resil
-/// drains the refreshed cycle: 0 left, and the event says 10.
+/// A deliberate difference: Resilience4j 2.2.0 drains the stale count of the
+/// last cycle it saw: with 2 permits left in cycle 0, a drain in cycle 1
+/// takes 2 of the 10 refilled and leaves 8, and its DRAINED event says
+/// `min(2, 0) = 0`. resil drains the refreshed cycle: 0 left, and the event
+/// says 10.
 #[test]
-fn q5_drain_after_a_boundary_differs_from_2_2_0() {
+fn drain_after_a_boundary_differs_from_2_2_0() {
     let (rl, clock) = manual(10, Duration::ZERO);
     let rec = Recorder::attach(rl.event_publisher());
     assert!(rl.try_acquire_permission(8));
@@ -209,7 +210,7 @@ fn cycles_are_counted_from_the_limiters_creation() {
 
 // ---- waiting, refusal and cancellation ----
 
-/// Decision Q6: a refused acquire waits out its whole timeout before failing.
+/// A refused acquire waits out its whole timeout before failing.
 #[test]
 fn a_refused_blocking_acquire_waits_the_whole_timeout() {
     let (rl, clock) = manual(1, Duration::from_millis(300));

@@ -1,5 +1,6 @@
-//! Retry, behaviour by behaviour against Resilience4j 2.2 (reference 3.8, 3.9,
-//! 4.1, 4.2 and decisions Q7–Q12), on a `ManualClock` or paused tokio time.
+//! Retry, behaviour by behaviour against Resilience4j 2.2's `RetryImpl` (and
+//! where resil differs on purpose, as docs/coming-from-resilience4j.md says),
+//! on a `ManualClock` or paused tokio time.
 
 mod support;
 
@@ -431,7 +432,7 @@ fn results_that_exhaust_the_attempts_are_returned_and_attempts_counted_exactly()
             error_ev(3, Some("MaxRetriesExceeded"))
         ]
     );
-    // Resilience4j counts 4 attempts here (Q8); resil counts the 3 made.
+    // Resilience4j counts 4 attempts here; resil counts the 3 made.
     assert_eq!(counts(retry.metrics()), [0, 0, 0, 1, 3]);
 }
 
@@ -439,7 +440,7 @@ fn results_that_exhaust_the_attempts_are_returned_and_attempts_counted_exactly()
 fn fail_after_max_attempts_fails_once_with_max_retries_exceeded() {
     for config in [
         RetryConfig::builder().fail_after_max_attempts(true),
-        // With a retry list Resilience4j adds an IGNORED_ERROR (Q7); resil does not.
+        // With a retry list Resilience4j adds an IGNORED_ERROR; resil does not.
         RetryConfig::builder()
             .fail_after_max_attempts(true)
             .retry_errors(["Transient"]),
@@ -535,7 +536,7 @@ async fn results_are_consumed_before_each_retry_but_not_the_last_sync_and_async(
     let sync: Vec<_> = CONSUMED.lock().unwrap().drain(..).collect();
     assert_eq!(sync, [(1, 101), (2, 102)]);
 
-    // Resilience4j 2.2 async consumes only the last result (Q9); resil matches sync.
+    // Resilience4j 2.2 async consumes only the last result; resil matches sync.
     let retry = Retry::with_clock("c", RetryConfig::default(), TokioClock::new());
     let next = AtomicU32::new(100);
     let r = call_async_with(&retry, &CONSUMING, || {

@@ -827,7 +827,7 @@ impl Drop for PanicsOnDrop {
 }
 
 #[test]
-fn issue_5_a_result_whose_drop_panics_on_the_worker_keeps_the_pool_whole() {
+fn a_result_whose_drop_panics_on_the_worker_keeps_the_pool_whole() {
     let (bh, _clock) = pool("drop-panics", 1, 1, 1);
     let gate = Gate::default();
     let g = gate.clone();
@@ -851,7 +851,7 @@ fn issue_5_a_result_whose_drop_panics_on_the_worker_keeps_the_pool_whole() {
 }
 
 #[test]
-fn issue_5_a_waker_that_panics_keeps_the_pool_whole() {
+fn a_waker_that_panics_keeps_the_pool_whole() {
     struct Panics;
     impl std::task::Wake for Panics {
         fn wake(self: Arc<Self>) {
@@ -879,7 +879,7 @@ fn issue_5_a_waker_that_panics_keeps_the_pool_whole() {
 }
 
 #[test]
-fn issue_5_a_name_no_thread_can_take_is_refused_not_panicked() {
+fn a_name_no_thread_can_take_is_refused_not_panicked() {
     let err = ThreadPoolBulkhead::try_new("bad\0name", config(1, 1, 1)).unwrap_err();
     assert_eq!(err.problems()[0].field(), "name");
     assert!(ThreadPoolBulkhead::try_new("good-name", config(1, 1, 1)).is_ok());

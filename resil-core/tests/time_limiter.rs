@@ -160,7 +160,7 @@ async fn events_and_counters_follow_each_outcome() {
             t.fetch_add(1, Ordering::SeqCst);
         });
 
-    // Q17: a unit result is a success.
+    // a unit result is a success.
     assert_eq!(tl.call_async(|| async { Ok::<_, &str>(()) }).await, Ok(()));
     assert_eq!(
         tl.call_async(|| async { Err::<(), _>("db down") }).await,

@@ -372,7 +372,7 @@ impl<'a> Chain<'a> {
             Aspect::Retry => {
                 let retry_on = pred("retry_on", &args.retry_on);
                 let retry_on_result = pred("retry_on_result", &args.retry_on_result);
-                // `consume_result`: `fn(u32, &T)` (SPEC 7.6), called with the
+                // `consume_result`: `fn(u32, &T)`, called with the
                 // value the core hands over; the closure captures nothing.
                 let consume = args.consume_result.as_ref().map(|path| {
                     quote_spanned! {path.span()=>

@@ -47,7 +47,7 @@
 //! no probe taken), every 100 ms until it succeeds. A `PING` is no proof:
 //! a server that answers it may still refuse the scripts.
 //!
-//! Minimum supported Rust version: 1.88.
+//! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
 mod health;

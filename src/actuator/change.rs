@@ -173,7 +173,7 @@ pub(super) fn change_circuit_breaker(
     let body = body_object(body)?;
     const EXPECTED: &str = "CLOSE, FORCE_OPEN, DISABLE, METRICS_ONLY, RESET";
     let update = body.get("updateState").and_then(Value::as_str);
-    // `"for": "10m"`: a forced open that ends on its own (the seed's 11.1).
+    // `"for": "10m"`: a forced open that ends on its own.
     let limit = match body.get("for") {
         None => None,
         Some(_) if update != Some("FORCE_OPEN") => {
@@ -213,7 +213,7 @@ pub(super) fn change_circuit_breaker(
                 }));
             }
             None => {
-                // the seed's 11.1: a forced open needs an end, or it outlives
+                // a forced open needs an end, or it outlives
                 // the incident that called for it
                 tracing::warn!(
                     target: "resil::actuator",

@@ -1,6 +1,6 @@
 //! `GET /actuator/metrics` and `GET /actuator/metrics/{name}` in Spring Boot's
 //! shape, read from the same Prometheus registry as `/actuator/prometheus`,
-//! so that the seed's check
+//! so that the Spring Boot check
 //! `curl .../actuator/metrics/resilience4j.circuitbreaker.calls` works.
 //!
 //! A meter's Spring name is its Prometheus family with Micrometer's suffixes

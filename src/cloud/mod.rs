@@ -87,7 +87,8 @@
 //! the id or group) without a time limiter.
 //!
 //! Names are `&'static str`: an instance per request, or a business id in
-//! the name (the seed's anti-patterns), does not compile from a `format!`.
+//! the name (unbounded instances, each with its own window), does not
+//! compile from a `format!`.
 //!
 //! ```compile_fail
 //! let sku = "SKU-1001".to_owned();

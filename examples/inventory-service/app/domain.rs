@@ -1,5 +1,5 @@
-//! What the service answers: the seed's `InventoryStatus` and `InventoryView`
-//! (its section 25.2), the reservation records of the write path, and the
+//! What the service answers: the Java service's `InventoryStatus` and
+//! `InventoryView`, the reservation records of the write path, and the
 //! error type the protected calls return.
 
 use resil::{Error, Rejection};
@@ -17,7 +17,7 @@ pub(crate) enum InventoryStatus {
     Unknown,
 }
 
-/// The answer to `GET /inventory/{sku}`: the seed's `InventoryView` record,
+/// The answer to `GET /inventory/{sku}`: the Java service's `InventoryView` record,
 /// serialized with the same field names as the Java service (`skuId`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,16 +54,16 @@ impl InventoryView {
 }
 
 /// How the simulated inventory behaves for one request (`?mode=`), the
-/// seed's four modes plus `sluggish`.
+/// Java service's four modes plus `sluggish`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Mode {
     /// Answers at once (after the client's base latency).
     #[default]
     Success,
-    /// Answers `503` (the seed's `IllegalStateException("inventory 503")`).
+    /// Answers `503` (the Java service's `IllegalStateException("inventory 503")`).
     Fail,
-    /// Refuses the connection (the seed's `InventoryConnectionException`).
+    /// Refuses the connection (the Java service's `InventoryConnectionException`).
     Connect,
     /// Answers after 1.2 s: longer than the 800 ms time limit.
     Slow,

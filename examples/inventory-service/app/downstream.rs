@@ -1,5 +1,5 @@
-//! The simulated inventory service: the seed's `InventoryHttpClient` (its
-//! section 25.3) with an attempt counter, and a reservation endpoint that, like
+//! The simulated inventory service: the Java service's `InventoryHttpClient`
+//! with an attempt counter, and a reservation endpoint that, like
 //! any remote service, finishes its work whether or not the caller still waits.
 
 use std::collections::HashMap;
@@ -23,7 +23,7 @@ pub(crate) const SLUGGISH: Duration = Duration::from_millis(600);
 /// The client of the remote inventory, simulated in process.
 ///
 /// Every request that leaves the client counts as one physical attempt, as
-/// the seed's `attempts` counter does: the number to compare with the
+/// the Java client's `attempts` counter does: the number to compare with the
 /// number of logical requests when retries are suspected.
 #[derive(Debug)]
 pub(crate) struct InventoryHttpClient {

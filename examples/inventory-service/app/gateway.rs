@@ -1,7 +1,7 @@
-//! The calls to the inventory, protected: the seed's `InventoryGateway`
-//! (section 25.4) with resil's attributes and, line by line, through the
-//! Spring Cloud facade; its `NativeInventoryGateway` (section 25.7) composed
-//! by hand; and the write path.
+//! The calls to the inventory, protected: the Java service's
+//! `InventoryGateway` with resil's attributes and, line by line, through the
+//! Spring Cloud facade; its `NativeInventoryGateway` composed by hand; and
+//! the write path.
 
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ fn degrade(sku: &str, error: Error<InventoryError>) -> Result<InventoryView, Inv
     }
 }
 
-/// The seed's `InventoryGateway` as it is written there, on Spring Cloud's
+/// The Java service's `InventoryGateway` as it is written there, on Spring Cloud's
 /// facade: `factory.create("inventory-query", "inventory-service")` and
 /// `breaker.run(() -> client.query(skuId, mode), fallback)`.
 ///
@@ -80,8 +80,8 @@ fn degrade(sku: &str, error: Error<InventoryError>) -> Result<InventoryView, Inv
 /// resilience.toml (the id's, which Spring Cloud takes first), shared with
 /// the attributes' route; the bulkhead is the group's, `inventory-service`
 /// (`[bulkhead.configs.inventory-service]`). There is no retry: Spring
-/// Cloud's `run` composes TimeLimiter, Bulkhead and CircuitBreaker only (the
-/// seed's section 21).
+/// Cloud's `run` composes TimeLimiter, Bulkhead and CircuitBreaker only
+/// (`Resilience4JCircuitBreaker`).
 #[derive(Debug, Clone)]
 pub(crate) struct CloudInventoryGateway {
     factory: Arc<CircuitBreakerFactory>,
@@ -101,7 +101,7 @@ impl CloudInventoryGateway {
     }
 
     /// The stock of `sku`, or, for any failure, an `UNKNOWN` answer whose
-    /// reason is the failure's kind (the seed's `error.getClass().getSimpleName()`).
+    /// reason is the failure's kind (the Java `error.getClass().getSimpleName()`).
     pub(crate) async fn query(&self, sku: &str, mode: Mode) -> InventoryView {
         let breaker = self
             .factory
@@ -113,8 +113,8 @@ impl CloudInventoryGateway {
     }
 }
 
-/// The seed's section 25.7: Retry outside CircuitBreaker, written out so that
-/// the order can be read and tested.
+/// The Java service's `NativeInventoryGateway`: Retry outside
+/// CircuitBreaker, written out so that the order can be read and tested.
 ///
 /// Each physical attempt passes through the breaker on its own; swapping the
 /// two would let the breaker see only the retry's final outcome. The
@@ -184,7 +184,7 @@ impl NativeInventoryGateway {
 /// cannot take its capacity.
 ///
 /// It has no retry and no fallback. A write that timed out may still happen
-/// in the inventory (the seed's sections 14 and 29.4), so it is never
+/// in the inventory (the caller's timeout does not stop it), so it is never
 /// repeated blindly nor answered with a guess: the caller learns that the
 /// outcome is unknown and asks the inventory for the fact, or repeats the
 /// request with the same idempotency key, which cannot reserve twice.

@@ -1,4 +1,4 @@
-//! The inventory service of the seed's section 25, in Rust: its domain, the
+//! The ported inventory service, in Rust: its domain, the
 //! simulated inventory, the protected gateways and the HTTP routes.
 //!
 //! | route | what |
@@ -6,7 +6,7 @@
 //! | `GET /inventory/{sku}?mode=success\|fail\|connect\|slow\|sluggish` | the stock, through the attributes |
 //! | `GET /native/inventory/{sku}?mode=...` | the same, through Retry and CircuitBreaker composed by hand |
 //! | `GET /layered/inventory/{sku}?mode=...` | the same, the route behind `resil::tower::named("inventory-query")` |
-//! | `GET /cloud/inventory/{sku}?mode=...` | the same, through the Spring Cloud facade, as the seed's `InventoryGateway` |
+//! | `GET /cloud/inventory/{sku}?mode=...` | the same, through the Spring Cloud facade, as the Java `InventoryGateway` |
 //! | `GET /inventory/attempts` | the physical attempts that reached the inventory |
 //! | `POST /inventory/{sku}/reservations?mode=...` | reserve, with an `Idempotency-Key` header and `{"quantity": n}` |
 //! | `GET /reservations/{key}` | what the inventory knows of a reservation |
@@ -181,7 +181,7 @@ async fn native_query(
     }
 }
 
-/// The seed's controller over its `InventoryGateway`: always an answer,
+/// The Java service's controller over its `InventoryGateway`: always an answer,
 /// degraded when the inventory could not give one.
 async fn cloud_query(
     State(inventory): State<Inventory>,

@@ -486,8 +486,8 @@ impl CircuitBreaker {
 
     /// Refuses every call for `limit`, then moves to HALF_OPEN on its own
     /// (publishing the FORCED_OPEN → HALF_OPEN transition), unless another
-    /// transition comes first: the seed's "forced open with a time limit",
-    /// so that an operator's emergency stop cannot be forgotten. As after
+    /// transition comes first: a forced open with a time limit, so
+    /// that an operator's emergency stop cannot be forgotten. As after
     /// any OPEN, the half-open probes decide whether the downstream takes
     /// the load again (CLOSED) or not (OPEN): the end of the limit does not
     /// send the whole load to a dependency that may still be down.

@@ -65,6 +65,9 @@ use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
 use crate::time_limiter::TimeLimiter;
 
+/// One fallback per layer of [`Layer::ORDER`].
+const FALLBACKS: usize = Layer::ORDER.len();
+
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Marks a chain that may run synchronously.
@@ -83,7 +86,7 @@ pub struct Decorators<'a, T, E, Mode = Blocking> {
     rate_limiter: Option<&'a RateLimiter>,
     time_limiter: Option<&'a TimeLimiter>,
     bulkhead: Option<&'a Bulkhead>,
-    fallbacks: [Option<Fallback<'a, T, E>>; 6],
+    fallbacks: [Option<Fallback<'a, T, E>>; FALLBACKS],
     mode: PhantomData<Mode>,
 }
 
@@ -96,7 +99,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
             rate_limiter: None,
             time_limiter: None,
             bulkhead: None,
-            fallbacks: [None, None, None, None, None, None],
+            fallbacks: [const { None }; FALLBACKS],
             mode: PhantomData,
         }
     }
@@ -112,7 +115,11 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
         F: FnMut() -> Result<T, E>,
     {
         // No time limiter in a blocking chain (`with_time_limiter` makes it async).
-        self.stack(()).call(Lift(f))
+        if self.has_fallbacks() {
+            self.stack(&Recovering(&self.fallbacks), ()).call(Lift(f))
+        } else {
+            self.stack(&Bare, ()).call(Lift(f))
+        }
     }
 
     /// Adds a time limiter (async calls only).
@@ -246,76 +253,126 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let time_limiter = WithFallback {
-            part: self.time_limiter.map(TimeLimiter::part),
-            fallback: self.fallbacks[Layer::TimeLimiter as usize].as_ref(),
-        };
-        ChainFuture::lazy(self.stack(time_limiter).around(Lift(f)))
+        let time_limiter = self.time_limiter.map(TimeLimiter::part);
+        // A chain without fallbacks runs with no recovering node between
+        // its layers: one branch here instead of one per layer and poll.
+        if self.has_fallbacks() {
+            let fit = Recovering(&self.fallbacks);
+            let time_limiter = fit.fit(time_limiter, Layer::TimeLimiter);
+            Either::Recovering {
+                future: ChainFuture::lazy(self.stack(&fit, time_limiter).around(Lift(f))),
+            }
+        } else {
+            Either::Bare {
+                future: ChainFuture::lazy(self.stack(&Bare, time_limiter).around(Lift(f))),
+            }
+        }
     }
 
-    /// The chain's layers, each with its fallback, in the engine's order.
+    /// Whether any layer has a fallback.
+    #[inline(always)]
+    fn has_fallbacks(&self) -> bool {
+        self.fallbacks.iter().any(Option::is_some)
+    }
+
+    /// The chain's layers in the engine's order, each fitted by `fit` (with
+    /// its fallback, or bare).
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    fn stack<'s, TL>(
+    fn stack<'s, W, TL>(
         &'s self,
+        fit: &W,
         time_limiter: TL,
     ) -> Stack<
         (),
-        WithFallback<
-            's,
-            'a,
-            Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>,
-            T,
-            E,
-        >,
+        W::Out<Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>>,
         (),
-        WithFallback<
-            's,
-            'a,
+        W::Out<
             Option<
                 crate::circuit_breaker::CircuitBreakerPart<
                     &'a crate::circuit_breaker::Inner,
                     &'s CircuitBreakerClassifier<T, E>,
                 >,
             >,
-            T,
-            E,
         >,
-        WithFallback<
-            's,
-            'a,
-            Option<crate::rate_limiter::RateLimiterPart<&'a crate::rate_limiter::Inner>>,
-            T,
-            E,
-        >,
+        W::Out<Option<crate::rate_limiter::RateLimiterPart<&'a crate::rate_limiter::Inner>>>,
         TL,
-        WithFallback<
-            's,
-            'a,
-            Option<crate::bulkhead::BulkheadPart<&'a crate::bulkhead::Inner>>,
-            T,
-            E,
-        >,
-    > {
-        let with = |layer: Layer| self.fallbacks[layer as usize].as_ref();
+        W::Out<Option<crate::bulkhead::BulkheadPart<&'a crate::bulkhead::Inner>>>,
+    >
+    where
+        W: Fit<'s, 'a, T, E>,
+    {
         Stack::new()
-            .retry(WithFallback {
-                part: self.retry.as_ref().map(|(r, c)| r.part(c)),
-                fallback: with(Layer::Retry),
-            })
-            .circuit_breaker(WithFallback {
-                part: self.circuit_breaker.as_ref().map(|(cb, c)| cb.part(c)),
-                fallback: with(Layer::CircuitBreaker),
-            })
-            .rate_limiter(WithFallback {
-                part: self.rate_limiter.map(|l| l.part(1)),
-                fallback: with(Layer::RateLimiter),
-            })
+            .retry(fit.fit(
+                self.retry.as_ref().map(|(r, c)| r.part(c)),
+                Layer::Retry,
+            ))
+            .circuit_breaker(fit.fit(
+                self.circuit_breaker.as_ref().map(|(cb, c)| cb.part(c)),
+                Layer::CircuitBreaker,
+            ))
+            .rate_limiter(fit.fit(self.rate_limiter.map(|l| l.part(1)), Layer::RateLimiter))
             .time_limiter(time_limiter)
-            .bulkhead(WithFallback {
-                part: self.bulkhead.map(Bulkhead::part),
-                fallback: with(Layer::Bulkhead),
-            })
+            .bulkhead(fit.fit(self.bulkhead.map(Bulkhead::part), Layer::Bulkhead))
+    }
+}
+
+/// How a chain's part takes its place: bare, or with its layer's fallback.
+trait Fit<'s, 'a, T, E> {
+    type Out<P>;
+    fn fit<P>(&self, part: P, layer: Layer) -> Self::Out<P>;
+}
+
+/// Parts as they are: a chain without fallbacks.
+struct Bare;
+
+impl<'s, 'a, T, E> Fit<'s, 'a, T, E> for Bare {
+    type Out<P> = P;
+
+    #[inline(always)]
+    fn fit<P>(&self, part: P, _: Layer) -> P {
+        part
+    }
+}
+
+/// Each part with its layer's fallback, if it has one.
+struct Recovering<'s, 'a, T, E>(&'s [Option<Fallback<'a, T, E>>; FALLBACKS]);
+
+impl<'s, 'a, T, E> Fit<'s, 'a, T, E> for Recovering<'s, 'a, T, E> {
+    type Out<P> = WithFallback<'s, 'a, P, T, E>;
+
+    #[inline(always)]
+    fn fit<P>(&self, part: P, layer: Layer) -> WithFallback<'s, 'a, P, T, E> {
+        WithFallback {
+            part,
+            fallback: self.0[layer as usize].as_ref(),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`Decorators::call_async`]'s future: the chain with its fallbacks, or
+    /// without any.
+    #[project = EitherProj]
+    enum Either<A, B> {
+        Bare { #[pin] future: A },
+        Recovering { #[pin] future: B },
+    }
+}
+
+impl<A, B, O> Future for Either<A, B>
+where
+    A: Future<Output = O>,
+    B: Future<Output = O>,
+{
+    type Output = O;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<O> {
+        match self.project() {
+            EitherProj::Bare { future } => future.poll(cx),
+            EitherProj::Recovering { future } => future.poll(cx),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-//! The seed's configuration (its section 24) loads and yields exactly the
-//! values it states, from resilience.toml and from the Spring
-//! `application.yml` copied unchanged.
+//! The example inventory service's configuration loads and yields exactly
+//! the values it states, from resilience.toml and from the Spring
+//! `application.yml` it was translated from, copied unchanged.
 
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ macro_rules! query {
     };
 }
 
-/// What the seed's service declares: `query` under four attributes.
+/// What the inventory service declares: `query` under four attributes.
 static DECLARED: [Declaration; 4] = [
     query!(Retry),
     query!(CircuitBreaker),
@@ -50,7 +50,7 @@ fn load(path: &str) -> (Registries, Report) {
     }
 }
 
-fn assert_seed_values(r: &Registries) {
+fn assert_inventory_values(r: &Registries) {
     let ms = Duration::from_millis;
 
     let cb = r
@@ -74,7 +74,7 @@ fn assert_seed_values(r: &Registries) {
         Duration::from_secs(3)
     );
     assert!(!c.automatic_transition_from_open_to_half_open_enabled());
-    // what the seed leaves unset keeps Resilience4j's defaults
+    // what the file leaves unset keeps Resilience4j's defaults
     assert!(c.record_errors().is_empty());
     assert_eq!(c.event_consumer_buffer_size(), 100);
     // the named config is registered too
@@ -156,23 +156,23 @@ fn assert_report(report: &Report) {
 }
 
 #[test]
-fn the_seed_in_toml() {
-    let (registries, report) = load("tests/data/seed.toml");
-    assert_seed_values(&registries);
+fn the_inventory_config_in_toml() {
+    let (registries, report) = load("tests/data/inventory.toml");
+    assert_inventory_values(&registries);
     assert_report(&report);
-    assert_eq!(report.file(), Some("tests/data/seed.toml"));
+    assert_eq!(report.file(), Some("tests/data/inventory.toml"));
 }
 
 #[test]
-fn the_seed_in_spring_yaml_copied_unchanged() {
+fn the_inventory_config_in_spring_yaml_copied_unchanged() {
     let (registries, report) = load("tests/data/application.yml");
-    assert_seed_values(&registries);
+    assert_inventory_values(&registries);
     assert_report(&report);
 }
 
 #[test]
 fn both_forms_print_the_same_settings() {
-    let (_, toml) = load("tests/data/seed.toml");
+    let (_, toml) = load("tests/data/inventory.toml");
     let (_, yaml) = load("tests/data/application.yml");
     for (a, b) in toml.instances().iter().zip(yaml.instances()) {
         assert_eq!(a.settings(), b.settings(), "{} `{}`", a.aspect(), a.name());
