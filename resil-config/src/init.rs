@@ -358,6 +358,7 @@ impl ResilienceBuilder {
             parts.aspect::<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>();
         let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
+        let hedges = parts.aspect::<resil_core::hedge::Hedge>();
         let mut d = parts.d;
         if d.errors.is_empty() {
             anti_patterns::check(
@@ -392,7 +393,8 @@ impl ResilienceBuilder {
             rate_limiters,
             time_limiters,
             doc.cloud.clone().unwrap_or_default(),
-        );
+        )
+        .with_hedges(hedges);
         let defaults = parts.defaults;
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
