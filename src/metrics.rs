@@ -140,6 +140,7 @@ use crate::observe::sink::{Follower, Sink};
 // each primitive's meters, in its own file
 pub(crate) mod bulkhead;
 pub(crate) mod circuit_breaker;
+pub(crate) mod hedge;
 mod keyed;
 pub(crate) mod rate_limiter;
 pub(crate) mod retry;
@@ -216,6 +217,12 @@ pub const RETRY_NESTED: &str = "resil_retry_nested_total";
 /// `resil_shadow_refusals_total`: calls an instance in shadow mode would have
 /// refused (tag `kind` = the aspect, as resilience.toml names it).
 pub const SHADOW_REFUSALS: &str = "resil_shadow_refusals_total";
+/// `resil_hedge_calls_total`: hedged calls by who answered (tag `winner` =
+/// `primary`, `hedge`, `none` when every attempt failed).
+pub const HEDGE_CALLS: &str = "resil_hedge_calls_total";
+/// `resil_hedge_attempts_total`: hedged attempts started (the primaries are
+/// not counted).
+pub const HEDGE_ATTEMPTS: &str = "resil_hedge_attempts_total";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 
@@ -372,6 +379,8 @@ pub(crate) fn describe() {
         "Total number of not permitted calls"
     );
     describe_counter!(RETRY_CALLS, "The number of calls");
+    describe_counter!(HEDGE_CALLS, "The number of hedged calls, by winner");
+    describe_counter!(HEDGE_ATTEMPTS, "The number of hedged attempts started");
     describe_gauge!(
         BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
         "The number of available permissions"
@@ -721,6 +730,7 @@ metered! {
     resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead;
     resil_core::rate_limiter::RateLimiter => rate_limiter;
     resil_core::time_limiter::TimeLimiter => time_limiter;
+    resil_core::hedge::Hedge => hedge;
 }
 
 /// Handles taken from one recorder, taken again when the recorder changes.

@@ -11,6 +11,7 @@
 //! | `resil::bulkhead` | `DEBUG` | a change of the limit (fields `from`, `to`: an adaptive limit's, at most once a sampling window, or a new configuration's) |
 //! | `resil::rate_limiter` | `DEBUG` | a request not permitted |
 //! | `resil::time_limiter` | `DEBUG` | a timeout |
+//! | `resil::hedge` | `DEBUG` | a hedged attempt started (fields `attempt`, and `after`: the delay, unless a failure started it) |
 //! | each of the above but the breaker's | `DEBUG` | in shadow mode (`shadow = true`), a call it would have refused and let through |
 //! | `resil::reload` | `INFO`, `WARN` | a reload applied (its changes), or refused (its problems; the settings in force are kept); field `outcome` |
 //!
@@ -64,6 +65,7 @@ traced! {
     resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead;
     resil_core::rate_limiter::RateLimiter => rate_limiter;
     resil_core::time_limiter::TimeLimiter => time_limiter;
+    resil_core::hedge::Hedge => hedge;
 }
 
 fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
@@ -201,5 +203,26 @@ inventory::submit! {
             })
         },
         default: true,
+    }
+}
+
+fn hedge(name: &str, event: &Event<resil_core::hedge::HedgeEvent>) {
+    use resil_core::hedge::HedgeEvent;
+    const T: &str = "resil::hedge";
+    match *event.kind() {
+        HedgeEvent::Hedged {
+            attempt,
+            delay: Some(delay),
+        } => {
+            let after = format!("{delay:?}");
+            debug!(target: T, name, attempt, after, "hedge `{name}`: attempt {attempt} started after {after}");
+        }
+        HedgeEvent::Hedged {
+            attempt,
+            delay: None,
+        } => {
+            debug!(target: T, name, attempt, "hedge `{name}`: attempt {attempt} started after a failure");
+        }
+        _ => {}
     }
 }
