@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use resil::bulkhead::{Bulkhead, BulkheadConfig};
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
+use resil::clock::{Clock, TokioClock};
 use resil::hedge::{Hedge, HedgeConfig};
 use resil::{Error, Rejection};
 
@@ -73,10 +74,14 @@ async fn read(mut sku: String) -> Result<usize, ReadError> {
 async fn a_slow_call_is_hedged_and_the_loser_gives_its_permit_back() {
     let h = hedge("hedge-read", 50, 1);
     let b = bulkhead("hedge-read", 5);
-    let started = tokio::time::Instant::now();
+    let clock = TokioClock::new();
+    let started = clock.now();
     // the hedged attempt (the second call of the body) answers
     assert_eq!(read("SKU-1".to_owned()).await, Ok(6 + 100));
-    assert_eq!(started.elapsed(), Duration::from_millis(60));
+    assert_eq!(
+        clock.now().saturating_duration_since(started),
+        Duration::from_millis(60)
+    );
     assert_eq!(*SEEN_SKUS.lock().unwrap(), ["SKU-1!", "SKU-1!"]);
     let m = h.metrics();
     assert_eq!(
@@ -126,10 +131,14 @@ async fn failing(sku: String) -> Result<usize, ReadError> {
 async fn when_every_attempt_fails_the_fallback_gets_the_last_error() {
     let h = hedge("hedge-failing", 30, 2);
     let cb = breaker("hedge-failing");
-    let started = tokio::time::Instant::now();
+    let clock = TokioClock::new();
+    let started = clock.now();
     // attempts at 0, 30 and 60 ms; they fail at 100, 130 and 160 ms
     assert_eq!(failing("SKU-9".to_owned()).await, Ok(1_002));
-    assert_eq!(started.elapsed(), Duration::from_millis(160));
+    assert_eq!(
+        clock.now().saturating_duration_since(started),
+        Duration::from_millis(160)
+    );
     assert_eq!(FAILING_CALLS.load(Ordering::SeqCst), 3);
     // the breaker below the hedge counted each attempt
     assert_eq!(cb.metrics().number_of_failed_calls(), 3);
@@ -163,8 +172,12 @@ async fn a_method_shares_its_borrows_with_every_attempt() {
         calls: AtomicU32::new(0),
     };
     let sku = String::from("SKU-77");
-    let started = tokio::time::Instant::now();
+    let clock = TokioClock::new();
+    let started = clock.now();
     assert_eq!(catalog.price(&sku).await, Ok(6));
-    assert_eq!(started.elapsed(), Duration::from_millis(25));
+    assert_eq!(
+        clock.now().saturating_duration_since(started),
+        Duration::from_millis(25)
+    );
     assert_eq!(catalog.calls.load(Ordering::SeqCst), 2);
 }

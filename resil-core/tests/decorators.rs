@@ -12,7 +12,7 @@ use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEvent, State,
 };
-use resil_core::clock::{ManualClock, TokioClock};
+use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::decorators::{AsyncOnly, Decorators, Layer};
 use resil_core::hedge::{Hedge, HedgeConfig};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
@@ -654,7 +654,7 @@ async fn the_hedge_sits_inside_the_retry_and_each_attempt_passes_the_breaker() {
         TokioClock::new(),
     );
     let attempts = AtomicU32::new(0);
-    let started = tokio::time::Instant::now();
+    let started = hedge.clock().now();
     // builder order aside, the chain is Retry(Hedge(CircuitBreaker(..(Bulkhead))))
     let d = Decorators::new()
         .with_bulkhead(&c.bh)
@@ -678,7 +678,10 @@ async fn the_hedge_sits_inside_the_retry_and_each_attempt_passes_the_breaker() {
         })
         .await;
     assert_eq!(result, Ok(1));
-    assert_eq!(started.elapsed(), Duration::from_millis(60));
+    assert_eq!(
+        hedge.clock().now().saturating_duration_since(started),
+        Duration::from_millis(60)
+    );
     assert_eq!(hedge.metrics().number_of_hedge_wins(), 1);
     // the dropped primary was never recorded; its permit is back
     assert_eq!(c.cb.metrics().number_of_successful_calls(), 1);
