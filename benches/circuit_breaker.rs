@@ -5,6 +5,9 @@
 //! cargo bench -p resil-bench --features bench --bench circuit_breaker
 //! ```
 //!
+//! The `success_threads` group shares one breaker between 1, 2, 4, 8 and 16
+//! threads; `resil-bench/scripts/scaling.sh` runs it alone.
+//!
 //! Every breaker uses its default clock: resil's `SystemClock` (TSC) measures
 //! each call's duration for slow-call detection; failsafe and recloser measure
 //! nothing on the success path.
@@ -16,7 +19,7 @@ use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use failsafe::CircuitBreaker as _;
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, SlidingWindowType};
 use resil_core::clock::{Clock, SystemClock};
@@ -182,14 +185,15 @@ fn single_thread(c: &mut Criterion) {
     g.finish();
 }
 
-/// Two threads sharing one breaker: the time per call per thread.
-fn two_threads<F>(iters: u64, call: F) -> Duration
+/// `threads` threads sharing one breaker, each making `iters` calls: the
+/// time per call per thread (the slowest thread's).
+fn on_threads<F>(threads: usize, iters: u64, call: F) -> Duration
 where
     F: Fn() + Send + Sync + 'static,
 {
     let call = Arc::new(call);
-    let barrier = Arc::new(Barrier::new(2));
-    let handles: Vec<_> = (0..2)
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
         .map(|_| {
             let (call, barrier) = (call.clone(), barrier.clone());
             std::thread::spawn(move || {
@@ -209,48 +213,128 @@ where
         .unwrap()
 }
 
+/// The thread counts of the `success_threads` group. On a machine with
+/// fewer cores, run only the counts it has: `-- 'success_threads/.*/(1|2)$'`.
+const THREADS: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// One breaker shared by 1 to 16 threads, successes only: the time per
+/// call per thread, which stays flat when the success path writes nothing
+/// shared. `resil-bench/scripts/scaling.sh` runs this group alone.
 fn contended(c: &mut Criterion) {
-    let mut g = c.benchmark_group("success_two_threads");
-    g.bench_function("bare", |b| {
-        b.iter_custom(|iters| {
-            two_threads(iters, || {
-                let _ = black_box(work(black_box(1)));
-            })
-        })
-    });
-    for (label, cb) in [
-        ("resil count window", resil_default()),
-        ("resil time window", resil_never_opens()),
-    ] {
-        g.bench_function(label, |b| {
+    println!(
+        "success_threads: {} cores available",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let mut g = c.benchmark_group("success_threads");
+    for n in THREADS {
+        g.bench_with_input(BenchmarkId::new("bare", n), &n, |b, &n| {
             b.iter_custom(|iters| {
-                let cb = cb.clone();
-                two_threads(iters, move || {
-                    let _ = black_box(cb.call(|| work(black_box(1))));
+                on_threads(n, iters, || {
+                    let _ = black_box(work(black_box(1)));
+                })
+            })
+        });
+        for (label, cb) in [
+            ("resil count window", resil_default()),
+            ("resil time window", resil_never_opens()),
+        ] {
+            g.bench_with_input(BenchmarkId::new(label, n), &n, |b, &n| {
+                b.iter_custom(|iters| {
+                    let cb = cb.clone();
+                    on_threads(n, iters, move || {
+                        let _ = black_box(cb.call(|| work(black_box(1))));
+                    })
+                })
+            });
+        }
+        let rc = Arc::new(recloser_never_opens());
+        g.bench_with_input(BenchmarkId::new("recloser", n), &n, |b, &n| {
+            b.iter_custom(|iters| {
+                let rc = rc.clone();
+                on_threads(n, iters, move || {
+                    let _ = black_box(rc.call(|| work(black_box(1))));
+                })
+            })
+        });
+        let fs = failsafe_never_opens();
+        g.bench_with_input(BenchmarkId::new("failsafe", n), &n, |b, &n| {
+            b.iter_custom(|iters| {
+                let fs = fs.clone();
+                on_threads(n, iters, move || {
+                    let _ = black_box(fs.call(|| work(black_box(1))));
                 })
             })
         });
     }
-    g.bench_function("recloser", |b| {
-        let rc = Arc::new(recloser_never_opens());
-        b.iter_custom(move |iters| {
-            let rc = rc.clone();
-            two_threads(iters, move || {
-                let _ = black_box(rc.call(|| work(black_box(1))));
-            })
-        })
-    });
-    g.bench_function("failsafe", |b| {
-        let fs = failsafe_never_opens();
-        b.iter_custom(move |iters| {
-            let fs = fs.clone();
-            two_threads(iters, move || {
-                let _ = black_box(fs.call(|| work(black_box(1))));
-            })
-        })
-    });
     g.finish();
 }
 
-criterion_group!(benches, single_thread, contended);
+/// Alternating rounds of resil's default breaker and its peers, each
+/// through one `#[inline(never)]` call, a million calls a round (on two
+/// threads, half a million each): the minimum and median per call and the
+/// ratios, which a machine shared with other work skews less than
+/// criterion's separate groups.
+fn interleaved(_: &mut Criterion) {
+    #[inline(never)]
+    fn resil_once(cb: &CircuitBreaker) -> bool {
+        cb.call(|| work(black_box(1))).is_ok()
+    }
+    #[inline(never)]
+    fn recloser_once(rc: &recloser::Recloser) -> bool {
+        rc.call(|| work(black_box(1))).is_ok()
+    }
+    #[inline(never)]
+    fn failsafe_once(fs: &(impl failsafe::CircuitBreaker + ?Sized)) -> bool {
+        fs.call(|| work(black_box(1))).is_ok()
+    }
+    const ROUNDS: usize = 21;
+    const CALLS: u64 = 1_000_000;
+    let cb = resil_default();
+    let rc = Arc::new(recloser_never_opens());
+    let fs = failsafe_never_opens();
+    let time = |threads: usize, f: Arc<dyn Fn() -> bool + Send + Sync>| {
+        let d = on_threads(threads, CALLS / threads as u64, move || {
+            black_box(f());
+        });
+        d.as_secs_f64() * 1e9 / (CALLS / threads as u64) as f64
+    };
+    for threads in [1, 2] {
+        let mut rounds: [Vec<f64>; 3] = Default::default();
+        for _ in 0..ROUNDS {
+            let cb = cb.clone();
+            rounds[0].push(time(threads, Arc::new(move || resil_once(black_box(&cb)))));
+            let rc = rc.clone();
+            rounds[1].push(time(
+                threads,
+                Arc::new(move || recloser_once(black_box(&rc))),
+            ));
+            let fs = fs.clone();
+            rounds[2].push(time(
+                threads,
+                Arc::new(move || failsafe_once(black_box(&fs))),
+            ));
+        }
+        for r in &mut rounds {
+            r.sort_by(f64::total_cmp);
+        }
+        let (min, mid) = (0, ROUNDS / 2);
+        println!(
+            "success/interleaved, {threads} thread(s), ns per call per thread (min / median): \
+             resil {:.2} / {:.2}; recloser {:.2} / {:.2}; failsafe {:.2} / {:.2}; \
+             resil/recloser {:.3} / {:.3}; resil/failsafe {:.3} / {:.3}",
+            rounds[0][min],
+            rounds[0][mid],
+            rounds[1][min],
+            rounds[1][mid],
+            rounds[2][min],
+            rounds[2][mid],
+            rounds[0][min] / rounds[1][min],
+            rounds[0][mid] / rounds[1][mid],
+            rounds[0][min] / rounds[2][min],
+            rounds[0][mid] / rounds[2][mid],
+        );
+    }
+}
+
+criterion_group!(benches, single_thread, contended, interleaved);
 criterion_main!(benches);

@@ -263,7 +263,10 @@ fn timeouts_open_the_breaker_and_then_nothing_reaches_the_supplier() {
         breaker.circuit_breaker().metrics().number_of_failed_calls(),
         2
     );
-    let counted = calls.clone();
+    // its own counter: whether the timed-out suppliers ever started is the
+    // pool's business (one whose caller gave up before it started is not run)
+    let reached = Arc::new(AtomicUsize::new(0));
+    let counted = reached.clone();
     let outcome = breaker.run(
         move || {
             counted.fetch_add(1, Ordering::SeqCst);
@@ -276,10 +279,11 @@ fn timeouts_open_the_breaker_and_then_nothing_reaches_the_supplier() {
     );
     assert_eq!(outcome, "open");
     assert_eq!(
-        calls.load(Ordering::SeqCst),
-        2,
+        reached.load(Ordering::SeqCst),
+        0,
         "the open breaker called the supplier"
     );
+    assert!(calls.load(Ordering::SeqCst) <= 2);
     assert_eq!(
         breaker
             .time_limiter()

@@ -10,8 +10,8 @@
 //!
 //! `max-keys` (default [`DEFAULT_MAX_KEYS`]) bounds the keys of a name. A
 //! new key past the bound evicts the least recently used *idle* key (no
-//! call in flight). An evicted key's state is dropped: its next call starts
-//! afresh.
+//! call in flight, and no thread holding it: see below). An evicted key's
+//! state is dropped: its next call starts afresh.
 //!
 //! Keys whose circuit breaker refuses calls (`OPEN`, `HALF_OPEN` or
 //! `FORCED_OPEN`) are kept while a key in another state exists, so that a
@@ -25,19 +25,25 @@
 //! seen its minimum of calls, as long as the keys being called fit in the
 //! room (raise `max-keys` when they do not).
 //!
-//! When no key can be evicted (every key has a call in flight, or the only
-//! idle keys are kept open breakers), the new key is still served and kept:
-//! the table exceeds `max-keys` by at most the number of calls in flight,
-//! and the next new key evicts back down to the bound as soon as keys are
-//! idle. Calls are never refused for the bound's sake, and the table never
-//! grows with the number of distinct keys seen.
+//! When no key can be evicted (every key has a call in flight or is held,
+//! or the only idle keys are kept open breakers), the new key is still
+//! served and kept: the table exceeds `max-keys` by at most the number of
+//! calls in flight and of threads, and the next new key evicts back down to
+//! the bound as soon as keys are idle. Calls are never refused for the
+//! bound's sake, and the table never grows with the number of distinct keys
+//! seen.
 //!
 //! # Cost
 //!
-//! A call for a key the table holds formats the key into a 64-byte stack
-//! buffer (longer keys allocate), takes the table's mutex for one hash
-//! lookup and clones an `Arc`. A new key allocates its instance and the key,
-//! and scans the table (`O(max-keys)`) when it is full.
+//! A call formats its key into a buffer of its thread's (no allocation
+//! once the buffer has held the longest key). A thread that calls with the
+//! same key twice in a row *holds* that key until it calls with another
+//! (of any name): its calls then find the instance in the thread's own
+//! memory and clone its `Arc`, without the table's lock or a hash, and
+//! the key counts as busy. Any other call takes the table's mutex for one
+//! hash lookup (foldhash) and clones an `Arc`. A new key allocates its
+//! instance and the key, and scans the table (`O(max-keys)`) when it is
+//! full.
 //!
 //! # Seeing the keys
 //!

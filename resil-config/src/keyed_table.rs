@@ -2,10 +2,12 @@
 //! per keyed name, bounded by `max-keys`, and the registry of an aspect's
 //! tables, below the global registries that hold them.
 
+use std::any::Any;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::sync::lock;
@@ -112,6 +114,8 @@ impl<P: Primitive> fmt::Debug for KeyedRegistry<P> {
 /// The keyed instances of one name: at most `max-keys` of them (see the
 /// [module documentation](crate::keyed) for the bound and when it is exceeded).
 pub struct Keyed<P: Primitive> {
+    /// Tells this table apart from every other (see [`Keyed::get`]).
+    id: u64,
     name: Name,
     /// What a new key gets; a reload replaces it (under the slots' lock, so
     /// that no key is created from the old one after the reload's pass).
@@ -125,15 +129,50 @@ pub struct Keyed<P: Primitive> {
 }
 
 struct Slots<P> {
-    map: HashMap<Box<str>, Slot<P>>,
-    /// Bumped by every call: the recency of each key.
-    tick: u64,
+    /// foldhash, seeded per table: a key is hashed on every lookup, and
+    /// SipHash cost more than the rest of it (`max-keys` bounds what
+    /// colliding keys could cost).
+    map: HashMap<Box<str>, Slot<P>, foldhash::fast::RandomState>,
     evictions: u64,
 }
 
 struct Slot<P> {
     instance: Arc<P>,
-    used: u64,
+    use_: Arc<Use>,
+}
+
+impl<P> Slot<P> {
+    /// Only the table holds the instance: no call in flight, and no thread
+    /// holds the key (see [`Keyed::get`]), so the key may be evicted.
+    fn idle(&self) -> bool {
+        Arc::strong_count(&self.instance) == 1
+    }
+
+    /// The [`TICK`] of the key's last use.
+    fn used(&self) -> u64 {
+        self.use_.last.load(Ordering::Relaxed)
+    }
+}
+
+/// The recency of a key, shared by its slot and the threads that hold it:
+/// the [`TICK`] of its last lookup, or of a thread letting go of it.
+#[derive(Default)]
+struct Use {
+    last: AtomicU64,
+}
+
+/// The clock of every key's recency: a lookup, or a thread letting go of
+/// the key it held, takes the next tick.
+static TICK: AtomicU64 = AtomicU64::new(0);
+
+/// The tables' ids.
+static TABLES: AtomicU64 = AtomicU64::new(0);
+
+impl Use {
+    fn touch(&self) {
+        self.last
+            .store(TICK.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
 }
 
 /// The settings of a keyed table.
@@ -166,6 +205,7 @@ impl<P: Primitive> Keyed<P> {
         listeners: Arc<Listeners<P>>,
     ) -> Self {
         Keyed {
+            id: TABLES.fetch_add(1, Ordering::Relaxed),
             name: Name::from(name),
             config: Mutex::new(config),
             tags,
@@ -173,8 +213,7 @@ impl<P: Primitive> Keyed<P> {
             max_keys: AtomicUsize::new(settings.max_keys.max(1) as usize),
             key_label: AtomicBool::new(settings.key_label),
             slots: Mutex::new(Slots {
-                map: HashMap::new(),
-                tick: 0,
+                map: HashMap::default(),
                 evictions: 0,
             }),
             listeners,
@@ -246,39 +285,79 @@ impl<P: Primitive> Keyed<P> {
 
     /// The instance of `key` (its `Display`), created if the table does not
     /// hold it, evicting past `max-keys`.
+    ///
+    /// The key is written into a buffer of the thread's, which keeps its
+    /// room from call to call (no allocation once it has held the longest
+    /// key). A thread that looks up the same key twice in a row holds it
+    /// from then on, until it looks up another: its next lookups of that key
+    /// take neither the table's lock nor a hash, and the key counts as busy
+    /// meanwhile (it is not evicted).
     #[inline]
     pub fn get<K: fmt::Display + ?Sized>(&self, key: &K) -> Arc<P> {
-        let mut buf = KeyBuf::new();
-        if write!(buf, "{key}").is_ok() {
-            return self.get_str(buf.as_str());
+        THREAD.with(|t| match t.try_borrow_mut() {
+            Ok(mut t) => {
+                let t = &mut *t;
+                t.key.clear();
+                // a `Display` that fails leaves what it wrote: the key
+                let _ = write!(t.key, "{key}");
+                if t.table == self.id
+                    && t.last == t.key
+                    && let Some(held) = &t.held
+                    && let Ok(instance) = Arc::clone(&held.instance).downcast::<P>()
+                {
+                    return instance;
+                }
+                self.get_slow(t)
+            }
+            // a key whose `Display` calls a keyed call site
+            Err(_) => self.get_str(&key.to_string()),
+        })
+    }
+
+    /// [`Keyed::get`] when the thread does not hold the key: the table's
+    /// lookup, and the thread holds the key if it looked it up just before.
+    #[inline(never)]
+    fn get_slow(&self, t: &mut ThreadKeys) -> Arc<P> {
+        if t.table == self.id && t.last == t.key {
+            let (instance, use_) = self.lookup(&t.key, true);
+            t.held = use_.map(|use_| Held {
+                instance: Arc::clone(&instance) as Arc<dyn Any + Send + Sync>,
+                use_,
+            });
+            return instance;
         }
-        // longer than the buffer (or a `Display` that failed: what it wrote)
-        let mut owned = String::new();
-        let _ = write!(owned, "{key}");
-        self.get_str(&owned)
+        // another key: let go of the one held, and remember this one
+        t.held = None;
+        t.table = self.id;
+        std::mem::swap(&mut t.last, &mut t.key);
+        self.lookup(&t.last, false).0
     }
 
     /// The instance of `key`, created if the table does not hold it.
     pub fn get_str(&self, key: &str) -> Arc<P> {
+        self.lookup(key, false).0
+    }
+
+    /// The instance of `key`, created if the table does not hold it, and
+    /// (`hold`) its recency, for a thread that holds the key.
+    fn lookup(&self, key: &str, hold: bool) -> (Arc<P>, Option<Arc<Use>>) {
         let mut slots = lock(&self.slots);
-        slots.tick += 1;
-        let tick = slots.tick;
-        if let Some(slot) = slots.map.get_mut(key) {
-            slot.used = tick;
-            return slot.instance.clone();
+        if let Some(slot) = slots.map.get(key) {
+            slot.use_.touch();
+            return (slot.instance.clone(), hold.then(|| Arc::clone(&slot.use_)));
         }
         let evicted = self.make_room(&mut slots);
         let instance = Arc::new(self.create(key));
-        slots.map.insert(
-            Box::from(key),
-            Slot {
-                instance: instance.clone(),
-                used: tick,
-            },
-        );
+        let slot = Slot {
+            instance: instance.clone(),
+            use_: Arc::default(),
+        };
+        slot.use_.touch();
+        let held = hold.then(|| Arc::clone(&slot.use_));
+        slots.map.insert(Box::from(key), slot);
         drop(slots);
         self.tell(evicted, key, &instance);
-        instance
+        (instance, held)
     }
 
     /// The instance of `key` if the table holds it (neither created nor
@@ -330,7 +409,7 @@ impl<P: Primitive> Keyed<P> {
             tags.insert(KEY_TAG.to_owned(), key.to_owned());
         }
         let config = lock(&self.config).clone();
-        P::create(self.name.clone(), config, self.clock.clone(), tags)
+        P::create_keyed(self.name.clone(), config, self.clock.clone(), tags)
     }
 
     /// Evicts until a new key fits, or until no key may go.
@@ -390,12 +469,15 @@ impl<P: Primitive> fmt::Debug for Keyed<P> {
 /// for the keys that are called, so that open keys nobody calls again (junk
 /// tenants) cannot pin the table and make the active keys evict each other
 /// before any of them gathers the calls that open its breaker.
-fn victim<P: 'static>(map: &HashMap<Box<str>, Slot<P>>, max_keys: usize) -> Option<Box<str>> {
+fn victim<P: 'static>(
+    map: &HashMap<Box<str>, Slot<P>, foldhash::fast::RandomState>,
+    max_keys: usize,
+) -> Option<Box<str>> {
     // each key's recency, and whether its breaker refuses calls
     let mut refusing: Vec<u64> = map
         .values()
         .filter(|s| protected(&*s.instance))
-        .map(|s| s.used)
+        .map(|s| s.used())
         .collect();
     let quota = max_keys / 2;
     // the refusing keys used at or after this tick are kept (recencies are
@@ -409,10 +491,9 @@ fn victim<P: 'static>(map: &HashMap<Box<str>, Slot<P>>, max_keys: usize) -> Opti
         *nth
     };
     map.iter()
-        // idle: only the table holds it
-        .filter(|(_, s)| Arc::strong_count(&s.instance) == 1)
-        .filter(|(_, s)| !(s.used >= kept_from && protected(&*s.instance)))
-        .min_by_key(|(_, s)| s.used)
+        .filter(|(_, s)| s.idle())
+        .filter(|(_, s)| !(s.used() >= kept_from && protected(&*s.instance)))
+        .min_by_key(|(_, s)| s.used())
         .map(|(k, _)| k.clone())
 }
 
@@ -429,39 +510,40 @@ fn protected<P: 'static>(p: &P) -> bool {
         })
 }
 
-/// A key formatted without allocating, when it fits.
-struct KeyBuf {
-    bytes: [u8; 64],
-    len: usize,
+/// A thread's keys (see [`Keyed::get`]).
+struct ThreadKeys {
+    /// The key being looked up, as its `Display` writes it.
+    key: String,
+    /// The table and key of the thread's previous lookup.
+    table: u64,
+    last: String,
+    /// That key's instance and use, once looked up twice in a row.
+    held: Option<Held>,
 }
 
-impl KeyBuf {
-    #[inline]
-    fn new() -> Self {
-        KeyBuf {
-            bytes: [0; 64],
-            len: 0,
-        }
-    }
+/// A key a thread holds: its instance (of the table's type), which keeps
+/// it busy, and its recency.
+struct Held {
+    instance: Arc<dyn Any + Send + Sync>,
+    use_: Arc<Use>,
+}
 
-    #[inline]
-    fn as_str(&self) -> &str {
-        // only whole `&str`s are ever copied in
-        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+impl Drop for Held {
+    /// Lets go of the key, last used now.
+    fn drop(&mut self) {
+        self.use_.touch();
     }
 }
 
-impl fmt::Write for KeyBuf {
-    #[inline]
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        if end > self.bytes.len() {
-            return Err(fmt::Error);
-        }
-        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
+thread_local! {
+    static THREAD: RefCell<ThreadKeys> = const {
+        RefCell::new(ThreadKeys {
+            key: String::new(),
+            table: u64::MAX,
+            last: String::new(),
+            held: None,
+        })
+    };
 }
 
 #[cfg(test)]
@@ -595,6 +677,32 @@ mod tests {
         t.get("b");
         assert_eq!(t.keys(), ["b"]);
         assert_eq!(t.get("a").state(), State::Closed);
+    }
+
+    #[test]
+    fn a_key_looked_up_twice_in_a_row_is_held_until_another() {
+        let t = table::<Retry>(Default::default(), 1);
+        let a = t.get("a");
+        let held = t.get("a"); // twice in a row: this thread holds "a"
+        assert!(Arc::ptr_eq(&a, &held));
+        drop((a, held));
+        assert!(
+            Arc::ptr_eq(&t.get("a"), &t.get(&'a')),
+            "held, without a lookup"
+        );
+        // a key held is busy: another thread's new key does not evict it
+        std::thread::scope(|s| {
+            s.spawn(|| t.get("b"));
+        });
+        assert_eq!(t.keys(), ["a", "b"]);
+        // looking up another key lets go of it: it is the older one now
+        t.get("c");
+        assert_eq!(t.keys(), ["c"]);
+        assert_eq!(t.evictions(), 2);
+        // a key is held in its own table only
+        let other = table::<Retry>(Default::default(), 1);
+        t.get("c");
+        assert!(!Arc::ptr_eq(&other.get("c"), &t.get("c")));
     }
 
     #[test]

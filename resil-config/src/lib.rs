@@ -170,6 +170,7 @@
 mod anti_patterns;
 mod aspect;
 mod bind;
+mod change;
 pub mod cloud;
 mod cluster;
 mod declaration;
@@ -188,6 +189,7 @@ pub mod propagators;
 mod reload;
 mod reloader;
 mod report;
+mod source;
 mod sync;
 mod value;
 #[cfg(feature = "watch")]
@@ -195,6 +197,7 @@ mod watch;
 
 pub use crate::aspect::Aspect;
 pub use crate::bind::Extras;
+pub use crate::change::{Change, ChangeKind, ReloadReport};
 pub use crate::cloud::CloudSettings;
 pub use crate::declared::{CallSite, Declaration, declarations};
 pub use crate::error::{ConfigProblem, InitError};
@@ -203,7 +206,7 @@ pub use crate::global::{GlobalHook, GlobalPrimitive, Registries, is_initialized,
 pub use crate::init::{DEFAULT_ENV_PREFIX, REJECTION_KINDS, Resilience, ResilienceBuilder, init};
 pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
-pub use crate::reload::{Change, ChangeKind, ReloadHook, ReloadReport, reload, reload_dry_run};
+pub use crate::reload::{ReloadHook, reload, reload_dry_run};
 pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
 pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};

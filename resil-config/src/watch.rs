@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
+use crate::change::ReloadReport;
 use crate::error::InitError;
 use crate::init::Resilience;
-use crate::reload::ReloadReport;
 
 /// How long the file must be quiet before a reload runs.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(200);

@@ -222,17 +222,36 @@ impl<K: EventKind> EventPublisher<K> {
 
     /// Keeps the last `capacity` events (0 turns the buffer off), readable with
     /// [`EventPublisher::recent_events`].
+    ///
+    /// The buffer takes its memory now (up to 1024 events), so that
+    /// publishing allocates nothing; a buffer enabled before with the same
+    /// capacity is kept as it is.
     pub fn enable_buffer(&self, capacity: usize) {
+        self.set_buffer(capacity, false);
+    }
+
+    /// [`EventPublisher::enable_buffer`], the buffer taking its memory as
+    /// events come (doubling up to `capacity`): for the many instances of
+    /// keyed call sites, most of which see a few calls.
+    pub(crate) fn enable_growing_buffer(&self, capacity: usize) {
+        self.set_buffer(capacity, true);
+    }
+
+    fn set_buffer(&self, capacity: usize, growing: bool) {
         {
             let mut buffer = short_lock(&self.buffer);
-            // a new size keeps the newest events that fit
-            let kept = buffer.take().map(Ring::into_vec).unwrap_or_default();
-            *buffer = (capacity > 0).then(|| {
-                let mut ring = Ring::new(capacity);
-                let skip = kept.len().saturating_sub(capacity);
-                kept.into_iter().skip(skip).for_each(|item| ring.push(item));
-                ring
-            });
+            if buffer.as_ref().map(|r| r.capacity) != Some(capacity) {
+                // a new size keeps the newest events that fit, and the
+                // way the buffer takes its memory
+                let growing = buffer.as_ref().map_or(growing, |r| r.growing);
+                let kept = buffer.take().map(Ring::into_vec).unwrap_or_default();
+                *buffer = (capacity > 0).then(|| {
+                    let mut ring = Ring::new(capacity, growing);
+                    let skip = kept.len().saturating_sub(capacity);
+                    kept.into_iter().skip(skip).for_each(|item| ring.push(item));
+                    ring
+                });
+            }
         }
         let no_subscribers = read(&self.subscribers).is_empty();
         self.refresh_active(no_subscribers);
@@ -330,20 +349,32 @@ struct Ring<T> {
     /// Once full, the oldest item, which the next push overwrites.
     head: usize,
     items: Vec<T>,
+    /// Whether the items' memory was left to grow as they come.
+    growing: bool,
 }
 
 impl<T> Ring<T> {
-    fn new(capacity: usize) -> Self {
+    /// A ring that takes its memory now (up to 1024 items), or as items
+    /// come (`growing`).
+    fn new(capacity: usize, growing: bool) -> Self {
         Ring {
             capacity,
             head: 0,
-            items: Vec::with_capacity(capacity.min(1024)),
+            items: if growing {
+                Vec::new()
+            } else {
+                Vec::with_capacity(capacity.min(1024))
+            },
+            growing,
         }
     }
 
     #[inline]
     fn push(&mut self, item: T) {
         if self.items.len() < self.capacity {
+            if self.items.len() == self.items.capacity() {
+                self.grow();
+            }
             self.items.push(item);
         } else {
             self.items[self.head] = item;
@@ -353,6 +384,14 @@ impl<T> Ring<T> {
                 self.head + 1
             };
         }
+    }
+
+    /// Room for twice the items (at least 4), never past the capacity.
+    #[cold]
+    fn grow(&mut self) {
+        let len = self.items.len();
+        let to = (len * 2).clamp(4, self.capacity.max(4)).min(self.capacity);
+        self.items.reserve_exact(to - len);
     }
 
     /// The items, oldest first.
@@ -444,7 +483,7 @@ mod tests {
 
     #[test]
     fn the_ring_keeps_the_newest_in_order_and_a_resize_keeps_what_fits() {
-        let mut ring = Ring::new(3);
+        let mut ring = Ring::new(3, false);
         for i in 0..7u32 {
             ring.push(i);
             let kept: Vec<_> = ring.iter().copied().collect();
@@ -452,6 +491,22 @@ mod tests {
             assert_eq!(kept, (from..=i).collect::<Vec<_>>(), "after pushing {i}");
         }
         assert_eq!(ring.into_vec(), vec![4, 5, 6]);
+
+        // a growing ring keeps the same items, its memory doubling up to
+        // the capacity and no further
+        let mut ring = Ring::new(100, true);
+        assert_eq!(ring.items.capacity(), 0);
+        for i in 0..250u32 {
+            ring.push(i);
+            let cap = ring.items.capacity();
+            assert!(
+                cap <= 100 && cap < 2 * ring.items.len() + 4,
+                "{cap} for {}",
+                i + 1
+            );
+        }
+        assert_eq!(ring.items.capacity(), 100);
+        assert_eq!(ring.into_vec(), (150..250).collect::<Vec<_>>());
 
         let p = publisher();
         p.enable_buffer(4);

@@ -63,6 +63,14 @@ pub trait Primitive: sealed::Sealed + fmt::Debug + Send + Sync + Sized + 'static
     #[doc(hidden)]
     fn create(name: Name, config: Self::Config, clock: SharedClock, tags: Tags) -> Self;
 
+    /// [`Primitive::create`] for one key of a keyed call site: its
+    /// recent-events buffer takes its memory as its events come, since
+    /// most keys see a few calls.
+    #[doc(hidden)]
+    fn create_keyed(name: Name, config: Self::Config, clock: SharedClock, tags: Tags) -> Self {
+        Self::create(name, config, clock, tags)
+    }
+
     /// The instance's name.
     fn instance_name(&self) -> &str;
 
@@ -111,6 +119,12 @@ macro_rules! primitive {
                 let buffer = config.event_consumer_buffer_size() as usize;
                 let instance = <$ty>::with_parts(name, config, clock, tags);
                 instance.event_publisher().enable_buffer(buffer);
+                instance
+            }
+            fn create_keyed(name: Name, config: $config, clock: SharedClock, tags: Tags) -> Self {
+                let buffer = config.event_consumer_buffer_size() as usize;
+                let instance = <$ty>::with_parts(name, config, clock, tags);
+                instance.event_publisher().enable_growing_buffer(buffer);
                 instance
             }
             fn instance_name(&self) -> &str {

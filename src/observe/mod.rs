@@ -283,33 +283,45 @@ impl Binding {
     }
 
     /// The live instances of one aspect whose gauges are set: one per
-    /// name, and each keyed instance with a `key` tag (`key-label = true`;
-    /// without it the keys share the name's series, whose gauges stay the
-    /// unkeyed instance's).
+    /// name, and (by weak reference) each keyed instance with a `key` tag
+    /// (`key-label = true`; without it the keys share the name's series,
+    /// whose gauges stay the unkeyed instance's).
     #[cfg(feature = "metrics")]
-    fn instances<P: Observed>(&self) -> Vec<Arc<P>> {
+    fn instances<P: Observed>(&self) -> (Vec<Arc<P>>, Vec<Weak<P>>) {
         let attached = P::attached(self);
-        let mut all: Vec<Arc<P>> = lock(&attached.entries)
+        let named = lock(&attached.entries)
             .values()
             .filter_map(|e| e.instance.upgrade())
             .collect();
-        all.extend(
-            lock(&attached.keyed)
-                .values()
-                .filter_map(|e| e.instance.upgrade())
-                .filter(|p| p.instance_tags().contains_key(resil_config::keyed::KEY_TAG)),
-        );
-        all
+        let keyed = lock(&attached.keyed)
+            .values()
+            .map(|e| e.instance.clone())
+            .collect();
+        (named, keyed)
     }
 
     /// Gives every sink the live instances to read their snapshots: sets
     /// every gauge (and snapshot counter).
+    ///
+    /// A keyed instance is held for its own refresh only: holding them all
+    /// at once would make every key of a table busy for that time, and a
+    /// table that must add a key while no key is idle grows past its
+    /// `max-keys` (until its next new key).
     #[cfg(feature = "metrics")]
     pub(crate) fn refresh(&self) {
         fn each<P: Observed>(b: &Binding) {
-            let instances = b.instances::<P>();
+            let (named, keyed) = b.instances::<P>();
             for s in &b.sinks {
-                P::sink(&**s).refresh(&instances);
+                P::sink(&**s).refresh(&named);
+            }
+            for p in keyed {
+                let Some(p) = p.upgrade() else { continue };
+                if !p.instance_tags().contains_key(resil_config::keyed::KEY_TAG) {
+                    continue;
+                }
+                for s in &b.sinks {
+                    P::sink(&**s).refresh(std::slice::from_ref(&p));
+                }
             }
         }
         each::<CircuitBreaker>(self);

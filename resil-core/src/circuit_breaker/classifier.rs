@@ -100,20 +100,25 @@ impl<T, E> CircuitBreakerClassifier<T, E> {
         self
     }
 
+    /// The verdict on `result`: a value inline (the healthy path), an error
+    /// out of line.
+    #[inline]
     pub(super) fn classify(
         &self,
         config: &CircuitBreakerConfig,
         result: &Result<T, Error<E>>,
     ) -> Verdict {
-        let error = match result {
-            Ok(value) => {
-                return match self.record_result {
-                    Some(p) if p(value) => Verdict::Failure(Some("RecordedResult")),
-                    _ => Verdict::Success,
-                };
-            }
-            Err(e) => e,
-        };
+        match result {
+            Ok(value) => match self.record_result {
+                Some(p) if p(value) => Verdict::Failure(Some("RecordedResult")),
+                _ => Verdict::Success,
+            },
+            Err(error) => self.classify_error(config, error),
+        }
+    }
+
+    #[inline(never)]
+    fn classify_error(&self, config: &CircuitBreakerConfig, error: &Error<E>) -> Verdict {
         let inner = error.inner();
         let kind = match (inner, self.kind) {
             (Some(e), Some(k)) => Some(k(e)),

@@ -33,9 +33,13 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::State;
+use super::core::{Check, Inner, Settings, Target, check};
+use super::state::Slot as MetricsSlot;
 use crate::clock::{Clock, Nanos, SystemClock};
 use crate::cluster::{
-    BackendError, CircuitBreakerCluster, EpisodeVerdict, ProbeGrant, ProbeReport, ProbeRequest,
+    BackendError, CircuitBreakerCluster, EpisodeVerdict, FleetVerdict, ProbeGrant, ProbeReport,
+    ProbeRequest,
 };
 
 pub(crate) struct Cluster {
@@ -275,5 +279,134 @@ impl Cluster {
     /// The key's state.
     pub(crate) fn backend_up(&self) -> bool {
         self.settings.backend.is_up(&self.key)
+    }
+}
+
+/// The breaker's side of the episode.
+impl Inner {
+    /// This process left HALF_OPEN: it gives its fleet probes back (after a
+    /// verdict of the fleet it holds none).
+    pub(super) fn end_episode(&self) {
+        if let Some(c) = &self.cluster {
+            c.leave();
+        }
+    }
+
+    /// The fleet's episode decided: a process still HALF_OPEN in it follows.
+    pub(super) fn follow_fleet(&self, verdict: EpisodeVerdict) {
+        let Some(c) = &self.cluster else { return };
+        let w = self.load();
+        if w.state() != State::HalfOpen || !c.follow(verdict.episode) {
+            return;
+        }
+        let target = match verdict.verdict {
+            FleetVerdict::Closed => Target::Closed,
+            FleetVerdict::Open => Target::Open,
+        };
+        self.transition_and_publish(Some(w.generation()), target);
+    }
+
+    /// Reports a HALF_OPEN outcome to the fleet's episode; `false` when the
+    /// call was not one of the fleet's probes (the process decides on it).
+    pub(super) fn report_to_fleet(
+        &self,
+        settings: &Settings,
+        generation: u32,
+        failed: bool,
+        slow: bool,
+    ) -> bool {
+        let Some(c) = &self.cluster else {
+            return false;
+        };
+        let config = &settings.config;
+        let minimum = settings.half_open_minimum;
+        let decisive = Decisive {
+            minimum,
+            failures: count_to_reach(config.failure_rate_threshold, u64::from(minimum)),
+            slow_calls: count_to_reach(config.slow_call_rate_threshold, u64::from(minimum)),
+        };
+        let weak = self.weak_self();
+        c.report(failed, slow, decisive, move |answer| {
+            let Some(inner) = weak.upgrade() else { return };
+            match answer {
+                Ok(Some(verdict)) => inner.follow_fleet(verdict),
+                Ok(None) => {}
+                // the fleet cannot count it: the process decides on its own
+                // window, which holds it
+                Err(_) => inner.decide_half_open_locally(generation),
+            }
+        })
+    }
+
+    /// HALF_OPEN `generation` decides on its own window, if it can.
+    pub(super) fn decide_half_open_locally(&self, generation: u32) {
+        let w = self.load();
+        if w.state() != State::HalfOpen || w.generation() != generation {
+            return;
+        }
+        let settings = self.settings.load();
+        let (cell, minimum_calls) = self.cell_in(settings, MetricsSlot::HalfOpen);
+        let counts = cell.window.snapshot(self.clock.now());
+        match check(&settings.config, counts, minimum_calls) {
+            Check::BelowMinimum => {}
+            Check::Below => self.transition_and_publish(Some(generation), Target::Closed),
+            Check::Exceeded { .. } => self.transition_and_publish(Some(generation), Target::Open),
+        }
+    }
+}
+
+/// The fewest of `minimum` calls (failed, or slow) whose rate reaches
+/// `threshold`, with [`rates`]' arithmetic; `minimum + 1` when none does.
+/// What the fleet's episode compares its counts with, so that it decides
+/// exactly as [`check`] would on the same calls.
+pub(super) fn count_to_reach(threshold: f32, minimum: u64) -> u32 {
+    let n = minimum as f32;
+    let reaches = |k: u64| k as f32 * 100.0 / n >= threshold;
+    let mut k = ((f64::from(threshold) * minimum as f64 / 100.0).ceil() as u64).min(minimum + 1);
+    while k > 1 && reaches(k - 1) {
+        k -= 1;
+    }
+    while k <= minimum && (k == 0 || !reaches(k)) {
+        k += 1;
+    }
+    u32::try_from(k).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit_breaker::CircuitBreakerConfig;
+    use crate::circuit_breaker::window::Counts;
+
+    /// The counts the fleet's episode opens at are exactly where [`check`]
+    /// opens, with its `f32` arithmetic, for every threshold and size.
+    #[test]
+    fn the_fleets_counts_decide_as_the_window_does() {
+        let thresholds = [
+            0.001, 1.0, 10.0, 25.0, 33.333332, 33.333336, 50.0, 66.66667, 75.0, 99.99, 100.0,
+        ];
+        for threshold in thresholds {
+            let config = CircuitBreakerConfig::builder()
+                .failure_rate_threshold(threshold)
+                .build()
+                .unwrap();
+            for minimum in 1..=40u64 {
+                let k = u64::from(count_to_reach(threshold, minimum));
+                for failed in 0..=minimum {
+                    let counts = Counts {
+                        calls: minimum,
+                        failed,
+                        slow: 0,
+                        slow_failed: 0,
+                    };
+                    let opens = matches!(check(&config, counts, minimum), Check::Exceeded { .. });
+                    assert_eq!(
+                        opens,
+                        failed >= k,
+                        "{threshold}% of {minimum}: {failed} failed"
+                    );
+                }
+            }
+        }
     }
 }

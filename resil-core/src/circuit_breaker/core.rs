@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use super::cluster::{self, Probe};
 use super::state::{self, Slot, Word};
+use super::timing::{self, CallClock};
 use super::window::{CountWindow, Counts, Outcome, SharedWindow, TimeWindow, Window};
 use super::{
     CallNotPermitted, CircuitBreakerConfig, CircuitBreakerEvent, CircuitBreakerMetrics,
     IllegalStateTransition, SlidingWindowType, State, TransitionCheckResult,
 };
-use crate::clock::{Clock, Nanos, SharedClock, TimerHandle, saturating_nanos};
-use crate::cluster::{EpisodeVerdict, FleetVerdict};
+use crate::clock::{Clock, Nanos, TimerHandle, saturating_nanos};
 use crate::event::EventPublisher;
 use crate::live::{Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
@@ -26,7 +26,8 @@ pub struct Inner {
     /// The configuration and what the call path reads of it, replaced whole
     /// by `change_config`.
     pub(super) settings: Live<Settings>,
-    pub(super) clock: SharedClock,
+    /// The clock, and the reading that times calls (see [`timing`]).
+    pub(super) clock: CallClock,
     pub(super) tags: Tags,
     /// The packed [`Word`]: state, metrics slot, half-open permits, generation.
     pub(super) word: AtomicU64,
@@ -71,8 +72,8 @@ pub(super) struct Settings {
     pub(super) closed: Arc<MetricsCell>,
     pub(super) half_open: Arc<MetricsCell>,
     /// `minimum_number_of_calls` as each window applies it.
-    pub(super) closed_minimum: u64,
-    pub(super) half_open_minimum: u64,
+    pub(super) closed_minimum: u32,
+    pub(super) half_open_minimum: u32,
 }
 
 impl Settings {
@@ -113,10 +114,20 @@ impl Settings {
             slow_call_nanos: saturating_nanos(config.slow_call_duration_threshold),
             closed,
             half_open,
-            closed_minimum: u64::from(closed_minimum),
-            half_open_minimum: u64::from(config.minimum_number_of_calls.min(permitted)),
+            closed_minimum,
+            half_open_minimum: config.minimum_number_of_calls.min(permitted),
             config,
         }
+    }
+}
+
+impl Settings {
+    /// Whether these settings allow timing calls coarsely (see [`timing`]).
+    pub(super) fn coarse_eligible(&self) -> bool {
+        timing::coarse_eligible(
+            self.config.sliding_window_type == SlidingWindowType::CountBased,
+            self.slow_call_nanos,
+        )
     }
 }
 
@@ -243,8 +254,8 @@ impl Inner {
         slot: Slot,
     ) -> (&'a MetricsCell, u64) {
         match slot {
-            Slot::Closed => (&settings.closed, settings.closed_minimum),
-            Slot::HalfOpen => (&settings.half_open, settings.half_open_minimum),
+            Slot::Closed => (&settings.closed, u64::from(settings.closed_minimum)),
+            Slot::HalfOpen => (&settings.half_open, u64::from(settings.half_open_minimum)),
             Slot::Empty => (&self.empty, u64::MAX),
         }
     }
@@ -305,7 +316,7 @@ impl Inner {
                     State::HalfOpen
                 }
                 State::Open => {
-                    let now = self.clock.now();
+                    let now = self.clock.precise();
                     // Strictly after the deadline, as Resilience4j's `isAfter`.
                     if now.as_u64() > self.open_until.load(Ordering::Acquire) {
                         self.transition_and_publish(Some(w.generation()), Target::HalfOpen);
@@ -368,80 +379,71 @@ impl Inner {
         }
     }
 
-    /// This process left HALF_OPEN: it gives its fleet probes back (after a
-    /// verdict of the fleet it holds none).
-    pub(super) fn end_episode(&self) {
-        if let Some(c) = &self.cluster {
-            c.leave();
-        }
-    }
-
-    /// The fleet's episode decided: a process still HALF_OPEN in it follows.
-    pub(super) fn follow_fleet(&self, verdict: EpisodeVerdict) {
-        let Some(c) = &self.cluster else { return };
-        let w = self.load();
-        if w.state() != State::HalfOpen || !c.follow(verdict.episode) {
-            return;
-        }
-        let target = match verdict.verdict {
-            FleetVerdict::Closed => Target::Closed,
-            FleetVerdict::Open => Target::Open,
-        };
-        self.transition_and_publish(Some(w.generation()), target);
-    }
-
-    /// Reports a HALF_OPEN outcome to the fleet's episode; `false` when the
-    /// call was not one of the fleet's probes (the process decides on it).
-    fn report_to_fleet(
-        &self,
-        settings: &Settings,
-        generation: u32,
-        failed: bool,
-        slow: bool,
-    ) -> bool {
-        let Some(c) = &self.cluster else {
-            return false;
-        };
-        let config = &settings.config;
-        let minimum = settings.half_open_minimum;
-        let decisive = cluster::Decisive {
-            minimum: u32::try_from(minimum).unwrap_or(u32::MAX),
-            failures: count_to_reach(config.failure_rate_threshold, minimum),
-            slow_calls: count_to_reach(config.slow_call_rate_threshold, minimum),
-        };
-        let weak = self.weak_self();
-        c.report(failed, slow, decisive, move |answer| {
-            let Some(inner) = weak.upgrade() else { return };
-            match answer {
-                Ok(Some(verdict)) => inner.follow_fleet(verdict),
-                Ok(None) => {}
-                // the fleet cannot count it: the process decides on its own
-                // window, which holds it
-                Err(_) => inner.decide_half_open_locally(generation),
-            }
-        })
-    }
-
-    /// HALF_OPEN `generation` decides on its own window, if it can.
-    fn decide_half_open_locally(&self, generation: u32) {
-        let w = self.load();
-        if w.state() != State::HalfOpen || w.generation() != generation {
-            return;
-        }
-        let settings = self.settings.load();
-        let (cell, minimum_calls) = self.cell_in(settings, Slot::HalfOpen);
-        let counts = cell.window.snapshot(self.clock.now());
-        match check(&settings.config, counts, minimum_calls) {
-            Check::BelowMinimum => {}
-            Check::Below => self.transition_and_publish(Some(generation), Target::Closed),
-            Check::Exceeded { .. } => self.transition_and_publish(Some(generation), Target::Open),
-        }
-    }
-
-    /// Records a finished call into the current state's metrics and lets the
-    /// state react (Resilience4j records into the state current at completion).
+    /// Records a call its guard timed (see [`timing`]) into the current
+    /// state's metrics and lets the state react (Resilience4j records into
+    /// the state current at completion).
+    ///
+    /// The healthy path writes nothing: in CLOSED and METRICS_ONLY, a
+    /// success that is not slow, with no event consumed, on a full count
+    /// window of successes changes no count (it evicts a success) and
+    /// decides nothing (both rates are 0), so it is recorded by seeing that
+    /// with loads only. Anything else takes the exact path.
     #[inline]
     pub(super) fn finish(
+        &self,
+        settings: &Settings,
+        end: Nanos,
+        elapsed_nanos: u64,
+        verdict: Verdict,
+        permit: Option<Permit>,
+    ) {
+        if elapsed_nanos > settings.slow_call_nanos / 2 {
+            return self.finish_retimed(settings, end, elapsed_nanos, verdict, permit);
+        }
+        if matches!(verdict, Verdict::Success)
+            && !self.events.is_active()
+            && self.success_changes_nothing(settings)
+        {
+            return;
+        }
+        self.record(settings, end, elapsed_nanos, verdict, permit);
+    }
+
+    /// Whether recording a success (not slow, no event consumed) now would
+    /// change nothing: see [`Inner::finish`].
+    #[inline]
+    fn success_changes_nothing(&self, settings: &Settings) -> bool {
+        self.clock.observe_events(false);
+        self.load().records_closed() && settings.closed.window.holds_only_successes()
+    }
+
+    /// A call past half its slow-call threshold: its end is read again on
+    /// the clock itself, so that a coarse reading (which trails the clock)
+    /// never hides a slow call.
+    #[cold]
+    #[inline(never)]
+    fn finish_retimed(
+        &self,
+        settings: &Settings,
+        end: Nanos,
+        elapsed_nanos: u64,
+        verdict: Verdict,
+        permit: Option<Permit>,
+    ) {
+        let now = self.clock.precise();
+        let late = now.as_u64().saturating_sub(end.as_u64());
+        self.record(
+            settings,
+            Nanos::new(end.as_u64() + late),
+            elapsed_nanos.saturating_add(late),
+            verdict,
+            permit,
+        );
+    }
+
+    /// Records a finished call (its duration measured or given) into the
+    /// current state's metrics and lets the state react.
+    pub(super) fn record(
         &self,
         settings: &Settings,
         end: Nanos,
@@ -472,6 +474,7 @@ impl Inner {
             return; // DISABLED and FORCED_OPEN record nothing
         }
         if self.events.is_active() {
+            self.clock.observe_events(true);
             let event = match verdict {
                 Verdict::Failure(kind) => CircuitBreakerEvent::Error {
                     elapsed: Duration::from_nanos(elapsed_nanos),
@@ -582,7 +585,7 @@ impl Inner {
     pub(super) fn metrics(&self) -> CircuitBreakerMetrics {
         let w = self.load();
         let (cell, minimum_calls) = self.cell_in(self.settings.load(), w.slot());
-        let c = cell.window.snapshot(self.clock.now());
+        let c = cell.window.snapshot(self.clock.precise());
         let (failure_rate, slow_call_rate) = if c.calls == 0 || c.calls < minimum_calls {
             (-1.0, -1.0)
         } else {
@@ -633,7 +636,7 @@ impl Inner {
         if !matches!(target, Target::Reset) && !from.can_transition_to(to) {
             return Err(IllegalStateTransition::new(self.name.clone(), from, to));
         }
-        let now = self.clock.now();
+        let now = self.clock.precise();
         let attempts = match from {
             State::Closed | State::Disabled | State::MetricsOnly => 0,
             _ => self.attempts.load(Ordering::Acquire),
@@ -844,61 +847,7 @@ pub(super) fn check(config: &CircuitBreakerConfig, c: Counts, minimum_calls: u64
     }
 }
 
-/// The fewest of `minimum` calls (failed, or slow) whose rate reaches
-/// `threshold`, with [`rates`]' arithmetic; `minimum + 1` when none does.
-/// What the fleet's episode compares its counts with, so that it decides
-/// exactly as [`check`] would on the same calls.
-pub(super) fn count_to_reach(threshold: f32, minimum: u64) -> u32 {
-    let n = minimum as f32;
-    let reaches = |k: u64| k as f32 * 100.0 / n >= threshold;
-    let mut k = ((f64::from(threshold) * minimum as f64 / 100.0).ceil() as u64).min(minimum + 1);
-    while k > 1 && reaches(k - 1) {
-        k -= 1;
-    }
-    while k <= minimum && (k == 0 || !reaches(k)) {
-        k += 1;
-    }
-    u32::try_from(k).unwrap_or(u32::MAX)
-}
-
 pub(super) fn rates(c: Counts) -> (f32, f32) {
     let n = c.calls as f32;
     (c.failed as f32 * 100.0 / n, c.slow as f32 * 100.0 / n)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The counts the fleet's episode opens at are exactly where [`check`]
-    /// opens, with its `f32` arithmetic, for every threshold and size.
-    #[test]
-    fn the_fleets_counts_decide_as_the_window_does() {
-        let thresholds = [
-            0.001, 1.0, 10.0, 25.0, 33.333332, 33.333336, 50.0, 66.66667, 75.0, 99.99, 100.0,
-        ];
-        for threshold in thresholds {
-            let config = CircuitBreakerConfig::builder()
-                .failure_rate_threshold(threshold)
-                .build()
-                .unwrap();
-            for minimum in 1..=40u64 {
-                let k = u64::from(count_to_reach(threshold, minimum));
-                for failed in 0..=minimum {
-                    let counts = Counts {
-                        calls: minimum,
-                        failed,
-                        slow: 0,
-                        slow_failed: 0,
-                    };
-                    let opens = matches!(check(&config, counts, minimum), Check::Exceeded { .. });
-                    assert_eq!(
-                        opens,
-                        failed >= k,
-                        "{threshold}% of {minimum}: {failed} failed"
-                    );
-                }
-            }
-        }
-    }
 }

@@ -294,23 +294,25 @@ where
             None => Stage::Through {
                 inner: self.next.start(ctx),
             },
-            Some(part) => match Guard::start_at(part.inner.clone(), |i| ctx.stamp.now(&i.clock)) {
-                // Should the inner start panic (the caller's closure), the
-                // guard is dropped while unwinding and records the panic.
-                Ok(mut guard) => {
-                    let inner = self.next.start(ctx);
-                    // From here on, an unwind that drops the attempt is not
-                    // the call's own unless it comes from polling it.
-                    guard.in_call = false;
-                    Stage::Running {
-                        inner,
-                        guard: Some(guard),
+            Some(part) => {
+                match Guard::start_at(part.inner.clone(), |i| i.clock.now_in(&mut ctx.stamp)) {
+                    // Should the inner start panic (the caller's closure), the
+                    // guard is dropped while unwinding and records the panic.
+                    Ok(mut guard) => {
+                        let inner = self.next.start(ctx);
+                        // From here on, an unwind that drops the attempt is not
+                        // the call's own unless it comes from polling it.
+                        guard.in_call = false;
+                        Stage::Running {
+                            inner,
+                            guard: Some(guard),
+                        }
                     }
+                    Err(refused) => Stage::Refused {
+                        error: Some(refused),
+                    },
                 }
-                Err(refused) => Stage::Refused {
-                    error: Some(refused),
-                },
-            },
+            }
         };
         CircuitBreakerAttempt { stage }
     }
@@ -340,7 +342,7 @@ where
                 // recorded, as at the end of an `.await`.
                 stage.set(Stage::Done);
                 if let (Some(guard), Some(part)) = (guard, &self.part) {
-                    let end = ctx.stamp.now(&guard.inner.clock);
+                    let end = guard.inner.clock.now_in(&mut ctx.stamp);
                     guard.record_at(part.classifier.borrow(), &result, end);
                 }
                 Poll::Ready(result)
@@ -370,10 +372,10 @@ where
         };
         // A panic in the call drops the guard while unwinding: recorded as
         // a failure.
-        let guard = Guard::start_at(part.inner.clone(), |i| ctx.stamp.now(&i.clock))
+        let guard = Guard::start_at(part.inner.clone(), |i| i.clock.now_in(&mut ctx.stamp))
             .map_err(Error::CallNotPermitted)?;
         let result = self.next.call(ctx);
-        let end = ctx.stamp.now(&guard.inner.clock);
+        let end = guard.inner.clock.now_in(&mut ctx.stamp);
         guard.record_at(part.classifier.borrow(), &result, end);
         result
     }

@@ -148,6 +148,57 @@ fn packed_window_records_exactly_and_reads_consistently() {
     });
 }
 
+/// The healthy path: a success that finds the window full of successes
+/// records nothing, beside a failure that another thread records. Whatever
+/// the interleaving, the failure counts and opens the breaker (1 of 2 is
+/// the 50 % threshold), and the window holds two calls.
+#[test]
+fn a_read_only_success_never_hides_a_concurrent_failure() {
+    loom::model(|| {
+        let (cb, _) = breaker(2, 1);
+        cb.on_success(Duration::ZERO);
+        cb.on_success(Duration::ZERO); // full of successes: the next success writes nothing
+        let guard_cb = cb.clone();
+        let success = loom::thread::spawn(move || {
+            if let Ok(g) = guard_cb.start_call() {
+                g.on_success();
+            }
+        });
+        cb.on_error(Duration::ZERO);
+        success.join().unwrap();
+        assert_eq!(cb.state(), State::Open);
+        let m = cb.metrics();
+        assert_eq!(m.number_of_buffered_calls(), 2);
+        assert_eq!(m.number_of_failed_calls(), 1);
+    });
+}
+
+/// The packed window's read-only check against a concurrent record: a
+/// success skipped because the window held only successes is ordered
+/// before the failure, so the window ends with the failure and a success.
+#[test]
+fn skipping_a_success_is_a_record_that_changes_nothing() {
+    use super::window::{Outcome, PackedCountWindow};
+    loom::model(|| {
+        let w = std::sync::Arc::new(PackedCountWindow::new(2));
+        w.record(Outcome::Success);
+        w.record(Outcome::Success);
+        let skipper = {
+            let w = w.clone();
+            loom::thread::spawn(move || {
+                if !w.holds_only_successes() {
+                    w.record(Outcome::Success);
+                }
+            })
+        };
+        w.record(Outcome::Error);
+        skipper.join().unwrap();
+        let end = w.snapshot();
+        assert_eq!((end.calls, end.failed), (2, 1));
+        assert!(!w.holds_only_successes());
+    });
+}
+
 /// A transition that arms a timer (OPEN, automatic) racing one that cancels
 /// it (DISABLED): whatever the order, the timer left armed is the newer
 /// state's. Scheduling happens outside the timer slot's lock, so the slower

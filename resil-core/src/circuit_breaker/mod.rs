@@ -82,6 +82,7 @@ mod event;
 mod layer;
 mod metrics;
 mod state;
+mod timing;
 mod window;
 
 #[cfg(all(test, resil_loom))]
@@ -109,6 +110,7 @@ pub use self::state::State;
 pub use crate::rejection::CallNotPermitted;
 
 use self::state::Word;
+use self::timing::CallClock;
 use self::window::Window;
 use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
@@ -169,7 +171,7 @@ impl CircuitBreaker {
             me: me.clone(),
             name,
             settings: Live::new(Settings::new(config, now_sec, None)),
-            clock,
+            clock: CallClock::new(clock),
             tags,
             // Resilience4j 2.3's `initialState`: set, not transitioned to
             word: AtomicU64::new(Word::new(initial_state, initial_slot(initial_state), 0, 0).0),
@@ -181,6 +183,9 @@ impl CircuitBreaker {
             timer: Mutex::new((0, TimerHandle::none())),
             events,
         });
+        inner
+            .clock
+            .set_coarse(inner.settings.load().coarse_eligible());
         if let Some(c) = &inner.cluster {
             let weak = Arc::downgrade(&inner);
             let key = Arc::clone(&c.key);
@@ -266,7 +271,7 @@ impl CircuitBreaker {
             // Serialized with transitions, so that a window swapped in is
             // not reset by a transition that read the one before.
             let _serial = lock(&inner.transition_lock);
-            let now = inner.clock.now();
+            let now = inner.clock.precise();
             let before = inner.settings.load();
             let from = before.config.initial_state;
             let next = Settings::new(config, now.as_secs(), Some(before));
@@ -284,6 +289,9 @@ impl CircuitBreaker {
                         }
                     }
                 })?;
+            inner
+                .clock
+                .set_coarse(inner.settings.load().coarse_eligible());
             from
         };
         if to != from && self.state() != to {
@@ -340,6 +348,9 @@ impl CircuitBreaker {
 
     /// Subscriptions and the recent-events buffer.
     pub fn event_publisher(&self) -> &EventPublisher<CircuitBreakerEvent> {
+        // Whoever takes the publisher may subscribe: time calls with the
+        // clock itself until a call finds no event consumed.
+        self.inner.clock.expect_events();
         &self.inner.events
     }
 
@@ -350,7 +361,7 @@ impl CircuitBreaker {
 
     /// The current time on the breaker's clock (Resilience4j's `getCurrentTimestamp`).
     pub fn current_timestamp(&self) -> Nanos {
-        self.inner.clock.now()
+        self.inner.clock.precise()
     }
 
     /// Asks for permission to call; a refusal is counted and published.
@@ -391,7 +402,7 @@ impl CircuitBreaker {
 
     /// Records a successful call that took `elapsed`.
     pub fn on_success(&self, elapsed: Duration) {
-        self.inner.finish(
+        self.inner.record(
             self.inner.settings.load(),
             self.inner.clock.now(),
             saturating_nanos(elapsed),
@@ -402,7 +413,7 @@ impl CircuitBreaker {
 
     /// Records a failed call that took `elapsed`.
     pub fn on_error(&self, elapsed: Duration) {
-        self.inner.finish(
+        self.inner.record(
             self.inner.settings.load(),
             self.inner.clock.now(),
             saturating_nanos(elapsed),
@@ -414,7 +425,7 @@ impl CircuitBreaker {
     /// Records a call that failed with an ignored error: its permit is given
     /// back and it counts neither as success nor as failure.
     pub fn on_ignored_error(&self, elapsed: Duration) {
-        self.inner.finish(
+        self.inner.record(
             self.inner.settings.load(),
             self.inner.clock.now(),
             saturating_nanos(elapsed),

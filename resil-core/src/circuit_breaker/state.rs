@@ -179,6 +179,14 @@ impl Word {
         (0b11_0001u64 >> (self.0 & 0b111)) & 1 == 1
     }
 
+    /// CLOSED or METRICS_ONLY: the states that record into the closed-style
+    /// window and admit every call.
+    #[inline]
+    pub(crate) fn records_closed(self) -> bool {
+        // bit n set for the state whose code is n: 0 CLOSED, 5 METRICS_ONLY
+        (0b10_0001u64 >> (self.0 & 0b111)) & 1 == 1
+    }
+
     #[inline]
     pub(crate) fn slot(self) -> Slot {
         Slot::from_code((self.0 >> 3) & 0b11)
@@ -224,6 +232,10 @@ mod tests {
             assert_eq!(w.generation(), u32::MAX);
             assert_eq!(w.with_permits(3).permits(), 3);
             assert_eq!(w.admits_all(), s.admits_all());
+            assert_eq!(
+                w.records_closed(),
+                matches!(s, State::Closed | State::MetricsOnly)
+            );
         }
     }
 

@@ -275,6 +275,17 @@ impl SharedWindow {
         }
     }
 
+    /// Whether the window holds only successes, none slow, and is full, so
+    /// that recording another success would change none of its counts
+    /// (only which success is the oldest, and they are all alike).
+    #[inline]
+    pub(crate) fn holds_only_successes(&self) -> bool {
+        match self {
+            SharedWindow::Packed(w) => w.holds_only_successes(),
+            SharedWindow::Empty | SharedWindow::Locked(_) => false,
+        }
+    }
+
     pub(crate) fn snapshot(&self, now: Nanos) -> Counts {
         match self {
             SharedWindow::Empty => Counts::default(),
@@ -388,6 +399,15 @@ impl PackedCountWindow {
 
     pub(crate) fn snapshot(&self) -> Counts {
         self.unpack(self.word.load(Ordering::Acquire))
+    }
+
+    /// Full, no failed or slow call, and no record under way (the lock bit
+    /// clear): a success recorded now would evict a success and leave every
+    /// count as it is. A caller that sees this may skip the record, as if
+    /// it had happened just before whatever record comes next.
+    #[inline]
+    pub(crate) fn holds_only_successes(&self) -> bool {
+        self.word.load(Ordering::Acquire) & !(FIELD << HEAD_SHIFT) == FULL
     }
 
     fn reset(&self) {
