@@ -107,31 +107,12 @@ fn leased_against_local(c: &mut Criterion) {
         b.iter(|| assert!(once(&leased)))
     });
     g.finish();
-    const ROUNDS: usize = 41;
-    const CALLS: u32 = 200_000;
-    let round = |l: &RateLimiter| {
-        let start = std::time::Instant::now();
-        for _ in 0..CALLS {
-            black_box(once(black_box(l)));
-        }
-        start.elapsed().as_secs_f64() * 1e9 / f64::from(CALLS)
-    };
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        a.push(round(&leased));
-        b.push(round(&local));
-    }
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let mid = ROUNDS / 2;
-    println!(
-        "cluster_rate_limiter/interleaved: leased {:.2} ns min {:.2} ns median; local {:.2} ns min {:.2} ns median; ratio {:.3} min {:.3} median",
-        a[0],
-        a[mid],
-        b[0],
-        b[mid],
-        a[0] / b[0],
-        a[mid] / b[mid]
+    resil_bench::interleaved(
+        "cluster_rate_limiter",
+        ("leased", &|| once(black_box(&leased))),
+        ("local", &|| once(black_box(&local))),
+        41,
+        200_000,
     );
 }
 

@@ -110,7 +110,6 @@ fn bench(c: &mut Criterion) {
 /// a million calls a round: the minimum and median per call and their
 /// ratio, which a machine shared with other work skews less than
 /// criterion's separate groups.
-#[allow(clippy::disallowed_methods)] // the harness times itself
 fn interleaved(_: &mut Criterion) {
     #[inline(never)]
     fn unkeyed_once() -> bool {
@@ -120,31 +119,12 @@ fn interleaved(_: &mut Criterion) {
     fn keyed_once() -> bool {
         keyed(black_box("tenant-7"), black_box(1)).is_ok()
     }
-    const ROUNDS: usize = 21;
-    const CALLS: u32 = 1_000_000;
-    let round = |f: fn() -> bool| {
-        let start = std::time::Instant::now();
-        for _ in 0..CALLS {
-            black_box(f());
-        }
-        start.elapsed().as_secs_f64() * 1e9 / f64::from(CALLS)
-    };
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        a.push(round(unkeyed_once));
-        b.push(round(keyed_once));
-    }
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let (mid, min) = (ROUNDS / 2, 0);
-    println!(
-        "keyed call/interleaved: unkeyed {:.2} ns min {:.2} ns median; keyed {:.2} ns min {:.2} ns median; ratio {:.3} min {:.3} median",
-        a[min],
-        a[mid],
-        b[min],
-        b[mid],
-        b[min] / a[min],
-        b[mid] / a[mid]
+    resil_bench::interleaved(
+        "keyed call",
+        ("keyed", &keyed_once),
+        ("unkeyed", &unkeyed_once),
+        21,
+        1_000_000,
     );
 }
 

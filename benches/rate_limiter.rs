@@ -67,34 +67,14 @@ fn rate_limiter(c: &mut Criterion) {
 }
 
 /// Alternating rounds of each limiter; prints per-call minimum and median.
-#[allow(clippy::disallowed_methods)] // the harness times itself, no limiter reads this
 fn interleaved(_: &mut Criterion) {
     let (ours, theirs) = limiters();
-    const ROUNDS: usize = 41;
-    const CALLS: u32 = 1_000_000;
-    let round = |f: &dyn Fn() -> bool| {
-        let start = std::time::Instant::now();
-        for _ in 0..CALLS {
-            black_box(f());
-        }
-        start.elapsed().as_secs_f64() * 1e9 / f64::from(CALLS)
-    };
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        a.push(round(&|| ours_once(black_box(&ours))));
-        b.push(round(&|| theirs_once(black_box(&theirs))));
-    }
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
-    let (mid, min) = (ROUNDS / 2, 0);
-    println!(
-        "rate_limiter/interleaved: resil {:.2} ns min {:.2} ns median; governor {:.2} ns min {:.2} ns median; ratio {:.3} min {:.3} median",
-        a[min],
-        a[mid],
-        b[min],
-        b[mid],
-        a[min] / b[min],
-        a[mid] / b[mid]
+    resil_bench::interleaved(
+        "rate_limiter",
+        ("resil", &|| ours_once(black_box(&ours))),
+        ("governor", &|| theirs_once(black_box(&theirs))),
+        41,
+        1_000_000,
     );
 }
 

@@ -54,9 +54,9 @@
 //! | module or item | what |
 //! | --- | --- |
 //! | the attributes ([`circuit_breaker`](macro@circuit_breaker), [`retry`](macro@retry), ...) | protect a function |
-//! | [`init`], [`Resilience`] | load `resilience.toml`, build the registries, check the declarations |
-//! | [`reload`], [`reload_dry_run`], [`ReloadReport`] | apply an edited `resilience.toml` to the running instances, all or nothing, keeping their state |
-//! | [`watch`], [`Watcher`] (feature `watch`) | reload when `resilience.toml` changes |
+//! | [`init`], [`Resilience`](config::Resilience) | load `resilience.toml`, build the registries, check the declarations |
+//! | [`reload`], [`reload_dry_run`], [`ReloadReport`](config::ReloadReport) | apply an edited `resilience.toml` to the running instances, all or nothing, keeping their state |
+//! | [`watch`], [`Watcher`](config::Watcher) (feature `watch`) | reload when `resilience.toml` changes |
 //! | [`circuit_breaker`](mod@circuit_breaker), [`retry`](mod@retry), ... | the primitives, for code that composes them by hand |
 //! | [`Decorators`] | the same chain, by hand |
 //! | [`registries`] | the process-wide registries the attributes use |
@@ -70,7 +70,7 @@
 //! | feature | what |
 //! | --- | --- |
 //! | `metrics` | every meter of Resilience4j's Micrometer binders, with its names and tags, through the [`metrics`](https://docs.rs/metrics) facade ([`metrics`](mod@metrics)) |
-//! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`) |
+//! | `tracing` | `tracing` events for state transitions, rejections, retries and timeouts (targets `resil::circuit_breaker`, `resil::retry`, ...; field `name`); the fields `resil.name`, `resil.circuit_breaker.state`, `resil.retry.attempts`, `resil.rejected` of the caller's span, where it declares them |
 //! | `actuator` | an axum 0.8 router with `/actuator/health`, `/actuator/circuitbreakers`, ..., `/actuator/prometheus`, event streams and `/actuator/resilience` ([`actuator`]); implies `metrics` |
 //! | `tower` | each primitive as a `tower::Layer`, and `resil::tower::named` ([`tower`](mod@tower)) |
 //! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
@@ -80,7 +80,7 @@
 //!
 //! With any of them, the global registries are observed from the moment
 //! they are built (by [`init`] or by the first protected call); registries
-//! built with [`Resilience::builder()`](Resilience::builder)`.load()` are
+//! built with [`Resilience::builder()`](config::Resilience::builder)`.load()` are
 //! observed with [`observe`].
 //!
 //! Minimum supported Rust version: 1.95 (the toolchain the repository pins).

@@ -21,6 +21,8 @@
 //! | `resilience4j_circuitbreaker_slow_call_rate` | gauge | | percent, `-1` below the minimum |
 //! | `resilience4j_circuitbreaker_calls_seconds` | histogram × 3 | `kind` = `successful`, `failed`, `ignored` | the duration of each call, from the `SUCCESS`, `ERROR` and `IGNORED_ERROR` events |
 //! | `resilience4j_circuitbreaker_not_permitted_calls_total` | counter | `kind` = `not_permitted` | one per `NOT_PERMITTED` event |
+//! | `resilience4j_circuitbreaker_calls_total` | counter | `kind` = `not_permitted` | the same count under Resilience4j 1.x's name, which its official Grafana board still plots |
+//! | `resilience4j_circuitbreaker_max_buffered_calls` | gauge | | the calls the window holds: `sliding-window-size` of a `COUNT_BASED` window, `NaN` for a `TIME_BASED` one (no number of calls bounds it); Resilience4j 1.x's name |
 //! | `resilience4j_retry_calls_total` | counter × 4 | `kind` = `successful_without_retry`, `successful_with_retry`, `failed_without_retry`, `failed_with_retry` | the retry's counters |
 //! | `resilience4j_bulkhead_available_concurrent_calls` | gauge | | free permits |
 //! | `resilience4j_bulkhead_max_allowed_concurrent_calls` | gauge | | the limit |
@@ -37,12 +39,14 @@
 //! | --- | --- | --- | --- |
 //! | `resil_retry_attempts_total` | counter | | attempts that reached the downstream (physical calls; `resilience4j_retry_calls_total` counts logical ones) |
 //! | `resil_rejections_total` | counter | `kind` = `circuit_breaker`, `bulkhead`, `thread_pool_bulkhead`, `rate_limiter` | calls refused by the instance (`NOT_PERMITTED`, `CALL_REJECTED`, `FAILED_ACQUIRE` events) |
-//! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`) | fallbacks run by the attributes and by `resil::cloud` |
+//! | `resil_fallback_calls_total` | counter | `layer` (the aspect whose fallback ran), `cause` (`CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout`, the error's kind, or `error`), `outcome` = `success`, `failed` (the fallback returned an error too) | fallbacks run by the attributes and by `resil::cloud` |
 //! | `resil_thread_pool_bulkhead_queue_oldest_age_seconds` | gauge | | how long the oldest queued task has waited (0 with an empty queue) |
 //! | `resil_bulkhead_limit` | gauge | | the semaphore bulkhead's live limit: `max-concurrent-calls`, or where an adaptive `limit-algorithm` has moved it (also set at each `LIMIT_CHANGED` event, as is `resilience4j_bulkhead_max_allowed_concurrent_calls`) |
+//! | `resil_circuitbreaker_failure_rate_threshold`, `resil_circuitbreaker_slow_call_rate_threshold` | gauges | | the breaker's `failure-rate-threshold` and `slow-call-rate-threshold` in force (percent), to plot the rates against |
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call ("retry at several layers": the attempts multiply); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
+//! | `resil_config_reload_pending` | gauge | (no `name`) | 1 while a changed file waits in `watch()` for its delay (`[resil] reload-stagger`), 0 otherwise (feature `watch`, from the start of a watch) |
 //!
 //! # When values move
 //!
@@ -82,15 +86,39 @@
 //! `metrics-exporter-prometheus` renders histograms as summaries unless
 //! buckets are configured; Micrometer renders a timer without percentile
 //! histograms as a summary too (`_count`, `_sum`), so the queries of
-//! Resilience4j's dashboards work either way. Give
-//! `PrometheusBuilder::set_buckets_for_metric` buckets for
-//! `resilience4j_circuitbreaker_calls_seconds` if yours use `_bucket`.
+//! Resilience4j's dashboards on those work either way. Queries on
+//! `resilience4j_circuitbreaker_calls_seconds_bucket` (the percentile panels
+//! of Resilience4j's official board, `histogram_quantile(...)`) need
+//! buckets, as Micrometer's need `percentiles-histogram` turned on for the
+//! meter: give the exporter [`CALL_DURATION_BUCKETS`] for it when it is
+//! built. That is the whole setting, read once: the exporter records every
+//! duration the same way whether it renders buckets or a summary, so a
+//! protected call costs the same with the buckets as without them.
+//!
+//! ```
+//! # #[cfg(feature = "actuator")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+//! use resil::metrics::{CALL_DURATION_BUCKETS, CIRCUIT_BREAKER_CALLS};
+//!
+//! let recorder = PrometheusBuilder::new()
+//!     .set_buckets_for_metric(
+//!         Matcher::Full(CIRCUIT_BREAKER_CALLS.to_owned()),
+//!         CALL_DURATION_BUCKETS,
+//!     )?
+//!     .build_recorder();
+//! # let _ = recorder;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "actuator"))]
+//! # fn main() {}
+//! ```
 //!
 //! # Binding
 //!
 //! The global registries are bound as soon as they are built (by
 //! [`init`](crate::init) or by the first protected call). Registries built
-//! with [`Resilience::builder()`](crate::Resilience::builder)`.load()` are
+//! with [`Resilience::builder()`](crate::config::Resilience::builder)`.load()` are
 //! bound with [`bind`]. Removing an instance from a registry stops its
 //! meters from moving; the facade cannot remove them.
 //!
@@ -162,6 +190,29 @@ pub const CIRCUIT_BREAKER_CALLS: &str = "resilience4j_circuitbreaker_calls_secon
 /// `resilience4j_circuitbreaker_not_permitted_calls_total`: refused calls (tag `kind` = `not_permitted`).
 pub const CIRCUIT_BREAKER_NOT_PERMITTED_CALLS: &str =
     "resilience4j_circuitbreaker_not_permitted_calls_total";
+/// `resilience4j_circuitbreaker_calls_total`: refused calls (tag `kind` =
+/// `not_permitted`), Resilience4j 1.x's name for the not-permitted counter,
+/// which the official Grafana board of Resilience4j still queries.
+pub const CIRCUIT_BREAKER_CALLS_TOTAL: &str = "resilience4j_circuitbreaker_calls_total";
+/// `resilience4j_circuitbreaker_max_buffered_calls`: the calls the window
+/// holds (`sliding-window-size` of a count-based window, `NaN` for a
+/// time-based one), Resilience4j 1.x's gauge.
+pub const CIRCUIT_BREAKER_MAX_BUFFERED_CALLS: &str =
+    "resilience4j_circuitbreaker_max_buffered_calls";
+/// Bucket bounds (seconds) for [`CIRCUIT_BREAKER_CALLS`], what Micrometer's
+/// `percentiles-histogram` gives a timer, in fewer buckets: 1 ms to 30 s,
+/// each about 2.5 times the one before (see the module's docs).
+pub const CALL_DURATION_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+/// `resil_circuitbreaker_failure_rate_threshold`: the breaker's
+/// `failure-rate-threshold` in force (percent).
+pub const CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD: &str =
+    "resil_circuitbreaker_failure_rate_threshold";
+/// `resil_circuitbreaker_slow_call_rate_threshold`: the breaker's
+/// `slow-call-rate-threshold` in force (percent).
+pub const CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD: &str =
+    "resil_circuitbreaker_slow_call_rate_threshold";
 /// `resilience4j_retry_calls_total`: ended calls by outcome (tag `kind`).
 pub const RETRY_CALLS: &str = "resilience4j_retry_calls_total";
 /// `resilience4j_bulkhead_available_concurrent_calls`: free permits.
@@ -207,7 +258,7 @@ pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
 pub const RETRY_ATTEMPTS: &str = "resil_retry_attempts_total";
 /// `resil_rejections_total`: refused calls, per instance (tag `kind` = the aspect).
 pub const REJECTIONS: &str = "resil_rejections_total";
-/// `resil_fallback_calls_total`: fallbacks run (tags `layer`, `cause`).
+/// `resil_fallback_calls_total`: fallbacks run (tags `layer`, `cause`, `outcome`).
 pub const FALLBACK_CALLS: &str = "resil_fallback_calls_total";
 /// `resil_thread_pool_bulkhead_queue_oldest_age_seconds`: the oldest queued task's wait.
 pub const THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE: &str =
@@ -225,6 +276,9 @@ pub const HEDGE_CALLS: &str = "resil_hedge_calls_total";
 pub const HEDGE_ATTEMPTS: &str = "resil_hedge_attempts_total";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
+/// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
+/// for its delay (`[resil] reload-stagger`), 0 otherwise.
+pub const CONFIG_RELOAD_PENDING: &str = "resil_config_reload_pending";
 
 /// Binds `registries` to the metrics facade (and to the other enabled
 /// observers, as [`observe`](crate::observe) does); binding again does nothing.
@@ -378,6 +432,22 @@ pub(crate) fn describe() {
         CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
         "Total number of not permitted calls"
     );
+    describe_counter!(
+        CIRCUIT_BREAKER_CALLS_TOTAL,
+        "Total number of not permitted calls"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_MAX_BUFFERED_CALLS,
+        "The maximum number of buffered calls which can be stored in the ring buffer"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD,
+        "The failure rate threshold of the circuit breaker, in percent"
+    );
+    describe_gauge!(
+        CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD,
+        "The slow call rate threshold of the circuit breaker, in percent"
+    );
     describe_counter!(RETRY_CALLS, "The number of calls");
     describe_counter!(HEDGE_CALLS, "The number of hedged calls, by winner");
     describe_counter!(HEDGE_ATTEMPTS, "The number of hedged attempts started");
@@ -451,6 +521,10 @@ pub(crate) fn describe() {
         CONFIG_RELOADS,
         "The number of configuration reloads, applied or rejected"
     );
+    describe_gauge!(
+        CONFIG_RELOAD_PENDING,
+        "1 while a changed configuration file waits for its reload-stagger delay"
+    );
 }
 
 /// Counts a reload that applied or was refused (dry runs are not reported).
@@ -468,16 +542,35 @@ inventory::submit! {
     resil_config::ReloadHook(reloaded)
 }
 
+/// Shows whether a changed file waits in `watch()` for its delay.
+#[cfg(feature = "watch")]
+fn reload_pending(waiting: bool) {
+    describe();
+    ::metrics::gauge!(CONFIG_RELOAD_PENDING).set(f64::from(u8::from(waiting)));
+}
+
+#[cfg(feature = "watch")]
+inventory::submit! {
+    resil_config::PendingHook(reload_pending)
+}
+
 /// Counts a fallback that ran: the instance, the aspect whose fallback it
-/// is, and the rejection or error kind that caused it.
-pub(crate) fn fallback_called(name: &'static str, layer: &'static str, cause: &'static str) {
+/// is, the rejection or error kind that caused it, and whether it returned
+/// a value (`success`) or an error (`failed`).
+pub(crate) fn fallback_called(
+    name: &'static str,
+    layer: &'static str,
+    cause: &'static str,
+    outcome: &'static str,
+) {
     describe();
     // static labels: no allocation on a path an open breaker takes per call
     ::metrics::counter!(
         FALLBACK_CALLS,
         "cause" => cause,
         "layer" => layer,
-        "name" => name
+        "name" => name,
+        "outcome" => outcome
     )
     .increment(1);
 }

@@ -249,9 +249,10 @@ impl<E> KindsOfAny for Kinds<E> {
 }
 
 /// A fallback of the `layer` instance `name` is about to run for `error`:
-/// counted in `resil_fallback_calls_total` with the metrics feature, by the
-/// rejection's kind, the error's kind (`kind`, when the type has kinds) or
-/// `error`.
+/// its count in `resil_fallback_calls_total` with the metrics feature, by
+/// the rejection's kind, the error's kind (`kind`, when the type has kinds)
+/// or `error`, made by [`FallbackCount::ran`] once the fallback's outcome
+/// is known.
 #[inline]
 #[allow(unused_variables)] // without the metrics feature nothing is counted
 pub fn count_fallback<E>(
@@ -259,14 +260,52 @@ pub fn count_fallback<E>(
     layer: Aspect,
     error: &Error<E>,
     kind: Option<fn(&E) -> &'static str>,
-) {
-    #[cfg(feature = "metrics")]
-    {
-        let cause = match error {
+) -> FallbackCount {
+    FallbackCount {
+        #[cfg(feature = "metrics")]
+        name,
+        #[cfg(feature = "metrics")]
+        layer: layer.as_str(),
+        #[cfg(feature = "metrics")]
+        cause: match error {
             Error::Inner(e) => kind.map_or("error", |k| k(e)),
             other => other.rejection_kind().unwrap_or("error"),
-        };
-        crate::metrics::fallback_called(name, layer.as_str(), cause);
+        },
+    }
+}
+
+/// A fallback about to run, counted when it has: see [`count_fallback`].
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a fallback is counted by `ran` or `finished`"]
+pub struct FallbackCount {
+    #[cfg(feature = "metrics")]
+    name: &'static str,
+    #[cfg(feature = "metrics")]
+    layer: &'static str,
+    #[cfg(feature = "metrics")]
+    cause: &'static str,
+}
+
+impl FallbackCount {
+    /// Counts the fallback with the outcome of its `result` (`success` or
+    /// `failed`) and hands the result on.
+    #[inline]
+    pub fn ran<T, E>(self, result: Result<T, E>) -> Result<T, E> {
+        self.finished(result.is_ok());
+        result
+    }
+
+    /// Counts the fallback as `success` when `ok`, `failed` otherwise.
+    #[inline]
+    #[allow(unused_variables)] // without the metrics feature nothing is counted
+    pub fn finished(self, ok: bool) {
+        #[cfg(feature = "metrics")]
+        crate::metrics::fallback_called(
+            self.name,
+            self.layer,
+            self.cause,
+            if ok { "success" } else { "failed" },
+        );
     }
 }
 

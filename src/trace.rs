@@ -18,14 +18,39 @@
 //! Every event has the field `name` (the instance). Per-call events are at
 //! `DEBUG` so that an outage does not flood the logs; the transitions say
 //! when it starts and ends.
+//!
+//! # The fields of the caller's span
+//!
+//! A protected call also records what happened to it on the caller's
+//! current span (the span current where each event is published), in those
+//! of these fields the span declares (`tracing` records no field a span did
+//! not declare; declare them `Empty`):
+//!
+//! | field | value | recorded at |
+//! | --- | --- | --- |
+//! | `resil.name` | the instance's name | each call's events, of every pattern |
+//! | `resil.circuit_breaker.state` | `CLOSED`, `OPEN`, `HALF_OPEN`, `FORCED_OPEN`, `DISABLED`, `METRICS_ONLY`: the breaker's state when it let the call through or refused it | the breaker's `SUCCESS`, `ERROR`, `IGNORED_ERROR`, `NOT_PERMITTED` |
+//! | `resil.retry.attempts` | the attempts made so far (1, 2, ...) | each retry, and the end of a call that was retried |
+//! | `resil.rejected` | the refusal's kind: `CallNotPermitted`, `BulkheadFull`, `RequestNotPermitted`, `Timeout` | a refusal (a retried call keeps its last one) |
+//!
+//! A call that passes several patterns records a field more than once; a
+//! subscriber that keeps one value per field (OpenTelemetry's attributes)
+//! keeps the last. A span that declares none of them costs a look at its
+//! field names per event, and no allocation. The README shows a span that
+//! declares them, exported with `tracing-opentelemetry`.
+
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use resil_core::bulkhead::BulkheadEvent;
 use resil_core::circuit_breaker::{CircuitBreakerEvent, State};
+use resil_core::error::REJECTION_KINDS;
 use resil_core::event::Event;
 use resil_core::rate_limiter::RateLimiterEvent;
 use resil_core::retry::RetryEvent;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkheadEvent;
 use resil_core::time_limiter::TimeLimiterEvent;
+use tracing::field::Value;
+use tracing::span::Record;
 use tracing::{debug, info, warn};
 
 use crate::observe::Observed;
@@ -39,33 +64,109 @@ pub(crate) struct TracingSink;
 pub(crate) trait Traced: Observed {
     /// Writes the `tracing` event of an event, if it has one.
     fn trace(name: &str, event: &Event<Self::Kind>);
+
+    /// What the fields of the caller's span get from a per-call event
+    /// (nothing from the others); `state` is what the instance's follower
+    /// keeps, from [`Traced::initial_state`] on.
+    fn on_call(event: &Event<Self::Kind>, state: &AtomicU8) -> Option<CallFields>;
+
+    /// What an instance's follower keeps between events, to start with: a
+    /// breaker's state as an index of [`State::ALL`].
+    fn initial_state(&self) -> u8 {
+        0
+    }
 }
 
 impl<P: Traced> Sink<P> for TracingSink {
     fn follow(&self, p: &P) -> Follower<P::Kind> {
         let name = resil_core::Name::from(p.instance_name());
-        Box::new(move |event| P::trace(&name, event))
+        let state = AtomicU8::new(p.initial_state());
+        Box::new(move |event| {
+            P::trace(&name, event);
+            if let Some(fields) = P::on_call(event, &state) {
+                fields.record(&name);
+            }
+        })
     }
 }
 
 macro_rules! traced {
-    ($($ty:ty => $f:ident;)*) => {$(
+    ($($ty:ty => $f:ident, $on_call:ident;)*) => {$(
         impl Traced for $ty {
             fn trace(name: &str, event: &Event<Self::Kind>) {
                 $f(name, event)
+            }
+            fn on_call(event: &Event<Self::Kind>, state: &AtomicU8) -> Option<CallFields> {
+                $on_call(event, state)
             }
         }
     )*};
 }
 
 traced! {
-    resil_core::circuit_breaker::CircuitBreaker => circuit_breaker;
-    resil_core::retry::Retry => retry;
-    resil_core::bulkhead::Bulkhead => bulkhead;
-    resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead;
-    resil_core::rate_limiter::RateLimiter => rate_limiter;
-    resil_core::time_limiter::TimeLimiter => time_limiter;
-    resil_core::hedge::Hedge => hedge;
+    resil_core::retry::Retry => retry, retry_call;
+    resil_core::bulkhead::Bulkhead => bulkhead, bulkhead_call;
+    resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead, thread_pool_bulkhead_call;
+    resil_core::rate_limiter::RateLimiter => rate_limiter, rate_limiter_call;
+    resil_core::time_limiter::TimeLimiter => time_limiter, time_limiter_call;
+    resil_core::hedge::Hedge => hedge, hedge_call;
+}
+
+impl Traced for resil_core::circuit_breaker::CircuitBreaker {
+    fn trace(name: &str, event: &Event<CircuitBreakerEvent>) {
+        circuit_breaker(name, event)
+    }
+    fn on_call(event: &Event<CircuitBreakerEvent>, state: &AtomicU8) -> Option<CallFields> {
+        circuit_breaker_call(event, state)
+    }
+    fn initial_state(&self) -> u8 {
+        state_index(self.state())
+    }
+}
+
+/// The span fields that resil records, in the order of the module's table.
+const NAME: &str = "resil.name";
+const STATE: &str = "resil.circuit_breaker.state";
+const ATTEMPTS: &str = "resil.retry.attempts";
+const REJECTED: &str = "resil.rejected";
+
+/// What one per-call event tells the caller's span besides the instance's
+/// name.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct CallFields {
+    state: Option<&'static str>,
+    attempts: Option<u32>,
+    rejected: Option<&'static str>,
+}
+
+impl CallFields {
+    /// Records the fields on the current span, those it declares (a span
+    /// that declares none costs a look at its field names, nothing more).
+    fn record(self, name: &str) {
+        tracing::dispatcher::get_default(|dispatch| {
+            let current = dispatch.current_span();
+            let (Some(id), Some(meta)) = (current.id(), current.metadata()) else {
+                return;
+            };
+            let fields = meta.fields();
+            let one = |key: &str, value: &dyn Value| {
+                if let Some(field) = fields.field(key) {
+                    let values = [(&field, Some(value))];
+                    dispatch.record(id, &Record::new(&fields.value_set(&values)));
+                }
+            };
+            one(NAME, &name);
+            if let Some(state) = self.state {
+                one(STATE, &state);
+            }
+            if let Some(attempts) = self.attempts {
+                one(ATTEMPTS, &u64::from(attempts));
+            }
+            if let Some(rejected) = self.rejected {
+                one(REJECTED, &rejected);
+            }
+        });
+    }
 }
 
 fn circuit_breaker(name: &str, event: &Event<CircuitBreakerEvent>) {
@@ -190,6 +291,104 @@ fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
     }
 }
 
+/// The index of `state` in [`State::ALL`].
+fn state_index(state: State) -> u8 {
+    State::ALL.iter().position(|s| *s == state).unwrap_or(0) as u8
+}
+
+fn circuit_breaker_call(
+    event: &Event<CircuitBreakerEvent>,
+    state: &AtomicU8,
+) -> Option<CallFields> {
+    let seen =
+        |state: &AtomicU8| Some(State::ALL[usize::from(state.load(Ordering::Relaxed))].as_str());
+    match *event.kind() {
+        CircuitBreakerEvent::StateTransition { to, .. } => {
+            state.store(state_index(to), Ordering::Relaxed);
+            None
+        }
+        CircuitBreakerEvent::Success { .. }
+        | CircuitBreakerEvent::Error { .. }
+        | CircuitBreakerEvent::IgnoredError { .. } => Some(CallFields {
+            state: seen(state),
+            ..CallFields::default()
+        }),
+        CircuitBreakerEvent::CallNotPermitted => Some(CallFields {
+            state: seen(state),
+            rejected: Some(REJECTION_KINDS[0]),
+            ..CallFields::default()
+        }),
+        _ => None,
+    }
+}
+
+fn retry_call(event: &Event<RetryEvent>, _: &AtomicU8) -> Option<CallFields> {
+    let attempts = match *event.kind() {
+        // the attempts made so far; the next one starts after the wait
+        RetryEvent::Retry {
+            number_of_retry_attempts: n,
+            ..
+        }
+        | RetryEvent::Error {
+            number_of_retry_attempts: n,
+            ..
+        } => Some(n),
+        RetryEvent::Success {
+            number_of_retry_attempts: n,
+            ..
+        } => Some(n.saturating_add(1)),
+        RetryEvent::IgnoredError { .. } => None,
+        _ => return None,
+    };
+    Some(CallFields {
+        attempts,
+        ..CallFields::default()
+    })
+}
+
+fn bulkhead_call(event: &Event<BulkheadEvent>, _: &AtomicU8) -> Option<CallFields> {
+    match event.kind() {
+        BulkheadEvent::CallPermitted => Some(CallFields::default()),
+        BulkheadEvent::CallRejected => Some(rejected(1)),
+        _ => None,
+    }
+}
+
+fn thread_pool_bulkhead_call(
+    event: &Event<ThreadPoolBulkheadEvent>,
+    _: &AtomicU8,
+) -> Option<CallFields> {
+    match event.kind() {
+        ThreadPoolBulkheadEvent::CallPermitted => Some(CallFields::default()),
+        ThreadPoolBulkheadEvent::CallRejected => Some(rejected(1)),
+        _ => None,
+    }
+}
+
+fn rate_limiter_call(event: &Event<RateLimiterEvent>, _: &AtomicU8) -> Option<CallFields> {
+    match event.kind() {
+        RateLimiterEvent::SuccessfulAcquire { .. } => Some(CallFields::default()),
+        RateLimiterEvent::FailedAcquire { .. } => Some(rejected(2)),
+        _ => None,
+    }
+}
+
+fn time_limiter_call(event: &Event<TimeLimiterEvent>, _: &AtomicU8) -> Option<CallFields> {
+    match event.kind() {
+        TimeLimiterEvent::Success | TimeLimiterEvent::Error { .. } => Some(CallFields::default()),
+        TimeLimiterEvent::Timeout => Some(rejected(3)),
+        _ => None,
+    }
+}
+
+/// A refusal of the kind `REJECTION_KINDS[kind]`.
+fn rejected(kind: usize) -> CallFields {
+    CallFields {
+        rejected: Some(REJECTION_KINDS[kind]),
+        ..CallFields::default()
+    }
+}
+
 // The caller's span on the thread-pool bulkhead's worker, for every
 // thread-pool bulkhead that lists no `context-propagators` (`["tracing"]`
 // names it among others; `[]` turns it off).
@@ -225,4 +424,10 @@ fn hedge(name: &str, event: &Event<resil_core::hedge::HedgeEvent>) {
         }
         _ => {}
     }
+}
+
+/// A hedge's events set no field of the caller's span: it publishes only
+/// for the calls it hedged, and the layers below it name the call.
+fn hedge_call(_: &Event<resil_core::hedge::HedgeEvent>, _: &AtomicU8) -> Option<CallFields> {
+    None
 }

@@ -1,7 +1,7 @@
 //! The fleet through `resilience.toml`: `cluster-url` on a rate limiter and
-//! a circuit breaker, against a real `redis-server` (skipped with a message
-//! where none is installed and `CI` is unset), and the
-//! `resil_cluster_backend_up` gauge as Prometheus scrapes it.
+//! a circuit breaker, against a real `redis-server` and a real Redis Cluster
+//! (skipped with a message where none is installed and `CI` is unset), and
+//! the `resil_cluster_backend_up` gauge as Prometheus scrapes it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,7 +12,7 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use resil::actuator::Actuator;
 use resil::config::Resilience;
 use resil::rate_limiter::RateLimiterEvent;
-use resil_testkit::RedisServer;
+use resil_testkit::{RedisCluster, RedisServer};
 use tower::ServiceExt as _;
 
 async fn scrape(router: &axum::Router) -> String {
@@ -99,4 +99,86 @@ cluster-url = "{url}"
         "{text}"
     );
     assert_eq!(*changes.lock().unwrap(), [false]);
+}
+
+/// The same through a `redis+cluster://` URL on a real Redis Cluster: the
+/// master holding the limiter's key is killed, the gauge goes to 0 and, once
+/// the replica is promoted, back to 1, with nothing changed in the file.
+#[allow(clippy::disallowed_methods)] // Redis's failover runs in real time
+#[tokio::test]
+async fn a_cluster_failover_shows_in_the_gauge() {
+    let Some(mut cluster) = RedisCluster::start_or_skip("a_cluster_failover_shows_in_the_gauge")
+    else {
+        return;
+    };
+    let url = cluster.url();
+    let file = format!(
+        r#"
+[ratelimiter.instances.fleet]
+limit-for-period = 10
+limit-refresh-period = "100ms"
+timeout-duration = "0ms"
+cluster-url = "{url}"
+cluster-lease = 2
+"#
+    );
+    let (registries, report) = Resilience::builder()
+        .file_contents("resilience.toml", file)
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_parts();
+    let registries = Arc::new(registries);
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let _recording = metrics::set_default_local_recorder(&recorder);
+    let router = Actuator::builder()
+        .registries(registries.clone())
+        .report(report)
+        .prometheus(recorder.handle())
+        .build()
+        .router();
+    let limiter = registries.rate_limiters().rate_limiter("fleet");
+    let gauge =
+        |v: u8| format!(r#"resil_cluster_backend_up{{kind="ratelimiter",name="fleet"}} {v}"#);
+    let until = Instant::now() + Duration::from_secs(5);
+    while !(limiter.try_acquire_permission(1) && limiter.cluster_metrics().unwrap().backend_up()) {
+        assert!(Instant::now() < until, "the cluster never answered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let text = scrape(&router).await;
+    assert!(text.contains(&gauge(1)), "{text}");
+
+    let key = "resil:{fleet}:ratelimiter";
+    let master = cluster.master_of(key).unwrap();
+    cluster.kill(master);
+    let until = Instant::now() + Duration::from_secs(5);
+    while limiter.cluster_metrics().unwrap().backend_up() {
+        assert!(Instant::now() < until, "the backend never went down");
+        let t = Instant::now();
+        limiter.try_acquire_permission(1);
+        assert!(
+            t.elapsed() < Duration::from_millis(250),
+            "a call waited {:?}",
+            t.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let text = scrape(&router).await;
+    assert!(text.contains(&gauge(0)), "{text}");
+
+    let _cluster = tokio::task::spawn_blocking(move || {
+        cluster.wait_for_master_other_than(key, master).unwrap();
+        cluster
+    })
+    .await
+    .unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !limiter.cluster_metrics().unwrap().backend_up() {
+        assert!(Instant::now() < until, "the backend never came back");
+        limiter.try_acquire_permission(1);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let text = scrape(&router).await;
+    assert!(text.contains(&gauge(1)), "{text}");
 }

@@ -192,6 +192,20 @@ async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
     assert!(line(
         r#"resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted",name="inventory-query"} 1"#
     ));
+    // Resilience4j 1.x's names, which its official Grafana board queries
+    assert!(line(
+        r#"resilience4j_circuitbreaker_calls_total{kind="not_permitted",name="inventory-query"} 1"#
+    ));
+    assert!(line(
+        r#"resilience4j_circuitbreaker_max_buffered_calls{name="inventory-query"} 20"#
+    ));
+    // the thresholds, to plot the rates against
+    assert!(line(
+        r#"resil_circuitbreaker_failure_rate_threshold{name="inventory-query"} 50"#
+    ));
+    assert!(line(
+        r#"resil_circuitbreaker_slow_call_rate_threshold{name="inventory-query"} 60"#
+    ));
     let events = get(addr, "/actuator/circuitbreakerevents/inventory-query")
         .await
         .json();

@@ -46,6 +46,8 @@ async fn every_meter_the_runbook_names_is_exported_after_traffic() {
         .env_vars(Vec::<(String, String)>::new())
         .init()
         .unwrap();
+    // `resil_config_reload_pending` is shown from the start of a watch
+    let _watcher = resil::watch().unwrap();
     let inventory = Inventory::new(Arc::new(InventoryHttpClient::new()), resil::registries());
     let actuator = app::actuator(prometheus, None);
     let service = app::service(inventory, &actuator);

@@ -1,6 +1,6 @@
 //! The signals beyond Resilience4j's meters (`resil_*`), as the example's
 //! `/actuator/prometheus` would show them: physical retry attempts,
-//! rejections per kind, fallbacks by layer and cause, the thread-pool
+//! rejections per kind, fallbacks by layer, cause and outcome, the thread-pool
 //! queue's oldest task, and nested retries (with their once-per-pair
 //! warning). One process, one recorder, one set of global registries on a
 //! `ManualClock`.
@@ -39,6 +39,8 @@ wait-duration = 0
 max-attempts = 2
 wait-duration = 0
 [bulkhead.instances.sig-bulkhead]
+max-concurrent-calls = 0
+[bulkhead.instances.sig-fallback]
 max-concurrent-calls = 0
 [ratelimiter.instances.sig-limiter]
 limit-for-period = 1
@@ -154,8 +156,22 @@ fn degraded(_fail: bool, _error: Error<ApiError>) -> Result<u32, ApiError> {
     Ok(0)
 }
 
+#[resil::bulkhead(name = "sig-fallback", fallback = cached)]
+fn priced(_cached: bool) -> Result<u32, ApiError> {
+    Ok(1)
+}
+
+/// A fallback that fails too when nothing is cached.
+fn cached(cached: bool) -> Result<u32, ApiError> {
+    if cached {
+        Ok(0)
+    } else {
+        Err(ApiError::Unavailable)
+    }
+}
+
 #[test]
-fn rejections_per_kind_and_fallbacks_by_layer_and_cause() {
+fn rejections_per_kind_and_fallbacks_by_layer_cause_and_outcome() {
     let (h, _) = setup();
     assert_eq!(guarded(), Ok(0));
     assert_eq!(guarded(), Ok(0));
@@ -169,7 +185,7 @@ fn rejections_per_kind_and_fallbacks_by_layer_and_cause() {
     assert_eq!(
         value(
             h,
-            r#"resil_fallback_calls_total{cause="BulkheadFull",layer="bulkhead",name="sig-bulkhead"}"#
+            r#"resil_fallback_calls_total{cause="BulkheadFull",layer="bulkhead",name="sig-bulkhead",outcome="success"}"#
         ),
         2.0
     );
@@ -184,12 +200,31 @@ fn rejections_per_kind_and_fallbacks_by_layer_and_cause() {
         1.0
     );
 
+    // a fallback that fails is counted apart
+    assert_eq!(priced(true), Ok(0));
+    assert_eq!(priced(false), Err(ApiError::Unavailable));
+    assert_eq!(priced(false), Err(ApiError::Unavailable));
+    assert_eq!(
+        value(
+            h,
+            r#"resil_fallback_calls_total{cause="BulkheadFull",layer="bulkhead",name="sig-fallback",outcome="success"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            h,
+            r#"resil_fallback_calls_total{cause="BulkheadFull",layer="bulkhead",name="sig-fallback",outcome="failed"}"#
+        ),
+        2.0
+    );
+
     // the error's own kind, then the open breaker's rejection
     assert_eq!(broken(true), Ok(0));
     assert_eq!(
         value(
             h,
-            r#"resil_fallback_calls_total{cause="Unavailable",layer="circuitbreaker",name="sig-breaker"}"#
+            r#"resil_fallback_calls_total{cause="Unavailable",layer="circuitbreaker",name="sig-breaker",outcome="success"}"#
         ),
         1.0
     );
@@ -197,7 +232,7 @@ fn rejections_per_kind_and_fallbacks_by_layer_and_cause() {
     assert_eq!(
         value(
             h,
-            r#"resil_fallback_calls_total{cause="CallNotPermitted",layer="circuitbreaker",name="sig-breaker"}"#
+            r#"resil_fallback_calls_total{cause="CallNotPermitted",layer="circuitbreaker",name="sig-breaker",outcome="success"}"#
         ),
         1.0
     );

@@ -11,6 +11,9 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
+#[global_allocator]
+static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
+
 #[derive(Debug, resil::Classify)]
 enum InventoryError {
     ConnectionRefused,
@@ -247,6 +250,202 @@ fn each_reload_is_traced_with_its_outcome() {
             ),
         ]
     );
+}
+
+/// The values recorded on spans after their creation, in order.
+type Recorded = Arc<Mutex<Vec<(String, String)>>>;
+
+struct SpanFields(Recorded);
+
+impl<S: Subscriber> tracing_subscriber::Layer<S> for SpanFields {
+    fn on_record(&self, _: &Id, values: &Record<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        values.record(&mut Fields(&mut fields));
+        self.0.lock().unwrap().extend(fields);
+    }
+}
+
+/// The span of a request, with the fields resil records declared.
+macro_rules! request_span {
+    () => {
+        tracing::info_span!(
+            "request",
+            resil.name = tracing::field::Empty,
+            resil.circuit_breaker.state = tracing::field::Empty,
+            resil.retry.attempts = tracing::field::Empty,
+            resil.rejected = tracing::field::Empty,
+        )
+    };
+}
+
+#[test]
+fn a_protected_call_records_its_fields_on_the_callers_span() {
+    use tracing::Instrument as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            r#"
+[circuitbreaker.instances.span-query]
+sliding-window-size = 2
+minimum-number-of-calls = 2
+
+[retry.instances.span-retry]
+max-attempts = 3
+wait-duration = 0
+
+[bulkhead.instances.span-bulkhead]
+max-concurrent-calls = 0
+
+[ratelimiter.instances.span-limiter]
+limit-for-period = 1
+limit-refresh-period = "1h"
+timeout-duration = 0
+
+[timelimiter.instances.span-timeout]
+timeout-duration = "800ms"
+"#,
+        )
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .clock(ManualClock::new())
+        .load()
+        .unwrap();
+    let r = loaded.registries();
+    resil::observe(r);
+    let recorded = Recorded::default();
+    let subscriber = tracing_subscriber::registry().with(SpanFields(recorded.clone()));
+    // the last value of each field one request's span got (what an
+    // exporter that keeps one value per field keeps)
+    let take = || -> BTreeMap<String, String> {
+        std::mem::take(&mut *recorded.lock().unwrap())
+            .into_iter()
+            .collect()
+    };
+    let fields = |p: &[(&str, &str)]| -> BTreeMap<String, String> {
+        p.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let cb = r.circuit_breakers().circuit_breaker("span-query");
+        let failing = || Err::<(), _>(InventoryError::ConnectionRefused);
+
+        // failures the breaker let through while CLOSED, the second opens it
+        for _ in 0..2 {
+            request_span!().in_scope(|| cb.call(failing)).unwrap_err();
+            assert_eq!(
+                take(),
+                fields(&[
+                    ("resil.name", "span-query"),
+                    ("resil.circuit_breaker.state", "CLOSED"),
+                ])
+            );
+        }
+        // refused while OPEN
+        request_span!().in_scope(|| cb.call(failing)).unwrap_err();
+        assert_eq!(
+            take(),
+            fields(&[
+                ("resil.name", "span-query"),
+                ("resil.circuit_breaker.state", "OPEN"),
+                ("resil.rejected", "CallNotPermitted"),
+            ])
+        );
+
+        // three attempts, each failed
+        let retry = r.retries().retry("span-retry");
+        let classified = resil::retry::RetryClassifier::classified();
+        request_span!()
+            .in_scope(|| {
+                resil::Decorators::new()
+                    .with_retry_classified(&retry, classified)
+                    .call(failing)
+            })
+            .unwrap_err();
+        assert_eq!(
+            take(),
+            fields(&[("resil.name", "span-retry"), ("resil.retry.attempts", "3")])
+        );
+
+        // refusals of a full bulkhead and of a spent rate limiter
+        let bulkhead = r.bulkheads().bulkhead("span-bulkhead");
+        request_span!()
+            .in_scope(|| bulkhead.call(|| Ok::<_, InventoryError>(())))
+            .unwrap_err();
+        assert_eq!(
+            take(),
+            fields(&[
+                ("resil.name", "span-bulkhead"),
+                ("resil.rejected", "BulkheadFull"),
+            ])
+        );
+        let limiter = r.rate_limiters().rate_limiter("span-limiter");
+        request_span!()
+            .in_scope(|| limiter.call(|| Ok::<_, InventoryError>(())))
+            .unwrap();
+        assert_eq!(take(), fields(&[("resil.name", "span-limiter")]));
+        request_span!()
+            .in_scope(|| limiter.call(|| Ok::<_, InventoryError>(())))
+            .unwrap_err();
+        assert_eq!(
+            take(),
+            fields(&[
+                ("resil.name", "span-limiter"),
+                ("resil.rejected", "RequestNotPermitted"),
+            ])
+        );
+
+        // an async call that timed out, in its instrumented future
+        let limiter = r.time_limiters().time_limiter("span-timeout");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime
+            .block_on(
+                limiter
+                    .call_async(std::future::pending::<Result<(), InventoryError>>)
+                    .instrument(request_span!()),
+            )
+            .unwrap_err();
+        assert_eq!(
+            take(),
+            fields(&[
+                ("resil.name", "span-timeout"),
+                ("resil.rejected", "Timeout")
+            ])
+        );
+
+        // a span that declares none of the fields gets none; no span, nothing
+        tracing::info_span!("other", unrelated = tracing::field::Empty)
+            .in_scope(|| cb.call(failing))
+            .unwrap_err();
+        cb.call(failing).unwrap_err();
+        assert_eq!(take(), BTreeMap::new());
+    });
+
+    // recording allocates nothing (what the subscriber does with the values
+    // is its own: a bare registry keeps none), on a span that declares the
+    // fields or on one that does not
+    tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        let quiet = r.circuit_breakers().circuit_breaker("span-quiet");
+        let ok = || Ok::<_, InventoryError>(1);
+        for span in [
+            request_span!(),
+            tracing::info_span!("other", unrelated = tracing::field::Empty),
+        ] {
+            span.in_scope(|| {
+                quiet.call(ok).unwrap();
+                let ((), n) = resil_testkit::allocations_during(|| {
+                    for _ in 0..999 {
+                        quiet.call(ok).unwrap();
+                    }
+                });
+                assert_eq!(n, 0, "allocations in 999 calls");
+            });
+        }
+    });
 }
 
 #[test]

@@ -6,9 +6,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use resil::config::{InitError, Resilience, Watcher};
+use resil::config::{InitError, Resilience};
+
+mod watched;
+
+use watched::{calls, eventually, watch};
 
 const FILE: &str = "[bulkhead.instances.inventory-query]\nmax-concurrent-calls = 5\n";
 
@@ -16,54 +19,12 @@ fn edited(calls: u32) -> String {
     format!("[bulkhead.instances.inventory-query]\nmax-concurrent-calls = {calls}\n")
 }
 
-/// A directory of its own, with `resilience.toml` in it.
 fn setup(name: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("resil-watch-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("resilience.toml");
-    std::fs::write(&file, FILE).unwrap();
-    (dir, file)
+    watched::setup(&format!("watch-{name}"), FILE)
 }
 
 fn load(file: &Path) -> Arc<Resilience> {
-    Arc::new(
-        Resilience::builder()
-            .file(file)
-            .env_vars(Vec::<(String, String)>::new())
-            .declarations([])
-            .load()
-            .unwrap_or_else(|e| panic!("{e}")),
-    )
-}
-
-fn watch(loaded: &Arc<Resilience>) -> Watcher {
-    let watcher = loaded.watch().unwrap_or_else(|e| panic!("{e}"));
-    watcher.set_debounce(Duration::from_millis(50));
-    watcher
-}
-
-/// Polls `done` until it holds, for at most ten seconds.
-fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let clock = resil::clock::SystemClock::new();
-    use resil::clock::Clock as _;
-    let start = clock.now();
-    while !done() {
-        assert!(
-            clock.now().as_duration() - start.as_duration() < Duration::from_secs(10),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn calls(loaded: &Resilience) -> u32 {
-    loaded
-        .registries()
-        .bulkheads()
-        .bulkhead("inventory-query")
-        .config()
-        .max_concurrent_calls()
+    watched::load(file, None)
 }
 
 #[test]

@@ -22,7 +22,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use resil::actuator::metrics_exporter_prometheus::PrometheusBuilder;
+use resil::actuator::metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
 use crate::app::Inventory;
 use crate::app::downstream::InventoryHttpClient;
@@ -33,8 +33,15 @@ async fn main() -> Result<(), Box<dyn Error>> {
     tracing_subscriber::fmt()
         .with_ansi(std::io::stdout().is_terminal())
         .init();
-    // the recorder first, so that the meters see every event from init on
-    let prometheus = PrometheusBuilder::new().install_recorder()?;
+    // the recorder first, so that the meters see every event from init on;
+    // the breaker's call durations with buckets (Micrometer's
+    // `percentiles-histogram`), for the dashboards' percentile panels
+    let prometheus = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full(resil::metrics::CIRCUIT_BREAKER_CALLS.to_owned()),
+            resil::metrics::CALL_DURATION_BUCKETS,
+        )?
+        .install_recorder()?;
     let upkeep = prometheus.clone();
     tokio::spawn(async move {
         loop {

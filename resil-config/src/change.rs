@@ -37,7 +37,7 @@ impl ReloadReport {
         self.dry_run
     }
 
-    /// The new configuration's warnings, as [`Report::warnings`] lists them.
+    /// The new configuration's warnings, as [`Report::warnings`](crate::Report::warnings) lists them.
     pub fn warnings(&self) -> &[ConfigProblem] {
         &self.warnings
     }

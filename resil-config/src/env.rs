@@ -40,6 +40,7 @@ use crate::aspect::Aspect;
 use crate::cloud;
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::file::{self, Section, find_aspect, find_key, find_section};
+use crate::resil_table;
 use crate::value::{self, ENV_ORIGIN, did_you_mean, relaxed};
 
 /// The variable, after the prefix, that names the file rather than a key.
@@ -131,6 +132,9 @@ fn map_one(
     }
     if relaxed(segments[0]) == cloud::TABLE {
         return map_cloud(segments, file, |path, message| fail(d, path, message));
+    }
+    if relaxed(segments[0]) == resil_table::TABLE {
+        return map_resil(segments, file, |path, message| fail(d, path, message));
     }
     let Some(aspect) = find_aspect(segments[0]) else {
         let modules = Aspect::ALL.map(Aspect::as_str);
@@ -307,6 +311,60 @@ fn map_one(
     Some(path)
 }
 
+/// `RESIL__<KEY>`: the path in the file's spelling of the table and key
+/// when it has them.
+fn map_resil(
+    segments: &[&str],
+    file: &Map<String, Value>,
+    fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
+) -> Option<Vec<String>> {
+    let (table_key, written) = written_table(file, resil_table::TABLE);
+    let mut path = vec![table_key];
+    let [_, key_seg] = segments else {
+        if let Some(key) = segments.get(1) {
+            path.push((*key).to_owned());
+        }
+        return fail(
+            &path,
+            "expected one key after the table: `RESIL__<key>`, as in `RESIL_RESIL__RELOAD_STAGGER`"
+                .to_owned(),
+        );
+    };
+    let Some(name) = resil_table::find(key_seg) else {
+        path.push((*key_seg).to_owned());
+        return fail(
+            &path,
+            format!(
+                "unknown resil setting; expected one of {}",
+                value::list(resil_table::KEYS)
+            ),
+        );
+    };
+    path.push(spelled(written, name).unwrap_or_else(|| name.to_owned()));
+    Some(path)
+}
+
+/// A top-level table as the file spells its name (else `name`), and its
+/// keys when it has the table.
+fn written_table<'a>(
+    file: &'a Map<String, Value>,
+    name: &str,
+) -> (String, Option<&'a Map<String, Value>>) {
+    file.iter()
+        .find(|(k, _)| relaxed(k) == name)
+        .map(|(k, v)| (k.clone(), table(v)))
+        .unwrap_or_else(|| (name.to_owned(), None))
+}
+
+/// `key` as `written` spells it, if it has it.
+fn spelled(written: Option<&Map<String, Value>>, key: &str) -> Option<String> {
+    written
+        .into_iter()
+        .flat_map(|t| t.keys())
+        .find(|k| relaxed(k) == relaxed(key))
+        .cloned()
+}
+
 /// `CLOUD__<KEY>` and `CLOUD__DISABLE_TIME_LIMITER_MAP__<ID>`: the path in
 /// the file's spelling of the table and key when it has them.
 fn map_cloud(
@@ -314,11 +372,7 @@ fn map_cloud(
     file: &Map<String, Value>,
     fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
 ) -> Option<Vec<String>> {
-    let (table_key, written) = file
-        .iter()
-        .find(|(k, _)| relaxed(k) == cloud::TABLE)
-        .map(|(k, v)| (k.clone(), table(v)))
-        .unwrap_or_else(|| (cloud::TABLE.to_owned(), None));
+    let (table_key, written) = written_table(file, cloud::TABLE);
     let mut path = vec![table_key];
     let Some(key_seg) = segments.get(1) else {
         return fail(
@@ -341,11 +395,7 @@ fn map_cloud(
             ),
         );
     }
-    let existing = written
-        .into_iter()
-        .flat_map(|t| t.keys())
-        .find(|k| relaxed(k) == relaxed(key_seg))
-        .cloned();
+    let existing = spelled(written, key_seg);
     let key = existing.unwrap_or_else(|| key_seg.to_lowercase().replace('_', "-"));
     path.push(key);
     let want = if cloud::is_map_key(key_seg) { 3 } else { 2 };

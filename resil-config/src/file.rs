@@ -28,6 +28,7 @@ pub(crate) use crate::keys::{
     BASE_CONFIG, CLUSTER_FAILURE_MODE, CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_PROBE_EXPIRY,
     CLUSTER_TIMEOUT, CLUSTER_URL, CONTEXT_PROPAGATORS, KEY_LABEL, MAX_KEYS,
 };
+use crate::resil_table::{self, ResilSettings};
 use crate::value::{
     Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, relaxed, segment,
 };
@@ -174,6 +175,8 @@ pub(crate) struct Document {
     pub(crate) cloud: Option<CloudSettings>,
     /// Its keys as written, for messages (a reload cannot change them).
     pub(crate) cloud_written: BTreeMap<String, Setting>,
+    /// `[resil]`: resil's own settings.
+    pub(crate) resil: ResilSettings,
 }
 
 impl Document {
@@ -199,7 +202,20 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
     let mut doc = Document::default();
     let mut seen: [Option<&str>; 7] = [None; 7];
     let mut cloud_seen: Option<&str> = None;
+    let mut resil_seen: Option<&str> = None;
     for (key, node) in root {
+        if relaxed(key) == resil_table::TABLE {
+            if let Some(other) = resil_seen.replace(key) {
+                d.error(ctx.problem(
+                    node,
+                    &[key],
+                    format!("`resil` is given twice (also as `{other}`)"),
+                ));
+                continue;
+            }
+            doc.resil = resil_table::read(key, node, ctx, d);
+            continue;
+        }
         if relaxed(key) == cloud::TABLE {
             if let Some(other) = cloud_seen.replace(key) {
                 d.error(ctx.problem(

@@ -22,7 +22,7 @@ use crate::inherit;
 use crate::reloader::{Inputs, Reloader};
 use crate::report::{Effective, InstanceReport, Report};
 use crate::source::{layer, parse, read};
-use crate::value::{self, CloudPrefix, Ctx, Setting, did_you_mean};
+use crate::value::{self, CloudPrefix, Ctx, Setting, Val, did_you_mean};
 
 /// The default prefix of environment overrides.
 pub const DEFAULT_ENV_PREFIX: &str = "RESIL";
@@ -348,6 +348,7 @@ impl ResilienceBuilder {
             d,
             instances: Vec::new(),
             defaults: BTreeMap::new(),
+            cluster_keys: BTreeMap::new(),
         };
         let circuit_breakers = parts.aspect::<resil_core::circuit_breaker::CircuitBreaker>();
         let retries = parts.aspect::<resil_core::retry::Retry>();
@@ -409,6 +410,7 @@ impl ResilienceBuilder {
                 .map(|a| (a, doc.module(a).tag_settings.clone()))
                 .collect(),
             cloud_written: doc.cloud_written.clone(),
+            reload_stagger: doc.resil.reload_stagger,
         };
         let reloader = Reloader::new(inputs, report.clone());
         Ok(Resilience {
@@ -430,9 +432,70 @@ struct Parts<'a> {
     instances: Vec<InstanceReport>,
     /// What an instance of each aspect that no table configures gets.
     defaults: BTreeMap<Aspect, Effective>,
+    /// Each fleet-wide key an instance with a `cluster-url` uses, and the
+    /// first such instance.
+    cluster_keys: BTreeMap<String, KeyUser>,
+}
+
+/// The first instance found to use a fleet-wide key.
+struct KeyUser {
+    aspect: Aspect,
+    name: String,
+    url: Setting,
+}
+
+/// Whether `url` names a Redis Cluster rather than one server.
+fn names_a_cluster(url: &Setting) -> bool {
+    matches!(&url.val, Val::Text(t) if t.trim_start().starts_with("redis+cluster://"))
+}
+
+/// How a message names what a URL connects to.
+fn backend_kind(url: &Setting) -> &'static str {
+    if names_a_cluster(url) {
+        "a Redis Cluster"
+    } else {
+        "a single server"
+    }
 }
 
 impl Parts<'_> {
+    /// Refuses a fleet-wide key that one instance keeps on a Redis Cluster
+    /// and another on a single server: they would not share it, and each
+    /// would count alone while the file reads as if they counted together.
+    fn check_cluster_keys<C>(&mut self, aspect: Aspect, instances: &BTreeMap<&str, Bound<C>>) {
+        for (name, bound) in instances {
+            let Some(url) = bound.provenance.get(file::CLUSTER_URL) else {
+                continue;
+            };
+            let key = match bound.provenance.get(file::CLUSTER_KEY).map(|s| &s.val) {
+                Some(Val::Text(k)) => k.clone(),
+                _ => resil_core::cluster::default_key(aspect.as_str(), name),
+            };
+            let Some(first) = self.cluster_keys.get(&key) else {
+                self.cluster_keys.insert(
+                    key,
+                    KeyUser {
+                        aspect,
+                        name: (*name).to_owned(),
+                        url: url.clone(),
+                    },
+                );
+                continue;
+            };
+            if names_a_cluster(&first.url) == names_a_cluster(url) {
+                continue;
+            }
+            self.d.error(url.problem(format!(
+                "puts the key `{key}` of {aspect} `{name}` on {}, but {} `{}` keeps that key on {} (`{}`): instances that share a key must name one Redis; give them the same `cluster-url`, or each its own `cluster-key`",
+                backend_kind(url),
+                first.aspect,
+                first.name,
+                backend_kind(&first.url),
+                first.url.path,
+            )));
+        }
+    }
+
     fn aspect<P: Binder>(&mut self) -> Registry<P> {
         let aspect = P::ASPECT;
         let module = self.doc.module(aspect);
@@ -468,6 +531,7 @@ impl Parts<'_> {
             .iter()
             .filter_map(|(name, t)| Some((name.as_str(), bound(t)?)))
             .collect();
+        self.check_cluster_keys(aspect, &instances);
         let mut declared: BTreeMap<&str, Vec<&'static Declaration>> = BTreeMap::new();
         for x in self.declarations.iter().filter(|x| x.aspect == aspect) {
             declared.entry(x.name).or_default().push(x);

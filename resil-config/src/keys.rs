@@ -448,7 +448,7 @@ pub(crate) const CIRCUIT_BREAKER_KEYS: &[Row<CircuitBreakerConfigBuilder, Circui
         own_printed(CLUSTER_KEY, Ty::Text, |c, _| {
             c.cluster().map(|k| {
                 k.key_name()
-                    .unwrap_or("resil:circuitbreaker:<name>")
+                    .unwrap_or("resil:{<name>}:circuitbreaker")
                     .to_owned()
             })
         }),
@@ -846,7 +846,7 @@ pub(crate) const RATE_LIMITER_KEYS: &[Row<RateLimiterConfigBuilder, RateLimiterC
     own_printed(CLUSTER_KEY, Ty::Text, |c, _| {
         c.cluster().map(|k| {
             k.key_name()
-                .unwrap_or("resil:ratelimiter:<name>")
+                .unwrap_or("resil:{<name>}:ratelimiter")
                 .to_owned()
         })
     }),

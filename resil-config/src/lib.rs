@@ -189,6 +189,7 @@ pub mod propagators;
 mod reload;
 mod reloader;
 mod report;
+mod resil_table;
 mod source;
 mod sync;
 mod value;
@@ -209,7 +210,7 @@ pub use crate::propagators::{NamedContextPropagator, context_propagators};
 pub use crate::reload::{ReloadHook, reload, reload_dry_run};
 pub use crate::report::{InstanceReport, Report};
 #[cfg(feature = "watch")]
-pub use crate::watch::{DEFAULT_DEBOUNCE, Watcher, watch};
+pub use crate::watch::{DEFAULT_DEBOUNCE, PendingHook, Watcher, watch};
 
 /// Re-exported for the expansions of resil's attribute macros.
 #[doc(hidden)]

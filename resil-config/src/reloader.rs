@@ -67,6 +67,12 @@ impl Reloader {
         }
     }
 
+    /// The clock the registries were built on: a staggered change waits on it.
+    #[cfg(feature = "watch")]
+    pub(crate) fn clock(&self) -> SharedClock {
+        lock(&self.state).inputs.clock.clone()
+    }
+
     pub(crate) fn state_inputs(&self) -> Inputs {
         lock(&self.state).inputs.clone()
     }

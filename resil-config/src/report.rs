@@ -135,6 +135,8 @@ pub struct Report {
     pub(crate) tags: BTreeMap<Aspect, BTreeMap<String, Setting>>,
     /// The `[cloud]` keys as written, by key (`disable-time-limiter-map.<id>` for the map's entries).
     pub(crate) cloud_written: BTreeMap<String, Setting>,
+    /// `[resil] reload-stagger`.
+    pub(crate) reload_stagger: std::time::Duration,
 }
 
 impl Report {
@@ -142,6 +144,11 @@ impl Report {
     /// file or the environment gave them.
     pub fn cloud(&self) -> Option<&CloudSettings> {
         self.cloud.as_ref()
+    }
+    /// `[resil] reload-stagger`: `watch()` applies a changed file after a
+    /// random delay below it, drawn per process (zero: at once).
+    pub fn reload_stagger(&self) -> std::time::Duration {
+        self.reload_stagger
     }
     /// The file read, if any.
     pub fn file(&self) -> Option<&str> {

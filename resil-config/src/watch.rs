@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
+use resil_core::clock::{Clock as _, SharedClock, TimerHandle};
 
 use crate::change::ReloadReport;
 use crate::error::InitError;
@@ -26,10 +27,47 @@ const MAX_EXTENSIONS: u32 = 50;
 
 type ReloadFn = Box<dyn Fn() -> Result<ReloadReport, InitError> + Send>;
 
+/// The `[resil] reload-stagger` in force (it may change with a reload).
+type StaggerFn = Box<dyn Fn() -> Duration + Send>;
+
+/// What the watcher reloads, and how long a change may wait.
+struct Source {
+    reload: ReloadFn,
+    stagger: StaggerFn,
+    /// The clock a staggered change waits on (the registries').
+    clock: SharedClock,
+}
+
 enum Message {
     Event(notify::Result<notify::Event>),
+    /// The time of the waiting change of this number has come.
+    Due(u64),
     Stop,
 }
+
+/// A function told when a change starts waiting in a [`Watcher`] (`true`)
+/// and when none waits any more (`false`: applied, dropped, or the watch
+/// started), submitted with [`inventory::submit!`]: resil's `metrics`
+/// feature shows it as `resil_config_reload_pending`.
+///
+/// # Examples
+///
+/// ```
+/// use resil_config::PendingHook;
+///
+/// fn log(waiting: bool) {
+///     eprintln!("a configuration change waits: {waiting}");
+/// }
+///
+/// resil_config::inventory::submit! {
+///     PendingHook(log)
+/// }
+/// # fn main() {}
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct PendingHook(pub fn(bool));
+
+inventory::collect!(PendingHook);
 
 /// Watches the file [`init`](crate::init) read and reloads the global
 /// registries when it changes (feature `watch`).
@@ -52,6 +90,19 @@ enum Message {
 /// settings in force, a deleted file is a refused reload; each outcome is a
 /// `tracing` event of target `resil::reload` and, with resil's `metrics`
 /// feature, counts in `resil_config_reloads_total{outcome}`.
+///
+/// With `[resil] reload-stagger = "30s"`, a change waits a random delay in
+/// `[0, 30s)`, drawn for this process, before it applies, so that a fleet
+/// reading one file (a ConfigMap) does not change at the same second: the
+/// first processes to apply it are a canary for the others. While it waits,
+/// [`Watcher::pending`] says so, a [`PendingHook`] is told (resil's
+/// `resil_config_reload_pending` is 1), and a log line names the delay. A
+/// newer change replaces the waiting one and keeps its time (so that
+/// frequent edits cannot put a change off for ever); a file that goes back
+/// to the contents in force drops it. The delay is counted on the clock the
+/// registries were built with. [`reload`](crate::reload()) and the
+/// actuator's refresh apply at once, whatever waits here (the waiting
+/// change then applies with no changes left to report).
 ///
 /// Dropping the [`Watcher`] stops it: the watch ends and its thread is joined.
 ///
@@ -78,7 +129,14 @@ enum Message {
 /// ```
 pub fn watch() -> Result<Watcher, InitError> {
     let (_, reloader) = crate::global::reloader().ok_or(InitError::NotInitialized)?;
-    Watcher::start(reloader.file(), Box::new(crate::reload::reload))
+    Watcher::start(
+        reloader.file(),
+        Source {
+            reload: Box::new(crate::reload::reload),
+            stagger: Box::new(|| reloader.current().reload_stagger()),
+            clock: reloader.clock(),
+        },
+    )
 }
 
 impl Resilience {
@@ -107,7 +165,20 @@ impl Resilience {
     /// ```
     pub fn watch(self: &Arc<Self>) -> Result<Watcher, InitError> {
         let this = Arc::clone(self);
-        Watcher::start(self.reloader.file(), Box::new(move || this.reload()))
+        // weak: the watcher's thread holds the registries once
+        let that = Arc::downgrade(self);
+        Watcher::start(
+            self.reloader.file(),
+            Source {
+                reload: Box::new(move || this.reload()),
+                stagger: Box::new(move || {
+                    that.upgrade()
+                        .map(|r| r.reloader.current().reload_stagger())
+                        .unwrap_or_default()
+                }),
+                clock: self.reloader.clock(),
+            },
+        )
     }
 }
 
@@ -128,10 +199,23 @@ struct Shared {
     applied: AtomicU64,
     rejected: AtomicU64,
     last: Mutex<Option<Result<ReloadReport, InitError>>>,
+    /// The delay drawn for the change that waits, if one does.
+    pending: Mutex<Option<Duration>>,
+}
+
+impl Shared {
+    /// Tells the hooks, then [`Watcher::pending`]: who sees the one sees
+    /// the other.
+    fn set_pending(&self, delay: Option<Duration>) {
+        for hook in inventory::iter::<PendingHook> {
+            (hook.0)(delay.is_some());
+        }
+        *lock(&self.pending) = delay;
+    }
 }
 
 impl Watcher {
-    fn start(file: Option<PathBuf>, reload: ReloadFn) -> Result<Watcher, InitError> {
+    fn start(file: Option<PathBuf>, source: Source) -> Result<Watcher, InitError> {
         let file = file.ok_or_else(|| {
             InitError::Watch(
                 "no file was read (the library defaults, or contents given to the builder): name one with `RESIL_CONFIG` or `ResilienceBuilder::file`".to_owned(),
@@ -175,12 +259,25 @@ impl Watcher {
         });
         let s = shared.clone();
         let n = notify.clone();
+        let timers = tx.clone();
         // what the registries were loaded from, near enough: the first
         // reload runs when the contents differ from it
         let seen = contents(&absolute);
+        shared.set_pending(None);
         let thread = std::thread::Builder::new()
             .name("resil-watch".to_owned())
-            .spawn(move || run(&rx, &absolute, seen, &reload, &s, &n))
+            .spawn(move || {
+                let mut watch = Watch {
+                    path: &absolute,
+                    seen,
+                    source: &source,
+                    shared: &s,
+                    timers,
+                    pending: None,
+                    changes: 0,
+                };
+                watch.run(&rx, &n);
+            })
             .map_err(|e| InitError::Watch(format!("the watcher thread could not start: {e}")))?;
         tracing::info!(target: "resil::reload", file = %file.display(), dirs = %dirs, "resil: watching {} for changes (directories {dirs})", file.display());
         Ok(Watcher {
@@ -224,6 +321,13 @@ impl Watcher {
     pub fn last(&self) -> Option<Result<ReloadReport, InitError>> {
         lock(&self.shared.last).clone()
     }
+
+    /// The delay drawn for the change that waits to apply (with `[resil]
+    /// reload-stagger`), counted from when the watcher saw it; `None` when
+    /// no change waits.
+    pub fn pending(&self) -> Option<Duration> {
+        *lock(&self.shared.pending)
+    }
 }
 
 impl Drop for Watcher {
@@ -245,6 +349,7 @@ impl fmt::Debug for Watcher {
             .field("debounce", &self.debounce())
             .field("applied", &self.applied())
             .field("rejected", &self.rejected())
+            .field("pending", &self.pending())
             .finish_non_exhaustive()
     }
 }
@@ -352,52 +457,148 @@ fn resolved_dirs(file: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The watcher's thread: waits for a change in the directories, lets it go
-/// quiet, watches where the file's links now lead, reloads if the file
-/// reads differently; until told to stop.
-fn run(
-    rx: &Receiver<Message>,
-    path: &Path,
-    mut seen: Option<Vec<u8>>,
-    reload: &ReloadFn,
-    shared: &Shared,
-    notify: &Mutex<Option<Watching>>,
-) {
-    loop {
-        match rx.recv() {
-            Ok(Message::Event(e)) if touches(&e) => {}
-            Ok(Message::Event(_)) => continue,
-            Ok(Message::Stop) | Err(_) => return,
-        }
-        let mut extensions = 0;
+/// A change that waits for its time.
+struct Pending {
+    number: u64,
+    /// Dropped with the change: the timer is cancelled.
+    _timer: TimerHandle,
+}
+
+/// The watcher's thread and what it keeps.
+struct Watch<'a> {
+    path: &'a Path,
+    /// The contents last reloaded (or loaded at the start).
+    seen: Option<Vec<u8>>,
+    source: &'a Source,
+    shared: &'a Shared,
+    /// Given to the timers of waiting changes.
+    timers: Sender<Message>,
+    pending: Option<Pending>,
+    /// Changes that waited so far, to number them.
+    changes: u64,
+}
+
+impl Watch<'_> {
+    /// Waits for a change in the directories, lets it go quiet, watches
+    /// where the file's links now lead, and reloads if the file reads
+    /// differently, at once or after the change's delay; until told to stop.
+    fn run(&mut self, rx: &Receiver<Message>, notify: &Mutex<Option<Watching>>) {
         loop {
-            let quiet = Duration::from_millis(shared.debounce_ms.load(Ordering::Relaxed));
-            match rx.recv_timeout(quiet) {
-                Ok(Message::Event(_)) => {
-                    extensions += 1;
-                    if extensions >= MAX_EXTENSIONS {
-                        break;
+            let mut due = false;
+            match rx.recv() {
+                Ok(Message::Event(e)) if touches(&e) => {}
+                Ok(Message::Event(_)) => continue,
+                Ok(Message::Due(n)) => {
+                    if self.is_due(n) {
+                        self.drop_pending();
+                        self.apply(contents(self.path));
                     }
+                    continue;
                 }
-                Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => break,
+                Ok(Message::Stop) | Err(_) => return,
             }
+            let mut extensions = 0;
+            loop {
+                let quiet = Duration::from_millis(self.shared.debounce_ms.load(Ordering::Relaxed));
+                match rx.recv_timeout(quiet) {
+                    Ok(Message::Event(_)) => {
+                        extensions += 1;
+                        if extensions >= MAX_EXTENSIONS {
+                            break;
+                        }
+                    }
+                    // the waiting change's time came while the file was
+                    // still being written: it applies once it is quiet
+                    Ok(Message::Due(n)) => due |= self.is_due(n),
+                    Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                    Err(RecvTimeoutError::Timeout) => break,
+                }
+            }
+            if let Some(watching) = lock(notify).as_mut() {
+                watching.follow(self.path);
+            }
+            let now = contents(self.path);
+            // the same contents (or still none): nothing to say again
+            if now == self.seen {
+                if self.pending.is_some() {
+                    self.drop_pending();
+                    tracing::info!(target: "resil::reload", file = %self.path.display(), "resil: {} is back to the contents in force: the change that waited is dropped", self.path.display());
+                }
+                continue;
+            }
+            if due {
+                self.drop_pending();
+                self.apply(now);
+                continue;
+            }
+            if self.pending.is_some() {
+                tracing::info!(target: "resil::reload", file = %self.path.display(), "resil: {} changed again: the newer contents replace the change that waits, at its time", self.path.display());
+                continue;
+            }
+            let stagger = (self.source.stagger)();
+            if stagger.is_zero() {
+                self.apply(now);
+                continue;
+            }
+            self.wait(stagger);
         }
-        if let Some(watching) = lock(notify).as_mut() {
-            watching.follow(path);
+    }
+
+    fn is_due(&self, n: u64) -> bool {
+        self.pending.as_ref().is_some_and(|p| p.number == n)
+    }
+
+    /// Draws the change's delay in `[0, stagger)` and sets its timer.
+    fn wait(&mut self, stagger: Duration) {
+        let nanos = u64::try_from(stagger.as_nanos()).unwrap_or(u64::MAX);
+        let mut delay = Duration::from_nanos(fastrand::u64(..nanos.max(1)));
+        if stagger >= Duration::from_secs(1) {
+            // whole milliseconds, for people (still below the stagger)
+            delay = Duration::from_millis(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
         }
-        let now = contents(path);
-        // the same contents (or still none): nothing to say again
-        if now == seen {
-            continue;
+        self.changes += 1;
+        let number = self.changes;
+        let timers = self.timers.clone();
+        let timer = self.source.clock.schedule(
+            delay,
+            Box::new(move || {
+                let _ = timers.send(Message::Due(number));
+            }),
+        );
+        tracing::info!(
+            target: "resil::reload",
+            file = %self.path.display(),
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            "resil: {} changed: the change applies in {} (a delay drawn for this process from [0, reload-stagger = {}))",
+            self.path.display(),
+            crate::duration::format(delay),
+            crate::duration::format(stagger)
+        );
+        self.pending = Some(Pending {
+            number,
+            _timer: timer,
+        });
+        self.shared.set_pending(Some(delay));
+    }
+
+    fn drop_pending(&mut self) {
+        if self.pending.take().is_some() {
+            self.shared.set_pending(None);
         }
-        seen = now;
-        let outcome = reload();
+    }
+
+    /// Reloads if the file reads `now`, differently from what was last seen.
+    fn apply(&mut self, now: Option<Vec<u8>>) {
+        if now == self.seen {
+            return;
+        }
+        self.seen = now;
+        let outcome = (self.source.reload)();
         let counter = match &outcome {
-            Ok(_) => &shared.applied,
-            Err(_) => &shared.rejected,
+            Ok(_) => &self.shared.applied,
+            Err(_) => &self.shared.rejected,
         };
-        *lock(&shared.last) = Some(outcome);
+        *lock(&self.shared.last) = Some(outcome);
         counter.fetch_add(1, Ordering::AcqRel);
     }
 }

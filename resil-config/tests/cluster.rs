@@ -104,7 +104,7 @@ cluster-timeout = "20ms"
         assert_eq!(c.lease_size(), 10);
         assert_eq!(c.mode(), ClusterFailureMode::Deny);
         assert_eq!(c.timeout_duration(), std::time::Duration::from_millis(20));
-        assert_eq!(c.key_name(), None); // resil:ratelimiter:partner
+        assert_eq!(c.key_name(), None); // resil:{partner}:ratelimiter
         let report = r
             .report()
             .instance(resil_config::Aspect::RateLimiter, "partner");
@@ -149,6 +149,110 @@ cluster-timeout = "20ms"
         let limiter = r.registries().rate_limiters().rate_limiter("partner");
         let config = limiter.config();
         assert_eq!(config.cluster().map(|c| c.lease_size()), Some(5));
+    }
+
+    #[test]
+    fn a_cluster_url_names_the_cluster_s_nodes() {
+        let r = load(
+            "[ratelimiter.instances.partner]\nlimit-for-period = 10\nlimit-refresh-period = \"1s\"\ncluster-url = \"redis+cluster://u:secret@10.0.0.1:7000,10.0.0.2:7000\"\n\n[circuitbreaker.instances.partner]\ncluster-url = \"redis+cluster://10.0.0.1:7000\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let report = r
+            .report()
+            .instance(resil_config::Aspect::RateLimiter, "partner")
+            .expect("reported");
+        assert_eq!(
+            report.setting("cluster-url"),
+            Some("redis+cluster://u:***@10.0.0.1:7000,10.0.0.2:7000")
+        );
+        assert_eq!(
+            report.setting("cluster-key"),
+            Some("resil:{<name>}:ratelimiter")
+        );
+        let cb = r.registries().circuit_breakers().circuit_breaker("partner");
+        assert!(cb.config().cluster().is_some());
+    }
+
+    #[test]
+    fn a_bad_cluster_url_is_named_with_its_value_and_no_password() {
+        for (url, says) in [
+            ("redis+cluster://", "names no node"),
+            ("redis+cluster://u:secret@,", "names no node"),
+            (
+                "redis+cluster://h1:7000,redis://h2:7000",
+                "mixes a single server's URL (`redis://h2:7000`)",
+            ),
+            (
+                "redis://u:secret@h1:7000,h2:7000/0",
+                "`redis+cluster://h1:7000,h2:7000`",
+            ),
+            ("redis+cluster://h1:7000/2", "one database (0)"),
+            ("redis+cluster://h1:port", "node `h1:port`"),
+        ] {
+            for aspect in ["ratelimiter", "circuitbreaker"] {
+                let p = problem_at(
+                    &format!("[{aspect}.instances.partner]\ncluster-url = \"{url}\"\n"),
+                    &format!("{aspect}.instances.partner.cluster-url"),
+                );
+                assert!(p.message().contains(says), "{url}: {p}");
+                let shown = p.to_string();
+                assert!(!shown.contains("secret"), "{shown}");
+                let value = p.value().expect("the value is shown");
+                assert!(!value.contains("secret"), "{value}");
+                assert_eq!(value, format!("{:?}", resil_core::redact::userinfo(url)));
+            }
+        }
+    }
+
+    #[test]
+    fn one_key_on_a_cluster_and_on_a_single_server_is_refused() {
+        let limiter = |name: &str, key: Option<&str>, url: &str| {
+            let key = key
+                .map(|k| format!("cluster-key = \"{k}\"\n"))
+                .unwrap_or_default();
+            format!(
+                "[ratelimiter.instances.{name}]\nlimit-refresh-period = \"1s\"\n{key}cluster-url = \"{url}\"\n\n"
+            )
+        };
+        let text = limiter(
+            "a",
+            Some("fleet:{partner}"),
+            "redis://u:secret@10.0.0.9:6379/0",
+        ) + &limiter(
+            "b",
+            Some("fleet:{partner}"),
+            "redis+cluster://u:secret@10.0.0.1:7000,10.0.0.2:7000",
+        );
+        let p = problem_at(&text, "ratelimiter.instances.b.cluster-url");
+        assert_eq!(
+            p.message(),
+            "puts the key `fleet:{partner}` of ratelimiter `b` on a Redis Cluster, but ratelimiter `a` keeps that key on a single server (`ratelimiter.instances.a.cluster-url`): instances that share a key must name one Redis; give them the same `cluster-url`, or each its own `cluster-key`"
+        );
+        assert_eq!(
+            p.value(),
+            Some("\"redis+cluster://u:***@10.0.0.1:7000,10.0.0.2:7000\"")
+        );
+        assert!(!p.to_string().contains("secret"), "{p}");
+        // across kinds, and through a shared config: a limiter named after
+        // the breaker `partner`'s default key
+        let text = "[circuitbreaker.configs.fleet]\ncluster-url = \"redis+cluster://10.0.0.1:7000\"\n\n[circuitbreaker.instances.partner]\nbase-config = \"fleet\"\n\n".to_owned()
+            + &limiter(
+                "partner",
+                Some("resil:{partner}:circuitbreaker"),
+                "redis://10.0.0.9:6379",
+            );
+        let p = problem_at(&text, "ratelimiter.instances.partner.cluster-url");
+        assert!(
+            p.message().contains(
+                "but circuitbreaker `partner` keeps that key on a Redis Cluster (`circuitbreaker.configs.fleet.cluster-url`)"
+            ),
+            "{p}"
+        );
+        // one kind of URL per key: accepted
+        let text = limiter("a", Some("k"), "redis+cluster://10.0.0.1:7000")
+            + &limiter("b", Some("k"), "redis+cluster://10.0.0.2:7000")
+            + &limiter("c", None, "redis://10.0.0.9:6379");
+        load(&text).unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]

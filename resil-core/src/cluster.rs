@@ -71,6 +71,22 @@ pub const DEFAULT_CLUSTER_TIMEOUT: Duration = Duration::from_millis(50);
 /// The default expiry of a half-open probe's lease (`cluster-probe-expiry`).
 pub const DEFAULT_PROBE_EXPIRY: Duration = Duration::from_secs(10);
 
+/// The key an instance shares when it sets none: `resil:{<name>}:<kind>`
+/// (`kind` is `ratelimiter` or `circuitbreaker`).
+///
+/// The name is the key's hash tag, so on Redis Cluster every key of one
+/// instance lies in one slot, and each operation (one script on one key)
+/// runs on one node.
+///
+/// ```
+/// use resil_core::cluster::default_key;
+///
+/// assert_eq!(default_key("ratelimiter", "partner-api"), "resil:{partner-api}:ratelimiter");
+/// ```
+pub fn default_key(kind: &str, name: &str) -> String {
+    format!("resil:{{{name}}}:{kind}")
+}
+
 /// What a cluster rate limiter does while its backend is down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ClusterFailureMode {
@@ -391,7 +407,7 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
 /// // `backend`: `resil::redis::RedisBackend::connect("redis://...")`, say
 /// fn partner_api(backend: Arc<dyn ClusterBackend>) -> RateLimiterCluster {
 ///     RateLimiterCluster::new(backend)
-///         .key("resil:ratelimiter:partner-api") // the default for a limiter named `partner-api`
+///         .key("resil:{partner-api}:ratelimiter") // the default for a limiter named `partner-api`
 ///         .lease(10)
 ///         .timeout(Duration::from_millis(20))
 ///         .failure_mode(ClusterFailureMode::Deny)
@@ -408,7 +424,7 @@ pub struct RateLimiterCluster {
 }
 
 impl RateLimiterCluster {
-    /// Settings on `backend`: the key `resil:ratelimiter:<name>`, a lease
+    /// Settings on `backend`: the key `resil:{<name>}:ratelimiter`, a lease
     /// of 1 permit, the default timeout (50 ms) and failure mode (`local`).
     pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         RateLimiterCluster {
@@ -421,7 +437,7 @@ impl RateLimiterCluster {
     }
 
     /// The key every process of the limiter shares (default
-    /// `resil:ratelimiter:<name>`).
+    /// `resil:{<name>}:ratelimiter`, see [`default_key`]).
     pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
         self.key = Some(key.into());
         self
@@ -528,7 +544,7 @@ pub struct CircuitBreakerCluster {
 }
 
 impl CircuitBreakerCluster {
-    /// Settings on `backend`: the key `resil:circuitbreaker:<name>`, the
+    /// Settings on `backend`: the key `resil:{<name>}:circuitbreaker`, the
     /// default timeout (50 ms) and probe expiry (10 s).
     pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         CircuitBreakerCluster {
@@ -540,7 +556,7 @@ impl CircuitBreakerCluster {
     }
 
     /// The key every process of the breaker shares (default
-    /// `resil:circuitbreaker:<name>`).
+    /// `resil:{<name>}:circuitbreaker`, see [`default_key`]).
     pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
         self.key = Some(key.into());
         self

@@ -137,11 +137,11 @@ impl Chain<'_> {
         } else {
             call
         };
-        // counted as `resil_fallback_calls_total{name, layer, cause}`
+        // counted as `resil_fallback_calls_total{name, layer, cause, outcome}`
         let p = &self.p;
         let name = Self::name(args);
         let aspect = format_ident!("{}", args.aspect.variant());
-        quote! {{
+        quote! {
             #p::count_fallback(
                 #name,
                 #p::Aspect::#aspect,
@@ -151,9 +151,9 @@ impl Chain<'_> {
                     use #p::{KindsOfAny as _, KindsOfClassify as _};
                     (&&#p::Kinds::<#err>::new()).kind_fn()
                 },
-            );
-            #call
-        }}
+            )
+            .ran(#call)
+        }
     }
 
     /// After the outermost layer: its fallback, or rejections folded into `E`.

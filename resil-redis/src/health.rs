@@ -173,7 +173,7 @@ impl Shared {
 
     /// `key`'s operation, taking nothing.
     async fn probe(&self, key: &str, check: Check) -> Result<(), redis::RedisError> {
-        let mut con = self.manager.clone();
+        let mut con = self.con.clone();
         match check {
             Check::Permits { limit, period_us } => self
                 .permits

@@ -1,13 +1,17 @@
 //! The Redis backend of resil's fleet: fleet-wide rate limits and half-open
-//! episodes ([`resil_core::cluster`]) on one Redis server.
+//! episodes ([`resil_core::cluster`]) on one Redis server
+//! (`redis://host:port/db`) or on Redis Cluster
+//! (`redis+cluster://host:port,host:port`).
 //!
 //! Each operation is one atomic Lua script (`EVALSHA`, falling back to
 //! `EVAL` after a restart emptied the script cache), reading time from
 //! Redis's own clock (`TIME`), so the processes of a fleet need no
 //! synchronized clocks and no read-modify-write races between them. The
-//! client is the `redis` crate's reconnecting `ConnectionManager`, driven by
-//! a small runtime on a thread of its own, so the backend works the same
-//! from async and blocking callers and never blocks them.
+//! client is the `redis` crate's reconnecting `ConnectionManager` (or, for
+//! a cluster, its async cluster connection, which routes each script to the
+//! master of its key's slot and follows `MOVED`, `ASK` and failovers),
+//! driven by a small runtime on a thread of its own, so the backend works
+//! the same from async and blocking callers and never blocks them.
 //!
 //! ```no_run
 //! use resil_core::cluster::RateLimiterCluster;
@@ -20,7 +24,7 @@
 //!     .limit_for_period(100)
 //!     .limit_refresh_period(Duration::from_secs(1))
 //!     .timeout_duration(Duration::ZERO)
-//!     .cluster(Some(RateLimiterCluster::new(backend).lease(10))) // key resil:ratelimiter:partner-api
+//!     .cluster(Some(RateLimiterCluster::new(backend).lease(10))) // key resil:{partner-api}:ratelimiter
 //!     .build()?;
 //! let limiter = RateLimiter::new("partner-api", config);
 //! let _admitted = limiter.try_acquire_permission(1);
@@ -34,8 +38,10 @@
 //! breaker's key is a hash holding its half-open episode (the episode, its
 //! verdict, the outcomes counted and one field per probe out with its
 //! lease's expiry), expiring twice the probe expiry after its last
-//! activity. Each operation touches one key, so the scripts also run on
-//! Redis Cluster (put a hash tag in the key).
+//! activity. Each operation touches one key, so each runs on one node of a
+//! Redis Cluster; the default keys (`resil:{<name>}:<kind>`) carry the
+//! instance's name as a hash tag, so all of one instance's keys share a
+//! slot.
 //!
 //! # Health
 //!
@@ -50,16 +56,17 @@
 //! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
+mod con;
 mod health;
 mod scripts;
+mod url;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, Script};
+use redis::Script;
 use resil_core::cluster::{
     BackendError, ClusterBackend, EpisodeVerdict, FleetVerdict, PermitGrant, PermitRequest,
     ProbeGrant, ProbeReport, ProbeRequest, Reply, Watcher,
@@ -68,10 +75,11 @@ use resil_core::redact;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
+use self::con::Con;
 use self::health::{Check, Keys};
 
-/// A [`ClusterBackend`] on one Redis server. Cheap to clone: clones share
-/// one connection, one runtime thread and one state.
+/// A [`ClusterBackend`] on one Redis server or a Redis Cluster. Cheap to
+/// clone: clones share one connection, one runtime thread and one state.
 #[derive(Clone)]
 pub struct RedisBackend {
     shared: Arc<Shared>,
@@ -81,7 +89,7 @@ struct Shared {
     /// The URL without its password, for messages.
     url: String,
     handle: Handle,
-    manager: ConnectionManager,
+    con: Con,
     permits: Script,
     episode: Script,
     /// The health of each key used, and who watches it.
@@ -140,9 +148,9 @@ impl fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
-/// Checks a cluster URL: `redis://` or `rediss://` (`unix://` and
-/// `redis+unix://` for a socket), parsed by the client. The message never
-/// holds the URL's password.
+/// Checks a cluster URL: `redis://host:port/db` for one server (or
+/// `unix://`, `redis+unix://` for a socket), `redis+cluster://host:port,host:port`
+/// for Redis Cluster. The message never holds the URL's password.
 ///
 /// # Errors
 ///
@@ -150,30 +158,19 @@ impl std::error::Error for ConnectError {}
 ///
 /// ```
 /// assert!(resil_redis::check_url("redis://127.0.0.1:6379/0").is_ok());
+/// assert!(resil_redis::check_url("redis+cluster://10.0.0.1:7000,10.0.0.2:7000").is_ok());
 /// assert!(resil_redis::check_url("http://127.0.0.1:6379").is_err());
+/// assert!(resil_redis::check_url("redis+cluster://").is_err());
 /// ```
 pub fn check_url(url: &str) -> Result<(), String> {
-    let scheme = url.split_once("://").map(|(s, _)| s);
-    if !matches!(scheme, Some("redis" | "rediss" | "unix" | "redis+unix")) {
-        return Err(
-            "must be a Redis URL: `redis://host:port/db` (or `rediss://`, `unix://`, `redis+unix://`)"
-                .to_owned(),
-        );
-    }
-    if scheme == Some("rediss") {
-        return Err(
-            "`rediss://` needs TLS, which resil's Redis client is built without; use `redis://` on a trusted network or a TLS tunnel"
-                .to_owned(),
-        );
-    }
-    Client::open(url)
-        .map(drop)
-        .map_err(|e| redact::userinfo(&format!("is not a valid Redis URL: {e}")).into_owned())
+    url::parse(url).map(drop)
 }
 
 impl RedisBackend {
-    /// A backend on the server at `url` (`redis://host:port/db`), with the
-    /// default options. Connects lazily: the server need not be up yet.
+    /// A backend on the server at `url` (`redis://host:port/db`), or on the
+    /// cluster whose nodes it names (`redis+cluster://host:port,host:port`),
+    /// with the default options. Connects lazily: the server need not be up
+    /// yet.
     ///
     /// # Errors
     ///
@@ -183,7 +180,7 @@ impl RedisBackend {
         Ok(Arc::new(Self::with_options(url, RedisOptions::default())?))
     }
 
-    /// A backend on the server at `url` with `options`.
+    /// A backend on the server or cluster at `url` with `options`.
     ///
     /// # Errors
     ///
@@ -193,14 +190,16 @@ impl RedisBackend {
         let failed = |message: String| ConnectError {
             message: redact::userinfo(&message).into_owned(),
         };
-        check_url(url).map_err(|m| failed(format!("cluster url `{shown}` {m}")))?;
-        let client =
-            Client::open(url).map_err(|e| failed(format!("cluster url `{shown}`: {e}")))?;
+        let target = url::parse(url).map_err(|m| failed(format!("cluster url `{shown}` {m}")))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| failed(format!("cannot start the Redis client's runtime: {e}")))?;
         let handle = runtime.handle().clone();
+        let con = {
+            let _enter = handle.enter();
+            Con::new(target, &options).map_err(|e| failed(format!("cluster url `{shown}`: {e}")))?
+        };
         let (stop, stopped) = oneshot::channel::<()>();
         std::thread::Builder::new()
             .name("resil-redis".to_owned())
@@ -210,22 +209,11 @@ impl RedisBackend {
                 });
             })
             .map_err(|e| failed(format!("cannot start the Redis client's thread: {e}")))?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(options.response_timeout))
-            .set_connection_timeout(Some(options.response_timeout))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(10))
-            .set_max_delay(Duration::from_millis(200));
-        let manager = {
-            let _enter = handle.enter();
-            ConnectionManager::new_lazy_with_config(client, config)
-                .map_err(|e| failed(format!("cluster url `{shown}`: {e}")))?
-        };
         Ok(RedisBackend {
             shared: Arc::new(Shared {
                 url: shown,
                 handle,
-                manager,
+                con,
                 permits: Script::new(scripts::PERMITS),
                 episode: Script::new(scripts::EPISODE),
                 keys: Mutex::new(Keys::default()),
@@ -236,7 +224,7 @@ impl RedisBackend {
         })
     }
 
-    /// The server's URL, without its password.
+    /// The URL, without its password.
     pub fn url(&self) -> &str {
         &self.shared.url
     }
@@ -274,7 +262,7 @@ impl Shared {
     async fn describe(&self, key: &str, e: &redis::RedisError) -> String {
         let text = e.to_string();
         let message = if e.code() == Some("WRONGTYPE") || text.contains("WRONGTYPE") {
-            let mut con = self.manager.clone();
+            let mut con = self.con.clone();
             let held = tokio::time::timeout(
                 self.health_timeout,
                 redis::cmd("TYPE").arg(key).query_async::<String>(&mut con),
@@ -289,6 +277,8 @@ impl Shared {
             format!(
                 "cluster key `{key}` holds {held}, where resil keeps a hash: delete the key or set another `cluster-key` (Redis said: {text})"
             )
+        } else if let Some(why) = self.con.diagnose(e, self.health_timeout).await {
+            why
         } else {
             text
         };
@@ -323,7 +313,7 @@ fn episode_answer(v: &[i64]) -> Result<(i64, u64, Option<FleetVerdict>), redis::
 impl ClusterBackend for RedisBackend {
     fn take_permits(&self, request: PermitRequest, reply: Reply<PermitGrant>) {
         let shared = Arc::clone(&self.shared);
-        let mut con = self.shared.manager.clone();
+        let mut con = self.shared.con.clone();
         let check = Check::Permits {
             limit: request.limit,
             period_us: micros(request.period).max(1),
@@ -368,7 +358,7 @@ impl ClusterBackend for RedisBackend {
 
     fn take_probe(&self, request: ProbeRequest, reply: Reply<ProbeGrant>) {
         let shared = Arc::clone(&self.shared);
-        let mut con = self.shared.manager.clone();
+        let mut con = self.shared.con.clone();
         self.shared.run(
             Arc::clone(&request.key),
             Check::Episode,
@@ -397,7 +387,7 @@ impl ClusterBackend for RedisBackend {
 
     fn report_probe(&self, report: ProbeReport, reply: Reply<Option<EpisodeVerdict>>) {
         let shared = Arc::clone(&self.shared);
-        let mut con = self.shared.manager.clone();
+        let mut con = self.shared.con.clone();
         self.shared
             .run(Arc::clone(&report.key), Check::Episode, reply, async move {
                 let v: Vec<i64> = shared
@@ -424,7 +414,7 @@ impl ClusterBackend for RedisBackend {
 
     fn release_probe(&self, key: Arc<str>, episode: u64, token: u64) {
         let shared = Arc::clone(&self.shared);
-        let mut con = self.shared.manager.clone();
+        let mut con = self.shared.con.clone();
         let script_key = Arc::clone(&key);
         self.shared.run(
             key,

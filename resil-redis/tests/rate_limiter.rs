@@ -7,7 +7,7 @@
 
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use resil_core::cluster::{ClusterBackend, ClusterFailureMode, RateLimiterCluster};
 use resil_core::event::Event;
@@ -15,14 +15,11 @@ use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterEvent}
 use resil_redis::{RedisBackend, RedisOptions};
 use resil_testkit::RedisServer;
 
-const CHILD: &str = "RESIL_CLUSTER_CHILD";
+mod support;
 
-fn unix_micros() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_micros() as u64
-}
+use support::{ChildResult, sleep_until, unix_micros};
+
+const CHILD: &str = "RESIL_CLUSTER_CHILD";
 
 fn backend(url: &str) -> Arc<dyn ClusterBackend> {
     Arc::new(RedisBackend::with_options(url, RedisOptions::default()).expect("a valid url"))
@@ -51,51 +48,6 @@ fn limiter(
         .build()
         .expect("a valid config");
     RateLimiter::new(key.to_owned(), config)
-}
-
-/// Waits until `t` (Unix µs).
-fn sleep_until(t: u64) {
-    let now = unix_micros();
-    if t > now {
-        std::thread::sleep(Duration::from_micros(t - now));
-    }
-}
-
-/// A child's `RESULT name=value ...` line, by name (`admitted` is a list of
-/// Unix µs, the others counts).
-struct ChildResult {
-    line: String,
-}
-
-impl ChildResult {
-    /// The result the child printed on `stdout`.
-    fn of(stdout: Vec<u8>) -> ChildResult {
-        let out = String::from_utf8(stdout).unwrap();
-        let line = out
-            .lines()
-            .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_owned()))
-            .unwrap_or_else(|| panic!("a child printed no result: {out}"));
-        ChildResult { line }
-    }
-
-    fn text(&self, name: &str) -> &str {
-        self.line
-            .split(' ')
-            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
-            .unwrap_or_else(|| panic!("no {name} in {}", self.line))
-    }
-
-    fn count(&self, name: &str) -> u64 {
-        self.text(name).parse().unwrap()
-    }
-
-    fn times(&self, name: &str) -> Vec<u64> {
-        self.text(name)
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse().unwrap())
-            .collect()
-    }
 }
 
 const LIMIT: u32 = 20;

@@ -111,5 +111,9 @@ pub fn bytes_during<R>(f: impl FnOnce() -> R) -> (R, i64) {
     (r, live_bytes() - before)
 }
 
+mod prometheus;
 mod redis;
+mod redis_cluster;
+pub use prometheus::{PrometheusServer, encode, promtool_or_skip, promtool_with_input};
 pub use redis::RedisServer;
+pub use redis_cluster::{NODE_TIMEOUT, RedisCluster};

@@ -25,21 +25,44 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// Arguments after the common ones (a cluster node's, say).
+    args: Vec<String>,
 }
 
 /// The program started, `redis-server` unless `RESIL_REDIS_SERVER` names another.
-fn program() -> String {
+pub(crate) fn program() -> String {
     std::env::var("RESIL_REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned())
 }
 
-/// Whether `redis-server` can be run here.
-pub fn available() -> bool {
-    Command::new(program())
+/// Whether `program --version` runs and succeeds here.
+pub(crate) fn runs(program: &str) -> bool {
+    Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// Whether `test` is skipped because one of `programs` cannot be run here:
+/// true after printing why when `CI` is not set.
+///
+/// # Panics
+///
+/// When `CI` is set and a program is missing: CI must run the Redis tests.
+pub(crate) fn skipped(test: &str, programs: &[String]) -> bool {
+    let Some(missing) = programs.iter().find(|p| !runs(p)) else {
+        return false;
+    };
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "{test}: `{missing}` is not on PATH but CI is set: the Redis tests must run in CI (install Debian's redis-server)"
+        );
+    }
+    eprintln!(
+        "skipped {test}: `{missing}` is not on PATH (install redis-server to run the Redis tests; with CI set they fail instead)"
+    );
+    true
 }
 
 impl RedisServer {
@@ -52,17 +75,7 @@ impl RedisServer {
     /// When `CI` is set and `redis-server` is missing (CI must run these
     /// tests), or when the server does not start.
     pub fn start_or_skip(test: &str) -> Option<RedisServer> {
-        if !available() {
-            if std::env::var_os("CI").is_some() {
-                panic!(
-                    "{test}: `{}` is not on PATH but CI is set: the Redis tests must run in CI (install Debian's redis-server)",
-                    program()
-                );
-            }
-            eprintln!(
-                "skipped {test}: `{}` is not on PATH (install redis-server to run the Redis tests; with CI set they fail instead)",
-                program()
-            );
+        if skipped(test, &[program()]) {
             return None;
         }
         Some(RedisServer::start().unwrap_or_else(|e| panic!("{test}: {e}")))
@@ -74,6 +87,15 @@ impl RedisServer {
     ///
     /// When `redis-server` cannot be run or does not answer within 5 s.
     pub fn start() -> io::Result<RedisServer> {
+        RedisServer::start_with(Vec::new(), |_| true)
+    }
+
+    /// Starts a server with `args` after the common ones, on a free port
+    /// that `fits`, in a directory of its own.
+    pub(crate) fn start_with(
+        args: Vec<String>,
+        fits: impl Fn(u16) -> bool,
+    ) -> io::Result<RedisServer> {
         static N: AtomicU32 = AtomicU32::new(0);
         let dir = std::env::temp_dir().join(format!(
             "redis-{}-{}",
@@ -84,19 +106,24 @@ impl RedisServer {
         let mut last = None;
         // the port is free when asked, but another process may take it
         // before the server binds it: try a few
-        for _ in 0..5 {
+        for _ in 0..20 {
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+            if !fits(port) {
+                continue;
+            }
             let mut server = RedisServer {
                 child: None,
                 port,
                 dir: dir.clone(),
+                args: args.clone(),
             };
             match server.spawn() {
                 Ok(()) => return Ok(server),
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| io::Error::other("redis-server did not start")))
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(last.unwrap_or_else(|| io::Error::other("redis-server did not start: no free port")))
     }
 
     fn spawn(&mut self) -> io::Result<()> {
@@ -109,6 +136,7 @@ impl RedisServer {
             .args(["--loglevel", "warning"])
             .arg("--dir")
             .arg(&self.dir)
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -111,6 +111,12 @@ fn parse(text: &str) -> BTreeMap<String, Meter> {
         } else {
             continue; // a histogram's buckets
         };
+        if family == crate::metrics::CIRCUIT_BREAKER_CALLS_TOTAL {
+            // Resilience4j 1.x's alias of the not-permitted counter, for its
+            // Prometheus dashboards: its Spring name is the timer's, whose
+            // counts it must not join
+            continue;
+        }
         let kind = kinds.get(family).copied().unwrap_or("untyped");
         let meter = meters.entry(spring_name(family, kind)).or_default();
         meter.kind = kind.to_owned();

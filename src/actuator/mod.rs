@@ -246,7 +246,7 @@
 //! and the report of the settings in force (that of [`init`](crate::init),
 //! or of the last [`reload`](crate::reload)); it never builds them (call
 //! `init` first). [`ActuatorBuilder::resilience`] shows those of
-//! [`Resilience::builder()`](crate::Resilience::builder)`.load()`, with
+//! [`Resilience::builder()`](crate::config::Resilience::builder)`.load()`, with
 //! their report and their reload; [`ActuatorBuilder::registries`] and
 //! [`ActuatorBuilder::report`] show any others.
 
@@ -447,7 +447,7 @@ impl ActuatorBuilder {
         self
     }
 
-    /// The report of the registries (from [`Resilience::into_parts`](crate::Resilience::into_parts)):
+    /// The report of the registries (from [`Resilience::into_parts`](crate::config::Resilience::into_parts)):
     /// inheritance chains, health-indicator settings, declarations. The
     /// global registries use the report in force (of [`init`](crate::init)
     /// or of the last [`reload`](crate::reload)) without it, and a

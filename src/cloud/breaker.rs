@@ -236,10 +236,13 @@ impl CloudCircuitBreaker {
 }
 
 impl Parts {
-    /// Runs the fallback, counted as the breaker's in `resil_fallback_calls_total`.
+    /// Runs the fallback, counted as the breaker's in `resil_fallback_calls_total`
+    /// (a fallback that returns has succeeded).
     fn fall_back<T, E>(&self, error: Error<E>, fallback: impl FnOnce(Error<E>) -> T) -> T {
-        crate::__private::count_fallback(self.id, Aspect::CircuitBreaker, &error, None);
-        fallback(error)
+        let count = crate::__private::count_fallback(self.id, Aspect::CircuitBreaker, &error, None);
+        let value = fallback(error);
+        count.finished(true);
+        value
     }
 }
 

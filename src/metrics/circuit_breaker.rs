@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use resil_core::Tags;
-use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, State};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, SlidingWindowType, State};
 use resil_core::event::Event;
 
 use super::*;
@@ -14,6 +14,8 @@ pub(crate) struct Handles {
     failed: ::metrics::Histogram,
     ignored: ::metrics::Histogram,
     not_permitted: ::metrics::Counter,
+    /// Resilience4j 1.x's name for the same count (its older dashboards plot it).
+    calls_not_permitted: ::metrics::Counter,
     rejected: ::metrics::Counter,
     shadow: ::metrics::Counter,
 }
@@ -41,6 +43,10 @@ pub(crate) fn meters(cb: &CircuitBreaker) -> Meters {
                 ignored: calls("ignored"),
                 not_permitted: ::metrics::counter!(
                     CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
+                    labels(name, Some(("kind", "not_permitted")), tags)
+                ),
+                calls_not_permitted: ::metrics::counter!(
+                    CIRCUIT_BREAKER_CALLS_TOTAL,
                     labels(name, Some(("kind", "not_permitted")), tags)
                 ),
                 rejected: ::metrics::counter!(
@@ -76,6 +82,7 @@ pub(crate) fn record(meters: &Meters, event: &Event<CircuitBreakerEvent>) {
         CircuitBreakerEvent::CallNotPermitted => {
             meters.handles.with(|h| {
                 h.not_permitted.increment(1);
+                h.calls_not_permitted.increment(1);
                 h.rejected.increment(1);
             });
         }
@@ -149,6 +156,34 @@ pub(crate) fn refresh(cb: &CircuitBreaker) {
         kind("failed"),
         tags,
         m.number_of_slow_failed_calls() as f64,
+    );
+    // the calls a window can hold: a count-based window's size; a
+    // time-based window holds any number, which no number says (NaN)
+    let config = cb.config();
+    let max_buffered = match config.sliding_window_type() {
+        SlidingWindowType::CountBased => f64::from(config.sliding_window_size()),
+        SlidingWindowType::TimeBased => f64::NAN,
+    };
+    gauge(
+        CIRCUIT_BREAKER_MAX_BUFFERED_CALLS,
+        name,
+        None,
+        tags,
+        max_buffered,
+    );
+    gauge(
+        CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD,
+        name,
+        None,
+        tags,
+        f64::from(config.failure_rate_threshold()),
+    );
+    gauge(
+        CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD,
+        name,
+        None,
+        tags,
+        f64::from(config.slow_call_rate_threshold()),
     );
     gauge(
         CIRCUIT_BREAKER_FAILURE_RATE,

@@ -34,7 +34,7 @@ pub(crate) mod sink;
 ///
 /// The global registries are observed without this call (as soon as
 /// [`init`](crate::init) or the first protected call builds them); call it
-/// for registries built with [`Resilience::builder()`](crate::Resilience::builder)`.load()`.
+/// for registries built with [`Resilience::builder()`](crate::config::Resilience::builder)`.load()`.
 ///
 /// # Examples
 ///

@@ -95,7 +95,7 @@ impl Cluster {
         let key: Arc<str> = settings
             .key
             .clone()
-            .unwrap_or_else(|| format!("resil:circuitbreaker:{name}").into());
+            .unwrap_or_else(|| crate::cluster::default_key("circuitbreaker", name).into());
         let up = settings.backend.is_up(&key);
         Cluster {
             settings,

@@ -143,7 +143,7 @@ impl Cluster {
         let key: Arc<str> = settings
             .key
             .clone()
-            .unwrap_or_else(|| format!("resil:ratelimiter:{name}").into());
+            .unwrap_or_else(|| crate::cluster::default_key("ratelimiter", name).into());
         let up = settings.backend.is_up(&key);
         Cluster {
             settings,

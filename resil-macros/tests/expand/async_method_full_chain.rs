@@ -194,8 +194,7 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                     }
                                     ::core::result::Result::Err(__resil_error) => {
                                         ::core::result::Result::map_err(
-                                            {
-                                                ::resil::__private::count_fallback(
+                                            ::resil::__private::count_fallback(
                                                     "inventory-query",
                                                     ::resil::__private::Aspect::CircuitBreaker,
                                                     &__resil_error,
@@ -207,15 +206,16 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                                         (&&::resil::__private::Kinds::<InventoryError>::new())
                                                             .kind_fn()
                                                     },
-                                                );
-                                                __ResilCircuitBreakerFallback::<
-                                                    (&Self, String, Mode),
-                                                    InventoryError,
-                                                    Result<View, InventoryError>,
-                                                    _,
-                                                >::call(Self::unknown, (self, sku, mode), __resil_error)
-                                                    .await
-                                            },
+                                                )
+                                                .ran(
+                                                    __ResilCircuitBreakerFallback::<
+                                                        (&Self, String, Mode),
+                                                        InventoryError,
+                                                        Result<View, InventoryError>,
+                                                        _,
+                                                    >::call(Self::unknown, (self, sku, mode), __resil_error)
+                                                        .await,
+                                                ),
                                             ::resil::__private::Error::Inner,
                                         )
                                     }

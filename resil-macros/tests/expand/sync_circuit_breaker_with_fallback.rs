@@ -82,21 +82,23 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
         }
         ::core::result::Result::Err(__resil_error) => {
             ::resil::__private::count_fallback(
-                "inventory-query",
-                ::resil::__private::Aspect::CircuitBreaker,
-                &__resil_error,
-                {
-                    #[allow(unused_imports)]
-                    use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-                    (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
-                },
-            );
-            __ResilCircuitBreakerFallback::<
-                (&str, Mode),
-                DbError,
-                Result<View, DbError>,
-                _,
-            >::call(degraded, (sku, mode), __resil_error)
+                    "inventory-query",
+                    ::resil::__private::Aspect::CircuitBreaker,
+                    &__resil_error,
+                    {
+                        #[allow(unused_imports)]
+                        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+                        (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
+                    },
+                )
+                .ran(
+                    __ResilCircuitBreakerFallback::<
+                        (&str, Mode),
+                        DbError,
+                        Result<View, DbError>,
+                        _,
+                    >::call(degraded, (sku, mode), __resil_error),
+                )
         }
     }
 }

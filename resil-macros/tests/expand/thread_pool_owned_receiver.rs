@@ -87,25 +87,27 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
         }
         ::core::result::Result::Err(__resil_error) => {
             ::resil::__private::count_fallback(
-                "report-export",
-                ::resil::__private::Aspect::ThreadPoolBulkhead,
-                &__resil_error,
-                {
-                    #[allow(unused_imports)]
-                    use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-                    (&&::resil::__private::Kinds::<
+                    "report-export",
+                    ::resil::__private::Aspect::ThreadPoolBulkhead,
+                    &__resil_error,
+                    {
+                        #[allow(unused_imports)]
+                        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+                        (&&::resil::__private::Kinds::<
+                            <io::Result<Report> as ::resil::__private::IsResult>::Err,
+                        >::new())
+                            .kind_fn()
+                    },
+                )
+                .ran(
+                    __ResilThreadPoolBulkheadFallback::<
+                        (Arc<Self>, u64),
                         <io::Result<Report> as ::resil::__private::IsResult>::Err,
-                    >::new())
-                        .kind_fn()
-                },
-            );
-            __ResilThreadPoolBulkheadFallback::<
-                (Arc<Self>, u64),
-                <io::Result<Report> as ::resil::__private::IsResult>::Err,
-                io::Result<Report>,
-                _,
-            >::call(Self::later, (self, id), __resil_error)
-                .await
+                        io::Result<Report>,
+                        _,
+                    >::call(Self::later, (self, id), __resil_error)
+                        .await,
+                )
         }
     }
 }
