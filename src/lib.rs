@@ -6,7 +6,9 @@
 //! thread-pool bulkheads, the cycle-based rate limiter and the time limiter,
 //! stacked in Resilience4j's order
 //! `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))` whatever
-//! the order of the attributes in the source.
+//! the order of the attributes in the source. Beyond Resilience4j, a hedge
+//! ([`hedge`](macro@hedge)) starts a slow call again beside itself, inside
+//! the retry and outside the breaker.
 //!
 //! ```
 //! #[derive(Debug, resil::Classify)]
@@ -88,7 +90,8 @@
 // modules (`config` for the loaded configuration and its reports).
 pub use resil_core::{
     Classify, Decorators, Error, Rejection, bulkhead, chain, circuit_breaker, clock, cluster,
-    deadline, error, event, rate_limiter, registry, retry, thread_pool_bulkhead, time_limiter,
+    deadline, error, event, hedge, rate_limiter, registry, retry, thread_pool_bulkhead,
+    time_limiter,
 };
 
 /// The README's snippets, compiled (and run, unless marked `no_run`) as doc
@@ -120,7 +123,8 @@ pub mod config {
 }
 
 pub use resil_macros::{
-    Classify, bulkhead, circuit_breaker, rate_limiter, retry, thread_pool_bulkhead, time_limiter,
+    Classify, bulkhead, circuit_breaker, hedge, rate_limiter, retry, thread_pool_bulkhead,
+    time_limiter,
 };
 
 #[doc(hidden)]

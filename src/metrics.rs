@@ -171,6 +171,7 @@ use crate::observe::sink::{Follower, Sink};
 // each primitive's meters, in its own file
 pub(crate) mod bulkhead;
 pub(crate) mod circuit_breaker;
+pub(crate) mod hedge;
 mod keyed;
 pub(crate) mod rate_limiter;
 pub(crate) mod retry;
@@ -277,6 +278,12 @@ pub const DEADLINE_EXCEEDED: &str = "resil_deadline_exceeded_total";
 pub const RETRY_BUDGET_DENIED: &str = "resil_retry_budget_denied_total";
 /// `resil_retry_budget_balance`: the retries a retry budget's balance pays for (tag `name`).
 pub const RETRY_BUDGET_BALANCE: &str = "resil_retry_budget_balance";
+/// `resil_hedge_calls_total`: hedged calls by who answered (tag `winner` =
+/// `primary`, `hedge`, `none` when every attempt failed).
+pub const HEDGE_CALLS: &str = "resil_hedge_calls_total";
+/// `resil_hedge_attempts_total`: hedged attempts started (the primaries are
+/// not counted).
+pub const HEDGE_ATTEMPTS: &str = "resil_hedge_attempts_total";
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 /// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
@@ -471,6 +478,8 @@ pub(crate) fn describe() {
         "The slow call rate threshold of the circuit breaker, in percent"
     );
     describe_counter!(RETRY_CALLS, "The number of calls");
+    describe_counter!(HEDGE_CALLS, "The number of hedged calls, by winner");
+    describe_counter!(HEDGE_ATTEMPTS, "The number of hedged attempts started");
     describe_gauge!(
         BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
         "The number of available permissions"
@@ -855,6 +864,7 @@ metered! {
     resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead;
     resil_core::rate_limiter::RateLimiter => rate_limiter;
     resil_core::time_limiter::TimeLimiter => time_limiter;
+    resil_core::hedge::Hedge => hedge;
 }
 
 /// Handles taken from one recorder, taken again when the recorder changes.

@@ -17,6 +17,7 @@ pub use resil_core::Classify;
 pub use resil_core::bulkhead::Bulkhead;
 pub use resil_core::chain::{Call, Lift, Stack, once};
 pub use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
+pub use resil_core::hedge::Hedge;
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};
 pub use resil_core::thread_pool_bulkhead::Jobs;
@@ -120,6 +121,31 @@ impl<T: Clone> RetryArg for T {
 #[inline(always)]
 pub fn again<T: RetryArg>(arg: &T) -> T {
     arg.again()
+}
+
+/// An argument that `#[hedge]` hands to each attempt (under a `#[retry]`,
+/// [`RetryArg`] checks it).
+#[diagnostic::on_unimplemented(
+    message = "`#[hedge]` runs the body again beside the first attempt, so it needs a new `{Self}` for every attempt",
+    label = "`{Self}` is not `Clone`",
+    note = "derive or implement `Clone` for `{Self}`, or take the argument by reference"
+)]
+pub trait HedgeArg: Sized {
+    /// This attempt's copy.
+    fn again(&self) -> Self;
+}
+
+impl<T: Clone> HedgeArg for T {
+    #[inline(always)]
+    fn again(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// This hedged attempt's copy of an argument.
+#[inline(always)]
+pub fn again_hedged<T: HedgeArg>(arg: &T) -> T {
+    HedgeArg::again(arg)
 }
 
 /// An argument that both a pool thread and a fallback need.

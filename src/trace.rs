@@ -11,6 +11,7 @@
 //! | `resil::bulkhead` | `DEBUG` | a change of the limit (fields `from`, `to`: an adaptive limit's, at most once a sampling window, or a new configuration's) |
 //! | `resil::rate_limiter` | `DEBUG` | a request not permitted |
 //! | `resil::time_limiter` | `DEBUG` | a timeout |
+//! | `resil::hedge` | `DEBUG` | a hedged attempt started (fields `attempt`, and `after`: the delay, unless a failure started it) |
 //! | each of the above but the breaker's | `DEBUG` | in shadow mode (`shadow = true`), a call it would have refused and let through |
 //! | `resil::reload` | `INFO`, `WARN` | a reload applied (its changes), or refused (its problems; the settings in force are kept); field `outcome` |
 //!
@@ -108,6 +109,7 @@ traced! {
     resil_core::thread_pool_bulkhead::ThreadPoolBulkhead => thread_pool_bulkhead, thread_pool_bulkhead_call;
     resil_core::rate_limiter::RateLimiter => rate_limiter, rate_limiter_call;
     resil_core::time_limiter::TimeLimiter => time_limiter, time_limiter_call;
+    resil_core::hedge::Hedge => hedge, hedge_call;
 }
 
 impl Traced for resil_core::circuit_breaker::CircuitBreaker {
@@ -408,4 +410,31 @@ inventory::submit! {
         },
         default: true,
     }
+}
+
+fn hedge(name: &str, event: &Event<resil_core::hedge::HedgeEvent>) {
+    use resil_core::hedge::HedgeEvent;
+    const T: &str = "resil::hedge";
+    match *event.kind() {
+        HedgeEvent::Hedged {
+            attempt,
+            delay: Some(delay),
+        } => {
+            let after = format!("{delay:?}");
+            debug!(target: T, name, attempt, after, "hedge `{name}`: attempt {attempt} started after {after}");
+        }
+        HedgeEvent::Hedged {
+            attempt,
+            delay: None,
+        } => {
+            debug!(target: T, name, attempt, "hedge `{name}`: attempt {attempt} started after a failure");
+        }
+        _ => {}
+    }
+}
+
+/// A hedge's events set no field of the caller's span: it publishes only
+/// for the calls it hedged, and the layers below it name the call.
+fn hedge_call(_: &Event<resil_core::hedge::HedgeEvent>, _: &AtomicU8) -> Option<CallFields> {
+    None
 }

@@ -1292,6 +1292,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                     &[],
                 ),
             },
+            "hedge": {},
         },
         "cloud": {
             "default-group-tag": "none",

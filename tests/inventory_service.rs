@@ -320,4 +320,30 @@ async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
         before["failedCalls"].as_u64().unwrap() + 2,
         "{before} then {after}"
     );
+
+    // the hedged read: a fast answer goes out once; a sluggish one (600 ms,
+    // past the 150 ms delay) gets a second query beside it
+    let attempts = get(addr, "/inventory/attempts").await.json();
+    let hedged = get(addr, "/hedged/inventory/SKU-1001?mode=success").await;
+    assert_eq!(hedged.json(), ok.json());
+    let sluggish = get(addr, "/hedged/inventory/SKU-1001?mode=sluggish").await;
+    assert_eq!(sluggish.json()["status"], json!("AVAILABLE"));
+    assert_eq!(
+        get(addr, "/inventory/attempts").await.json(),
+        json!(attempts.as_u64().unwrap() + 3)
+    );
+    assert_eq!(
+        get(addr, "/actuator/hedges").await.json(),
+        json!({"hedges": ["inventory-read"]})
+    );
+    let doc = get(addr, "/actuator/resilience").await.json();
+    let read = &doc["instances"]["hedge"]["inventory-read"];
+    assert_eq!(
+        read["usedBy"],
+        json!(["inventory_service::app::gateway::read"]),
+        "{read}"
+    );
+    assert_eq!(read["settings"]["delay-percentile"], json!("90"));
+    assert_eq!(read["state"]["numberOfPrimaryWins"], json!(2), "{read}");
+    assert_eq!(read["state"]["numberOfHedgedAttempts"], json!(1), "{read}");
 }

@@ -19,12 +19,13 @@ use resil::Error;
 use resil::bulkhead::{Bulkhead, BulkheadConfig};
 use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
 use resil::clock::{Clock, ManualClock, TokioClock};
+use resil::hedge::{Hedge, HedgeConfig};
 use resil::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil::retry::{Retry, RetryConfig};
 use resil::time_limiter::{TimeLimiter, TimeLimiterConfig};
 use resil::tower::{
-    BulkheadLayer, CircuitBreakerLayer, IntoResponseLayer, RateLimiterLayer, RetryLayer,
-    TimeLimiterLayer, named,
+    BulkheadLayer, CircuitBreakerLayer, HedgeLayer, IntoResponseLayer, RateLimiterLayer,
+    RetryLayer, TimeLimiterLayer, named,
 };
 use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 
@@ -362,6 +363,94 @@ async fn the_time_limiter_drops_the_inner_future_on_timeout() {
     assert_eq!(elapsed, Duration::from_secs(1));
     assert!(dropped.load(Ordering::SeqCst));
     assert_eq!(tl.metrics().number_of_timeout_calls(), 1);
+}
+
+// ---------------------------------------------------------------- hedge
+
+#[tokio::test(start_paused = true)]
+async fn the_hedge_sends_a_clone_of_a_slow_request_and_drops_the_loser() {
+    let hedge = Hedge::with_clock(
+        "tower-hedge",
+        HedgeConfig::builder()
+            .delay(Duration::from_millis(40))
+            .max_hedged_attempts(2)
+            .build()
+            .unwrap(),
+        TokioClock::new(),
+    );
+    let bh = Bulkhead::with_clock("tower-hedge", BulkheadConfig::default(), TokioClock::new());
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(HedgeLayer::new(hedge.clone()))
+        .layer(BulkheadLayer::new(bh.clone()))
+        .service(service_fn(move |sku: String| {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                // the first two attempts hang, the third answers at once
+                if n < 2 {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                IoResult::Ok(format!("{sku}#{n}"))
+            }
+        }));
+    let started = hedge.clock().now();
+    assert_eq!(svc.oneshot("SKU-1".to_owned()).await.unwrap(), "SKU-1#2");
+    assert_eq!(
+        hedge.clock().now().saturating_duration_since(started),
+        Duration::from_millis(80)
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    let m = hedge.metrics();
+    assert_eq!(
+        (m.number_of_hedge_wins(), m.number_of_hedged_attempts()),
+        (1, 2)
+    );
+    // the two hanging attempts were dropped with their permits
+    assert_eq!(
+        bh.metrics().available_concurrent_calls(),
+        bh.metrics().max_allowed_concurrent_calls()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn named_puts_the_hedge_inside_the_retry_and_outside_the_breaker() {
+    let name = "tower-named-hedge";
+    let registries = resil::registries();
+    let hedge = registries.hedges().hedge_with(
+        name,
+        HedgeConfig::builder()
+            .delay(Duration::from_millis(25))
+            .build()
+            .unwrap(),
+    );
+    let retry = registries.retries().retry_with(
+        name,
+        RetryConfig::builder()
+            .max_attempts(2)
+            .wait_duration(Duration::from_millis(1))
+            .build()
+            .unwrap(),
+    );
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(named(name).circuit_breaker().hedge().retry().build())
+        .service(service_fn(move |_: ()| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>(io_error()) }
+        }));
+    let result: Result<(), Error<std::io::Error>> = svc.oneshot(()).await;
+    assert!(matches!(result, Err(Error::Inner(_))));
+    // two retry attempts, each a hedged call of two failed attempts
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    assert_eq!(hedge.metrics().number_of_failed_calls(), 2);
+    let cb = registries.circuit_breakers().circuit_breaker(name);
+    assert_eq!(cb.metrics().number_of_failed_calls(), 4);
+    assert_eq!(
+        retry.metrics().number_of_failed_calls_with_retry_attempt(),
+        1
+    );
 }
 
 // ---------------------------------------------------------------- named

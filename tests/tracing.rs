@@ -447,3 +447,66 @@ timeout-duration = "800ms"
         }
     });
 }
+
+#[test]
+fn hedged_attempts_are_traced_with_what_started_them() {
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            "[hedge.instances.inventory-read]\ndelay = \"40ms\"\n",
+        )
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .clock(ManualClock::new())
+        .load()
+        .unwrap();
+    let r = loaded.registries();
+    resil::observe(r);
+    let seen = Seen::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(Capture(seen.clone()), || {
+        let hedge = r.hedges().hedge("inventory-read");
+        // a primary that answers at once: nothing to trace
+        let _ = runtime.block_on(hedge.call_async(|| async { Ok::<_, InventoryError>(()) }));
+        // on the manual clock the delay is due at once: a pending primary is hedged
+        let mut first = true;
+        let _ = runtime.block_on(hedge.call_async(|| {
+            let pending = std::mem::take(&mut first);
+            async move {
+                if pending {
+                    std::future::pending::<()>().await;
+                }
+                Ok::<_, InventoryError>(())
+            }
+        }));
+        // a failed primary starts the hedged attempt at once
+        let _ = runtime.block_on(
+            hedge.call_async(|| async { Err::<(), _>(InventoryError::ConnectionRefused) }),
+        );
+    });
+    let seen = seen.lock().unwrap();
+    let summary: Vec<(Level, &str, &str)> = seen
+        .iter()
+        .map(|(level, target, fields)| (*level, target.as_str(), fields["message"].as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                Level::DEBUG,
+                "resil::hedge",
+                "hedge `inventory-read`: attempt 1 started after 40ms"
+            ),
+            (
+                Level::DEBUG,
+                "resil::hedge",
+                "hedge `inventory-read`: attempt 1 started after a failure"
+            ),
+        ]
+    );
+    assert_eq!(seen[0].2["attempt"], "1");
+    assert_eq!(seen[0].2["after"], "40ms");
+    assert!(!seen[1].2.contains_key("after"));
+}

@@ -1,8 +1,8 @@
-//! The six aspects, at the bottom of the crate: every other module names them.
+//! The seven aspects, at the bottom of the crate: every other module names them.
 
 use std::fmt;
 
-/// The six aspects, named as the tables of resilience.toml name them.
+/// The seven aspects, named as the tables of resilience.toml name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Aspect {
     /// `#[circuit_breaker]`, table `circuitbreaker`.
@@ -17,22 +17,25 @@ pub enum Aspect {
     RateLimiter,
     /// `#[time_limiter]`, table `timelimiter`.
     TimeLimiter,
+    /// `#[hedge]`, table `hedge`.
+    Hedge,
 }
 
 impl Aspect {
     /// Every aspect, in the order of resilience.toml's documentation.
-    pub const ALL: [Aspect; 6] = [
+    pub const ALL: [Aspect; 7] = [
         Aspect::CircuitBreaker,
         Aspect::Retry,
         Aspect::Bulkhead,
         Aspect::ThreadPoolBulkhead,
         Aspect::RateLimiter,
         Aspect::TimeLimiter,
+        Aspect::Hedge,
     ];
 
     /// The table of resilience.toml (Resilience4j's property prefix without
     /// `resilience4j.`): `circuitbreaker`, `retry`, `bulkhead`,
-    /// `thread-pool-bulkhead`, `ratelimiter`, `timelimiter`.
+    /// `thread-pool-bulkhead`, `ratelimiter`, `timelimiter`, `hedge`.
     ///
     /// # Examples
     ///
@@ -48,6 +51,7 @@ impl Aspect {
             Aspect::ThreadPoolBulkhead => "thread-pool-bulkhead",
             Aspect::RateLimiter => "ratelimiter",
             Aspect::TimeLimiter => "timelimiter",
+            Aspect::Hedge => "hedge",
         }
     }
 
@@ -60,6 +64,7 @@ impl Aspect {
             Aspect::ThreadPoolBulkhead => "thread_pool_bulkhead",
             Aspect::RateLimiter => "rate_limiter",
             Aspect::TimeLimiter => "time_limiter",
+            Aspect::Hedge => "hedge",
         }
     }
 
@@ -81,6 +86,7 @@ impl Aspect {
             Aspect::ThreadPoolBulkhead => Layer::ThreadPoolBulkhead,
             Aspect::RateLimiter => Layer::RateLimiter,
             Aspect::TimeLimiter => Layer::TimeLimiter,
+            Aspect::Hedge => Layer::Hedge,
         }
     }
 

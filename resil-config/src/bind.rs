@@ -43,6 +43,7 @@ use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
 };
 use resil_core::cluster::{CircuitBreakerCluster, RateLimiterCluster};
+use resil_core::hedge::{Hedge, HedgeConfig, HedgeConfigBuilder};
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 use resil_core::registry::Primitive;
@@ -920,6 +921,21 @@ impl Binder for TimeLimiter {
             "cancel-running-future",
             "this `#[time_limiter]` cancels the call on timeout (its future borrows the function's arguments, or a fallback needs them afterwards, so it cannot run on in the background); an async function of owned arguments without a fallback at or outside the time limiter leaves it running, or call `TimeLimiter::call_async_detached` with a `'static` future",
         )]
+    }
+}
+
+impl Binder for Hedge {
+    const ASPECT: Aspect = Aspect::Hedge;
+    type Builder = HedgeConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::HEDGE_KEYS;
+    fn builder() -> Self::Builder {
+        HedgeConfig::builder()
+    }
+    fn build(b: Self::Builder) -> Result<HedgeConfig, ConfigError> {
+        b.build()
+    }
+    fn kinds(_: &HedgeConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
     }
 }
 

@@ -1,6 +1,6 @@
 //! The process-wide registries that generated code uses.
 //!
-//! There is one set of six registries per process. [`init`](crate::init)
+//! There is one set of seven registries per process. [`init`](crate::init)
 //! builds it from resilience.toml; if a protected function runs first, it is
 //! built on the library defaults instead, and resil says so once through
 //! `tracing` (a `WARN` event of target `resil`). Either way it is built once:
@@ -20,10 +20,11 @@ use std::sync::{Arc, OnceLock};
 use resil_core::Tags;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::registry::{
-    BulkheadRegistry, CircuitBreakerRegistry, Primitive, RateLimiterRegistry, Registry,
-    RegistryEvent, RegistryEventType, RetryRegistry, ThreadPoolBulkheadRegistry,
+    BulkheadRegistry, CircuitBreakerRegistry, HedgeRegistry, Primitive, RateLimiterRegistry,
+    Registry, RegistryEvent, RegistryEventType, RetryRegistry, ThreadPoolBulkheadRegistry,
     TimeLimiterRegistry,
 };
 use resil_core::retry::Retry;
@@ -38,7 +39,7 @@ use crate::keyed_table::{DEFAULT_MAX_KEYS, Keyed, KeyedRegistry, KeyedSettings};
 use crate::reloader::Reloader;
 use crate::report::{InstanceReport, Report};
 
-/// The six registries, one per aspect.
+/// The seven registries, one per aspect.
 ///
 /// # Examples
 ///
@@ -56,12 +57,13 @@ pub struct Registries {
     thread_pool_bulkheads: ThreadPoolBulkheadRegistry,
     rate_limiters: RateLimiterRegistry,
     time_limiters: TimeLimiterRegistry,
+    hedges: HedgeRegistry,
     cloud: CloudSettings,
     keyed: KeyedRegistries,
     extension: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
-/// The keyed tables of the six aspects.
+/// The keyed tables of the seven aspects.
 #[derive(Debug)]
 struct KeyedRegistries {
     circuit_breakers: KeyedRegistry<CircuitBreaker>,
@@ -70,6 +72,7 @@ struct KeyedRegistries {
     thread_pool_bulkheads: KeyedRegistry<ThreadPoolBulkhead>,
     rate_limiters: KeyedRegistry<RateLimiter>,
     time_limiters: KeyedRegistry<TimeLimiter>,
+    hedges: KeyedRegistry<Hedge>,
 }
 
 impl KeyedRegistries {
@@ -81,12 +84,13 @@ impl KeyedRegistries {
             thread_pool_bulkheads: KeyedRegistry::new(),
             rate_limiters: KeyedRegistry::new(),
             time_limiters: KeyedRegistry::new(),
+            hedges: KeyedRegistry::new(),
         }
     }
 }
 
 impl Registries {
-    /// Six registries on the library defaults and the system clock.
+    /// Seven registries on the library defaults and the system clock.
     pub fn of_defaults() -> Self {
         Registries {
             circuit_breakers: Registry::of_defaults(),
@@ -98,6 +102,7 @@ impl Registries {
             ),
             rate_limiters: Registry::of_defaults(),
             time_limiters: Registry::of_defaults(),
+            hedges: Registry::of_defaults(),
             cloud: CloudSettings::default(),
             keyed: KeyedRegistries::new(),
             extension: OnceLock::new(),
@@ -120,10 +125,17 @@ impl Registries {
             thread_pool_bulkheads,
             rate_limiters,
             time_limiters,
+            hedges: Registry::of_defaults(),
             cloud,
             keyed: KeyedRegistries::new(),
             extension: OnceLock::new(),
         }
+    }
+
+    /// These registries with `hedges`.
+    pub(crate) fn with_hedges(mut self, hedges: HedgeRegistry) -> Self {
+        self.hedges = hedges;
+        self
     }
 
     /// The value an extension keeps with these registries: created by `init`
@@ -181,6 +193,10 @@ impl Registries {
     pub fn time_limiters(&self) -> &TimeLimiterRegistry {
         &self.time_limiters
     }
+    /// The hedges.
+    pub fn hedges(&self) -> &HedgeRegistry {
+        &self.hedges
+    }
 
     /// The `[cloud]` settings (Spring Cloud CircuitBreaker's properties),
     /// which resil's `cloud` facade reads.
@@ -218,6 +234,7 @@ impl Registries {
         watch(&self.thread_pool_bulkheads, Aspect::ThreadPoolBulkhead);
         watch(&self.rate_limiters, Aspect::RateLimiter);
         watch(&self.time_limiters, Aspect::TimeLimiter);
+        watch(&self.hedges, Aspect::Hedge);
     }
 }
 
@@ -253,6 +270,7 @@ impl fmt::Debug for Registries {
             .field("thread_pool_bulkheads", &self.thread_pool_bulkheads)
             .field("rate_limiters", &self.rate_limiters)
             .field("time_limiters", &self.time_limiters)
+            .field("hedges", &self.hedges)
             .finish_non_exhaustive()
     }
 }
@@ -261,7 +279,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A primitive that has a registry among the global [`Registries`]: the six of resil-core.
+/// A primitive that has a registry among the global [`Registries`]: the seven of resil-core.
 pub trait GlobalPrimitive: Primitive + sealed::Sealed {
     /// Its aspect.
     const ASPECT: Aspect;
@@ -339,6 +357,7 @@ global_primitive!(Bulkhead, bulkheads);
 global_primitive!(ThreadPoolBulkhead, thread_pool_bulkheads);
 global_primitive!(RateLimiter, rate_limiters);
 global_primitive!(TimeLimiter, time_limiters);
+global_primitive!(Hedge, hedges);
 
 enum Origin {
     /// Built by `init`: its report, and what reloads read again.

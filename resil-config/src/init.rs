@@ -37,7 +37,7 @@ pub use resil_core::error::REJECTION_KINDS;
 /// Reads `./resilience.toml` (or the file `RESIL_CONFIG` names; a missing
 /// named file is an error, a missing `./resilience.toml` means defaults),
 /// applies `RESIL_*` environment overrides, validates everything, builds the
-/// six registries with every configured and every declared instance, and
+/// seven registries with every configured and every declared instance, and
 /// checks the configuration against the declarations of protected functions.
 /// Call it once, at the start of `main`, before any protected call; inside or
 /// outside a tokio runtime.
@@ -374,6 +374,7 @@ impl ResilienceBuilder {
             parts.aspect::<resil_core::thread_pool_bulkhead::ThreadPoolBulkhead>();
         let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
+        let hedges = parts.aspect::<resil_core::hedge::Hedge>();
         let mut d = parts.d;
         if d.errors.is_empty() {
             budget::check_spent(&doc.budgets, &retries, &mut d);
@@ -417,7 +418,8 @@ impl ResilienceBuilder {
             rate_limiters,
             time_limiters,
             doc.cloud.clone().unwrap_or_default(),
-        );
+        )
+        .with_hedges(hedges);
         let defaults = parts.defaults;
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));

@@ -41,7 +41,6 @@ use resil_core::interval::IntervalFunction;
 use resil_core::rate_limiter::{RateLimiterConfig, RateLimiterConfigBuilder};
 use resil_core::retry::{RetryConfig, RetryConfigBuilder};
 use resil_core::thread_pool_bulkhead::{ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder};
-use resil_core::time_limiter::{TimeLimiterConfig, TimeLimiterConfigBuilder};
 
 use crate::aspect::Aspect;
 use crate::duration;
@@ -216,6 +215,11 @@ macro_rules! show {
     };
 }
 
+mod hedge;
+mod time_limiter;
+pub(crate) use self::hedge::HEDGE_KEYS;
+pub(crate) use self::time_limiter::TIME_LIMITER_KEYS;
+
 /// A list of error kinds as resilience.toml writes it.
 pub(crate) fn list(kinds: &[Box<str>]) -> String {
     let items: Vec<String> = kinds.iter().map(|k| format!("{:?}", &**k)).collect();
@@ -265,6 +269,7 @@ pub(crate) fn defs(aspect: Aspect) -> Vec<&'static KeyDef> {
         Aspect::ThreadPoolBulkhead => of(THREAD_POOL_BULKHEAD_KEYS),
         Aspect::RateLimiter => of(RATE_LIMITER_KEYS),
         Aspect::TimeLimiter => of(TIME_LIMITER_KEYS),
+        Aspect::Hedge => of(HEDGE_KEYS),
     }
 }
 
@@ -864,36 +869,6 @@ pub(crate) const RATE_LIMITER_KEYS: &[Row<RateLimiterConfigBuilder, RateLimiterC
     own(SUBSCRIBE_FOR_EVENTS, Ty::Bool),
     own(REGISTER_HEALTH_INDICATOR, Ty::Bool),
     own(ALLOW_HEALTH_INDICATOR_TO_FAIL, Ty::Bool),
-    plain(
-        EVENT_CONSUMER_BUFFER_SIZE,
-        Ty::Count,
-        set!(Count, event_consumer_buffer_size),
-        show!(|c| c.event_consumer_buffer_size().to_string()),
-    ),
-    own(MAX_KEYS, Ty::Count),
-    own(KEY_LABEL, Ty::Bool),
-    own(BASE_CONFIG, Ty::BaseConfig),
-];
-
-pub(crate) const TIME_LIMITER_KEYS: &[Row<TimeLimiterConfigBuilder, TimeLimiterConfig>] = &[
-    plain(
-        "timeout-duration",
-        Ty::Duration,
-        set!(Duration, timeout_duration),
-        show!(|c| duration::format(c.timeout_duration())),
-    ),
-    plain(
-        "cancel-running-future",
-        Ty::Bool,
-        set!(Bool, cancel_running_future),
-        show!(|c| c.cancel_running_future().to_string()),
-    ),
-    plain(
-        SHADOW,
-        Ty::Bool,
-        set!(Bool, shadow),
-        show!(|c| c.shadow().to_string()),
-    ),
     plain(
         EVENT_CONSUMER_BUFFER_SIZE,
         Ty::Count,

@@ -22,6 +22,7 @@
 //! | [`thread_pool_bulkhead`] | `ThreadPoolBulkhead` |
 //! | [`rate_limiter`] | `RateLimiter` (`AtomicRateLimiter`) |
 //! | [`time_limiter`] | `TimeLimiter` |
+//! | [`hedge`] | (Polly's hedging) |
 //! | [`registry`] | `*Registry` |
 //! | [`decorators`] | `Decorators` (in the fixed aspect order) |
 //! | [`deadline`] | (resil's own: one budget of time for a whole request) |
@@ -41,6 +42,7 @@ pub mod decorators;
 pub mod error;
 pub mod event;
 pub mod future;
+pub mod hedge;
 pub mod interval;
 pub mod live;
 pub mod rate_limiter;

@@ -37,6 +37,7 @@ use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
 use crate::clock::{Clock, SharedClock};
 use crate::error::{ConfigurationNotFound, DefaultConfigReserved};
 use crate::event::{EventKind, EventPublisher};
+use crate::hedge::{Hedge, HedgeConfig};
 use crate::live::ChangeRefused;
 use crate::rate_limiter::{RateLimiter, RateLimiterConfig};
 use crate::retry::{Retry, RetryConfig};
@@ -52,7 +53,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A primitive that a [`Registry`] can hold. Implemented by the six primitives.
+/// A primitive that a [`Registry`] can hold. Implemented by the seven primitives.
 pub trait Primitive: sealed::Sealed + fmt::Debug + Send + Sync + Sized + 'static {
     /// Its configuration.
     type Config: Clone + Default + fmt::Debug + Send + Sync + 'static;
@@ -148,6 +149,7 @@ primitive!(Bulkhead, BulkheadConfig);
 primitive!(ThreadPoolBulkhead, ThreadPoolBulkheadConfig);
 primitive!(RateLimiter, RateLimiterConfig);
 primitive!(TimeLimiter, TimeLimiterConfig);
+primitive!(Hedge, HedgeConfig);
 
 /// What happened to a registry's entries.
 #[derive(Debug)]
@@ -553,6 +555,10 @@ typed!(
     /// A registry of time limiters.
     TimeLimiterRegistry, TimeLimiter, TimeLimiterConfig,
     time_limiter, time_limiter_with_config, time_limiter_with
+);
+typed!(
+    /// A registry of hedges.
+    HedgeRegistry, Hedge, HedgeConfig, hedge, hedge_with_config, hedge_with
 );
 
 use crate::sync::std_lock::{read, write};

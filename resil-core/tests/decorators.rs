@@ -12,8 +12,9 @@ use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEvent, State,
 };
-use resil_core::clock::{ManualClock, TokioClock};
+use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::decorators::{AsyncOnly, Decorators, Layer};
+use resil_core::hedge::{Hedge, HedgeConfig};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryConfig, RetryEvent};
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
@@ -639,4 +640,65 @@ fn the_async_chain_reads_the_time_again_after_whatever_could_take_it() {
             ("SuccessfulAcquire { permits: 1 }", 610)
         ])
     );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_hedge_sits_inside_the_retry_and_each_attempt_passes_the_breaker() {
+    let c = chain(TokioClock::new());
+    let hedge = Hedge::with_clock(
+        "c",
+        HedgeConfig::builder()
+            .delay(Duration::from_millis(50))
+            .build()
+            .unwrap(),
+        TokioClock::new(),
+    );
+    let attempts = AtomicU32::new(0);
+    let started = hedge.clock().now();
+    // builder order aside, the chain is Retry(Hedge(CircuitBreaker(..(Bulkhead))))
+    let d = Decorators::new()
+        .with_bulkhead(&c.bh)
+        .with_hedge(&hedge)
+        .with_circuit_breaker(&c.cb)
+        .with_retry(&c.retry);
+    let shown = format!("{d:?}");
+    assert!(
+        shown.contains(r#"["Retry(c)", "Hedge(c)", "CircuitBreaker(c)", "Bulkhead(c)"]"#),
+        "{shown}"
+    );
+    let result = d
+        .call_async(|| {
+            let n = attempts.fetch_add(1, Ordering::SeqCst);
+            async move {
+                // the first hangs, the hedged attempt answers in 10 ms
+                let latency = if n == 0 { 60_000 } else { 10 };
+                tokio::time::sleep(Duration::from_millis(latency)).await;
+                Ok::<u32, &str>(n)
+            }
+        })
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(
+        hedge.clock().now().saturating_duration_since(started),
+        Duration::from_millis(60)
+    );
+    assert_eq!(hedge.metrics().number_of_hedge_wins(), 1);
+    // the dropped primary was never recorded; its permit is back
+    assert_eq!(c.cb.metrics().number_of_successful_calls(), 1);
+    assert_eq!(c.cb.metrics().number_of_buffered_calls(), 1);
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+
+    // every hedged attempt fails: the retry starts the hedged call again
+    let attempts = AtomicU32::new(0);
+    let result = Decorators::new()
+        .with_retry(&c.retry)
+        .with_hedge(&hedge)
+        .call_async(|| {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            async { Err::<u32, &str>("down") }
+        })
+        .await;
+    assert_eq!(result, Err(Error::Inner("down")));
+    assert_eq!(attempts.load(Ordering::SeqCst), 3 * 2);
+    assert_eq!(hedge.metrics().number_of_failed_calls(), 3);
 }

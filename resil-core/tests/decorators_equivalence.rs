@@ -165,7 +165,8 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// The layers a `Decorators` chain has, in `Layer::ORDER` (no thread pool).
+/// The layers these chains have, in `Layer::ORDER` (no hedge, no thread
+/// pool).
 const LAYERS: [Layer; 5] = [
     Layer::Retry,
     Layer::CircuitBreaker,
@@ -173,6 +174,14 @@ const LAYERS: [Layer; 5] = [
     Layer::TimeLimiter,
     Layer::Bulkhead,
 ];
+
+/// Where `layer` is in [`LAYERS`]: the index of its fallback and its count.
+fn slot(layer: Layer) -> usize {
+    LAYERS
+        .iter()
+        .position(|l| *l == layer)
+        .unwrap_or_else(|| unreachable!("no {layer:?} in these chains"))
+}
 
 fn layer_name(layer: Layer) -> &'static str {
     match layer {
@@ -298,7 +307,7 @@ fn answer(layer: Layer, a: Answer, e: Error<E>) -> R {
 }
 
 fn sync_fallback(ctx: &Ctx, layer: Layer, a: Answer, e: Error<E>) -> R {
-    ctx.fallback_calls[layer as usize].fetch_add(1, Ordering::SeqCst);
+    ctx.fallback_calls[slot(layer)].fetch_add(1, Ordering::SeqCst);
     ctx.log(format_args!(
         "{} sync fallback called with {e:?}",
         layer_name(layer)
@@ -313,7 +322,7 @@ fn async_fallback(
     a: Answer,
     e: Error<E>,
 ) -> impl Future<Output = R> + Send + '_ {
-    ctx.fallback_calls[layer as usize].fetch_add(1, Ordering::SeqCst);
+    ctx.fallback_calls[slot(layer)].fetch_add(1, Ordering::SeqCst);
     ctx.log(format_args!(
         "{} async fallback called with {e:?}",
         layer_name(layer)
@@ -518,7 +527,7 @@ impl Reference<'_> {
 
     /// A layer's result after the layer's fallback, if it has one.
     async fn recover(&self, layer: Layer, result: R) -> R {
-        match (self.sc.fallbacks[layer as usize], result) {
+        match (self.sc.fallbacks[slot(layer)], result) {
             (FallbackSpec::Sync(a), Err(e)) => sync_fallback(self.ctx, layer, a, e),
             (FallbackSpec::Async(a), Err(e)) => async_fallback(self.ctx, layer, a, e).await,
             (_, result) => result,
@@ -620,13 +629,13 @@ async fn via_decorators(sc: &Scenario, p: &Prims, ctx: &Ctx) -> R {
         d = d.with_bulkhead(bh);
     }
     for layer in LAYERS {
-        if let FallbackSpec::Sync(a) = sc.fallbacks[layer as usize] {
+        if let FallbackSpec::Sync(a) = sc.fallbacks[slot(layer)] {
             d = d.with_fallback(layer, move |e| sync_fallback(ctx, layer, a, e));
         }
     }
     let asyncs: Vec<(Layer, Answer)> = LAYERS
         .iter()
-        .filter_map(|&layer| match sc.fallbacks[layer as usize] {
+        .filter_map(|&layer| match sc.fallbacks[slot(layer)] {
             FallbackSpec::Async(a) => Some((layer, a)),
             _ => None,
         })

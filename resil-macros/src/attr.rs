@@ -16,6 +16,7 @@ use crate::symbol::{self, Symbol};
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub(crate) enum Aspect {
     Retry,
+    Hedge,
     CircuitBreaker,
     RateLimiter,
     TimeLimiter,
@@ -24,11 +25,13 @@ pub(crate) enum Aspect {
 }
 
 /// The order of the aspects, outermost first: Resilience4j's default
-/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))`. The
+/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))`, with the
+/// hedge (which Resilience4j lacks) between the retry and the breaker. The
 /// thread-pool bulkhead takes the bulkhead's place (Resilience4j's
 /// `@Bulkhead(type = THREADPOOL)`); a function has one or the other.
-pub(crate) const ORDER: [Aspect; 6] = [
+pub(crate) const ORDER: [Aspect; 7] = [
     Aspect::Retry,
+    Aspect::Hedge,
     Aspect::CircuitBreaker,
     Aspect::RateLimiter,
     Aspect::TimeLimiter,
@@ -41,6 +44,7 @@ impl Aspect {
     pub(crate) fn symbol(self) -> Symbol {
         match self {
             Aspect::Retry => symbol::RETRY,
+            Aspect::Hedge => symbol::HEDGE,
             Aspect::CircuitBreaker => symbol::CIRCUIT_BREAKER,
             Aspect::RateLimiter => symbol::RATE_LIMITER,
             Aspect::TimeLimiter => symbol::TIME_LIMITER,
@@ -58,6 +62,7 @@ impl Aspect {
     pub(crate) fn variant(self) -> &'static str {
         match self {
             Aspect::Retry => "Retry",
+            Aspect::Hedge => "Hedge",
             Aspect::CircuitBreaker => "CircuitBreaker",
             Aspect::RateLimiter => "RateLimiter",
             Aspect::TimeLimiter => "TimeLimiter",
@@ -112,6 +117,13 @@ impl Aspect {
             Aspect::RateLimiter => &[NAME, KEY, FALLBACK, PERMITS, CRATE],
             _ => &[NAME, KEY, FALLBACK, CRATE],
         }
+    }
+
+    /// Whether the layer calls the body more than once (the retry one
+    /// attempt after another, the hedge side by side): each attempt then
+    /// needs its own copy of the owned arguments.
+    pub(crate) fn calls_again(self) -> bool {
+        matches!(self, Aspect::Retry | Aspect::Hedge)
     }
 
     /// Position in [`ORDER`], outermost first.

@@ -89,8 +89,9 @@ impl<'a> Chain<'a> {
             .receiver
             .as_ref()
             .is_some_and(|r| r.passing == Passing::Owned);
-        let rename_self = owned_receiver && (has(Aspect::Retry) || pool_clones);
-        let bind_patterns = has(Aspect::Retry) || layers.iter().any(|l| l.fallback.is_some());
+        let again = layers.iter().any(|l| l.aspect.calls_again());
+        let rename_self = owned_receiver && (again || pool_clones);
+        let bind_patterns = again || layers.iter().any(|l| l.fallback.is_some());
         Chain {
             func,
             layers,
@@ -145,7 +146,7 @@ impl<'a> Chain<'a> {
 
     fn expand(&self) -> TokenStream {
         let mut item = self.func.item.clone();
-        let retry = self.has(Aspect::Retry);
+        let retry = self.layers.iter().any(|l| l.aspect.calls_again());
         // The signature: patterns bound to names the expansion can pass on,
         // and `mut` moved to each attempt's own copy.
         for (input, param) in item
@@ -473,15 +474,21 @@ impl<'a> Chain<'a> {
     }
 
     /// Each attempt's own copy of every owned argument (`Clone`, checked
-    /// through `__private::RetryArg` on the argument), and a reborrow of
-    /// every `&mut` one.
+    /// through `__private::RetryArg` on the argument, or `HedgeArg` in a
+    /// chain that hedges without retrying, so that the error names the
+    /// attribute), and a reborrow of every `&mut` one.
     pub(crate) fn attempt_copies(&self) -> TokenStream {
         let p = &self.p;
+        let again = if self.has(Aspect::Retry) {
+            quote!(again)
+        } else {
+            quote!(again_hedged)
+        };
         let mut copies = Vec::new();
         if let Some(r) = &self.func.receiver
             && r.passing == Passing::Owned
         {
-            copies.push(quote_spanned!(r.span=> let __resil_self = #p::again(&self);));
+            copies.push(quote_spanned!(r.span=> let __resil_self = #p::#again(&self);));
         }
         for param in &self.func.params {
             let ident = &param.ident;
@@ -490,7 +497,7 @@ impl<'a> Chain<'a> {
                     let m = param.mutable.then(|| quote!(mut));
                     copies.push(quote_spanned! {param.span=>
                         #[allow(unused_variables)]
-                        let #m #ident = #p::again(&#ident);
+                        let #m #ident = #p::#again(&#ident);
                     });
                 }
                 Passing::Unique => copies.push(quote! {

@@ -30,7 +30,7 @@ impl Chain<'_> {
         let segment = &self.layers[i..end];
         let p = &self.p;
         let is_async = self.func.is_async();
-        let retry = segment.iter().any(|l| l.aspect == Aspect::Retry);
+        let retry = segment.iter().any(|l| l.aspect.calls_again());
         let attempt_recv = self.receiver_ident(retry);
         let copies = if retry {
             self.attempt_copies()
@@ -95,6 +95,7 @@ impl Chain<'_> {
         let inst = self.instance(args);
         match args.aspect {
             Aspect::Retry => quote!(.retry(#inst.part(&__resil_retry_classifier))),
+            Aspect::Hedge => quote!(.hedge(#inst.part())),
             Aspect::CircuitBreaker => {
                 quote!(.circuit_breaker(#inst.part(&__resil_circuit_breaker_classifier)))
             }

@@ -40,6 +40,12 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::aspect(Aspect::Retry, args.into(), item.into()).into()
 }
 
+#[doc = include_str!("../docs/hedge.md")]
+#[proc_macro_attribute]
+pub fn hedge(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::Hedge, args.into(), item.into()).into()
+}
+
 #[doc = include_str!("../docs/rate_limiter.md")]
 #[proc_macro_attribute]
 pub fn rate_limiter(args: TokenStream, item: TokenStream) -> TokenStream {

@@ -10,6 +10,7 @@ use syn::{Ident, Path};
 pub(crate) struct Symbol(pub(crate) &'static str);
 
 pub(crate) const RETRY: Symbol = Symbol("retry");
+pub(crate) const HEDGE: Symbol = Symbol("hedge");
 pub(crate) const CIRCUIT_BREAKER: Symbol = Symbol("circuit_breaker");
 pub(crate) const RATE_LIMITER: Symbol = Symbol("rate_limiter");
 pub(crate) const TIME_LIMITER: Symbol = Symbol("time_limiter");

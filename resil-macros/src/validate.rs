@@ -26,8 +26,11 @@ pub(crate) fn chain(cx: &Ctxt, func: &Func) {
         pool_arguments_are_owned(cx, func);
         pool_body_does_not_await(cx, func);
     }
-    if has(Aspect::Retry).is_some() {
-        async_retry_has_no_unique_borrows(cx, func);
+    if let Some(hedge) = has(Aspect::Hedge) {
+        hedge_is_async(cx, func, hedge);
+    }
+    if let Some(again) = layers.iter().find(|l| l.aspect.calls_again()) {
+        async_retry_has_no_unique_borrows(cx, func, again.aspect);
     }
 }
 
@@ -108,6 +111,21 @@ fn time_limiter_is_async(cx: &Ctxt, func: &Func, tl: &AspectArgs) {
     }
 }
 
+/// A hedge runs attempts side by side; a blocking call has nothing to run
+/// beside it.
+fn hedge_is_async(cx: &Ctxt, func: &Func, hedge: &AspectArgs) {
+    if !func.is_async() {
+        cx.syn_error(syn::Error::new(
+            func.item.sig.fn_token.span,
+            format!(
+                "`#[hedge]` needs an `async fn`: a blocking call cannot run beside another attempt of itself; make `{}` async or remove `#[hedge(name = {:?})]`",
+                func.item.sig.ident,
+                hedge.name.as_ref().map(|n| n.value()).unwrap_or_default(),
+            ),
+        ));
+    }
+}
+
 /// The thread-pool bulkhead runs the body on one of its threads: borrowed
 /// arguments cannot go there (`Send` and `'static` of owned ones are checked
 /// by the compiler through `__private::PoolArg`).
@@ -177,9 +195,10 @@ fn find_await(tokens: TokenStream) -> Option<proc_macro2::Span> {
     None
 }
 
-/// An async retry hands each attempt a future of its own; a `&mut` cannot be
-/// lent to one attempt's future and then to the next one's.
-fn async_retry_has_no_unique_borrows(cx: &Ctxt, func: &Func) {
+/// An async retry or hedge hands each attempt a future of its own; a `&mut`
+/// cannot be lent to one attempt's future and then to the next one's.
+fn async_retry_has_no_unique_borrows(cx: &Ctxt, func: &Func, aspect: Aspect) {
+    let owner = aspect.attr_name();
     if !func.is_async() {
         return;
     }
@@ -188,7 +207,7 @@ fn async_retry_has_no_unique_borrows(cx: &Ctxt, func: &Func) {
     {
         cx.syn_error(syn::Error::new(
             r.span,
-            "`#[retry]` on an `async fn` cannot lend `&mut self` to one attempt after another; take `&self` (with interior mutability) or make the function sync",
+            format!("`#[{owner}]` on an `async fn` cannot lend `&mut self` to one attempt after another; take `&self` (with interior mutability){}", if aspect == Aspect::Retry { " or make the function sync" } else { "" }),
         ));
     }
     for p in &func.params {
@@ -196,7 +215,7 @@ fn async_retry_has_no_unique_borrows(cx: &Ctxt, func: &Func) {
             cx.syn_error(syn::Error::new(
                 p.span,
                 format!(
-                    "`#[retry]` on an `async fn` cannot lend `{}` to one attempt after another; take a shared reference or an owned `Clone` value",
+                    "`#[{owner}]` on an `async fn` cannot lend `{}` to one attempt after another; take a shared reference or an owned `Clone` value",
                     tokens_text(p.ty.to_token_stream())
                 ),
             ));

@@ -13,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent};
 use resil_core::event::{Event, EventKind};
+use resil_core::hedge::{Hedge, HedgeConfig, HedgeEvent};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterEvent};
 use resil_core::retry::{Retry, RetryConfig, RetryEvent};
 use resil_core::thread_pool_bulkhead::{
@@ -201,6 +202,39 @@ pub(crate) fn time_limiter_event(event: &Event<TimeLimiterEvent>) -> (&'static s
     (ty, Value::Object(base("timeLimiterName", event, ty)))
 }
 
+/// A hedge's event (resil's own): its type, and the attempt, winner or
+/// attempts it names.
+pub(crate) fn hedge_event(event: &Event<HedgeEvent>) -> (&'static str, Value) {
+    let ty = event.kind().event_type().as_str();
+    let mut m = base("hedgeName", event, ty);
+    match *event.kind() {
+        HedgeEvent::Hedged { attempt, delay } => {
+            m.insert("attempt".to_owned(), json!(attempt));
+            if let Some(delay) = delay {
+                m.insert(
+                    "delay".to_owned(),
+                    json!(resil_core::clock::format_duration(delay)),
+                );
+            }
+        }
+        HedgeEvent::Success { winner, attempts } => {
+            m.insert("winner".to_owned(), json!(winner));
+            m.insert("numberOfAttempts".to_owned(), json!(attempts));
+        }
+        HedgeEvent::Error {
+            attempts,
+            error_kind,
+        } => {
+            m.insert("numberOfAttempts".to_owned(), json!(attempts));
+            if let Some(kind) = error_kind {
+                m.insert("errorKind".to_owned(), json!(kind));
+            }
+        }
+        _ => {}
+    }
+    (ty, Value::Object(m))
+}
+
 /// A primitive whose events have Resilience4j's JSON (the event-stream
 /// sink's and the buffered events' shape).
 pub(crate) trait EventJson: Observed {
@@ -225,6 +259,7 @@ event_json! {
     ThreadPoolBulkhead => thread_pool_bulkhead_event;
     RateLimiter => rate_limiter_event;
     TimeLimiter => time_limiter_event;
+    Hedge => hedge_event;
 }
 
 /// What the actuator shows of one kind of primitive.
@@ -485,6 +520,30 @@ impl Shown for TimeLimiter {
     }
     fn current_config(&self) -> TimeLimiterConfig {
         *self.config()
+    }
+    fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
+        events!(self)
+    }
+}
+
+impl Shown for Hedge {
+    const LIST_KEY: &'static str = "hedges";
+    const EVENTS_KEY: &'static str = "hedgeEvents";
+    const EVENT_TYPES: &'static [&'static str] = &["HEDGED", "SUCCESS", "ERROR"];
+
+    /// The hedge's counts and the delay a call would wait now.
+    fn state(&self) -> Value {
+        let m = self.metrics();
+        json!({
+            "numberOfPrimaryWins": m.number_of_primary_wins(),
+            "numberOfHedgeWins": m.number_of_hedge_wins(),
+            "numberOfFailedCalls": m.number_of_failed_calls(),
+            "numberOfHedgedAttempts": m.number_of_hedged_attempts(),
+            "currentDelay": resil_core::clock::format_duration(self.current_delay()),
+        })
+    }
+    fn current_config(&self) -> HedgeConfig {
+        self.config().clone()
     }
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)

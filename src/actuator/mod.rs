@@ -36,10 +36,10 @@
 //! | `/actuator/health` | Spring Boot's health document; see below |
 //! | `/actuator/health/{component}` | one component (`circuitBreakers`, `rateLimiters`, `ping`) |
 //! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}`; a keyed name's details hold its `keys` (see [Keyed instances](#keyed-instances)) |
-//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`), and `keyed` when a name has keys |
+//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters`, `/actuator/hedges` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`, `hedges`), and `keyed` when a name has keys |
 //! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them, and `keyed` |
 //! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's), and `keyed` |
-//! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter` |
+//! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter`, `hedge` (`HEDGED`, `SUCCESS`, `ERROR`: `hedgeEvents`) |
 //! | `/actuator/stream{kind}events[/{name}[/{eventType}]]` | server-sent events: `id` the instance, `event` the type, `data` the event's JSON; an `event: ping` every second; at most [`ActuatorBuilder::max_stream_clients`] open (default 16), a 503 past it, of which [`ActuatorBuilder::operator_stream_clients`] (default a quarter) only for requests with the bearer token, and at most [`ActuatorBuilder::max_stream_clients_per_peer`] (default 4) per IP address without it, a 429 past it |
 //! | `/actuator/prometheus` | the Prometheus text of [`ActuatorBuilder::prometheus`]'s handle, after [`metrics::refresh`](crate::metrics::refresh)-ing the gauges of these registries (404 without a handle) |
 //! | `/actuator/resilience` | every protected function, its stack, each layer's effective configuration and live state (a retry's with the budget it spends: `retryBudget` with `name`, `balance`, `denied`), and every instance; file paths and source lines only with [`ActuatorBuilder::expose_sources`] |
@@ -100,7 +100,7 @@
 //!       "state":{"numberOfSuccessfulCallsWithoutRetryAttempt":7,..}},
 //!      {"aspect":"circuitbreaker","name":"inventory-query","line":42,"fallback":"Self::unknown",..}]}],
 //!  "instances":{"circuitbreaker":{"inventory-query":{..,"usedBy":["inventory::Inventory::query"]}},
-//!    "retry":{..},"bulkhead":{..},"thread-pool-bulkhead":{},"ratelimiter":{},"timelimiter":{..}}}
+//!    "retry":{..},"bulkhead":{..},"thread-pool-bulkhead":{},"ratelimiter":{},"timelimiter":{..},"hedge":{}}}
 //! ```
 //!
 //! `POST /actuator/circuitbreakers/inventory-query` with
@@ -266,6 +266,7 @@ use resil_config::{Aspect, InitError, Registries, ReloadReport, Report, Resilien
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::clock::Nanos;
+use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;

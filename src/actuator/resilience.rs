@@ -9,6 +9,7 @@ use axum::response::Response;
 use resil_config::{Aspect, Declaration, InstanceReport, Registries, Report};
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
@@ -85,6 +86,7 @@ fn instance_fields_of(
         }
         Aspect::RateLimiter => instance_fields::<RateLimiter>(registries, report, name),
         Aspect::TimeLimiter => instance_fields::<TimeLimiter>(registries, report, name),
+        Aspect::Hedge => instance_fields::<Hedge>(registries, report, name),
     }
 }
 
@@ -243,6 +245,7 @@ pub(crate) fn document(
             "thread-pool-bulkhead": instances::<ThreadPoolBulkhead>(registries, report, &declarations),
             "ratelimiter": instances::<RateLimiter>(registries, report, &declarations),
             "timelimiter": instances::<TimeLimiter>(registries, report, &declarations),
+            "hedge": instances::<Hedge>(registries, report, &declarations),
         },
     })
 }

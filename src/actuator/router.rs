@@ -22,6 +22,7 @@ pub(super) fn routes(s: &Arc<Shared>) -> Router {
         )
         .route("/actuator/ratelimiters", get(names::<RateLimiter>))
         .route("/actuator/timelimiters", get(names::<TimeLimiter>))
+        .route("/actuator/hedges", get(names::<Hedge>))
         .route("/actuator/resilience", get(resilience_document));
     r = events_routes::<CircuitBreaker>(r, "circuitbreaker", &[Aspect::CircuitBreaker]);
     r = events_routes::<Retry>(r, "retry", &[Aspect::Retry]);
@@ -33,6 +34,7 @@ pub(super) fn routes(s: &Arc<Shared>) -> Router {
     r = events_routes::<ThreadPoolBulkhead>(r, "threadpoolbulkhead", &[Aspect::ThreadPoolBulkhead]);
     r = events_routes::<RateLimiter>(r, "ratelimiter", &[Aspect::RateLimiter]);
     r = events_routes::<TimeLimiter>(r, "timelimiter", &[Aspect::TimeLimiter]);
+    r = events_routes::<Hedge>(r, "hedge", &[Aspect::Hedge]);
     if s.prometheus.is_some() {
         r = r
             .route("/actuator/prometheus", get(prometheus))

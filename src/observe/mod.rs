@@ -17,6 +17,7 @@ use resil_config::{GlobalHook, GlobalPrimitive, Registries};
 use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent};
 use resil_core::event::{Event, EventKind, EventPublisher, SubscriptionId};
+use resil_core::hedge::{Hedge, HedgeEvent};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterEvent};
 use resil_core::registry::{Registry, RegistryEvent};
 use resil_core::retry::{Retry, RetryEvent};
@@ -89,6 +90,7 @@ pub(crate) struct Binding {
     thread_pool_bulkheads: Attached<ThreadPoolBulkhead>,
     rate_limiters: Attached<RateLimiter>,
     time_limiters: Attached<TimeLimiter>,
+    hedges: Attached<Hedge>,
     /// Where the instances' events go ([`sink::registered`]).
     sinks: Box<[Arc<dyn DynSink>]>,
 }
@@ -141,12 +143,14 @@ impl Binding {
         self.attach_one(registries.thread_pool_bulkheads());
         self.attach_one(registries.rate_limiters());
         self.attach_one(registries.time_limiters());
+        self.attach_one(registries.hedges());
         self.attach_keyed::<CircuitBreaker>(registries.keyed());
         self.attach_keyed::<Retry>(registries.keyed());
         self.attach_keyed::<Bulkhead>(registries.keyed());
         self.attach_keyed::<ThreadPoolBulkhead>(registries.keyed());
         self.attach_keyed::<RateLimiter>(registries.keyed());
         self.attach_keyed::<TimeLimiter>(registries.keyed());
+        self.attach_keyed::<Hedge>(registries.keyed());
     }
 
     /// Follows the keyed instances of one aspect (`key = expr`): each key
@@ -208,6 +212,7 @@ impl Binding {
             thread_pool_bulkheads: Attached::default(),
             rate_limiters: Attached::default(),
             time_limiters: Attached::default(),
+            hedges: Attached::default(),
             sinks: sink::registered(),
         }
     }
@@ -325,6 +330,7 @@ impl Binding {
         each::<ThreadPoolBulkhead>(self);
         each::<RateLimiter>(self);
         each::<TimeLimiter>(self);
+        each::<Hedge>(self);
     }
 }
 
@@ -421,6 +427,7 @@ observed! {
     ThreadPoolBulkhead, ThreadPoolBulkheadEvent, thread_pool_bulkheads;
     RateLimiter, RateLimiterEvent, rate_limiters;
     TimeLimiter, TimeLimiterEvent, time_limiters;
+    Hedge, HedgeEvent, hedges;
 }
 
 pub(crate) use crate::sync::lock;

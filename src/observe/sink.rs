@@ -27,6 +27,7 @@ use std::sync::Arc;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::event::Event;
+use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
@@ -65,7 +66,7 @@ pub(crate) trait Sink<P: Observed>: Send + Sync + 'static {
 }
 
 /// A sink of every primitive's events: what a binding's list holds. Any
-/// type with the six [`Sink`] impls is one.
+/// type with the seven [`Sink`] impls is one.
 pub(crate) trait DynSink:
     Sink<CircuitBreaker>
     + Sink<Retry>
@@ -73,6 +74,7 @@ pub(crate) trait DynSink:
     + Sink<ThreadPoolBulkhead>
     + Sink<RateLimiter>
     + Sink<TimeLimiter>
+    + Sink<Hedge>
     + Any
     + Send
     + Sync
@@ -86,6 +88,7 @@ impl<S> DynSink for S where
         + Sink<ThreadPoolBulkhead>
         + Sink<RateLimiter>
         + Sink<TimeLimiter>
+        + Sink<Hedge>
 {
 }
 

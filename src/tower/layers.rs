@@ -8,6 +8,7 @@ use resil_core::chain::Stack;
 use resil_core::circuit_breaker::{
     self, CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerPart,
 };
+use resil_core::hedge::{self, Hedge, HedgePart};
 use resil_core::rate_limiter::{self, RateLimiter, RateLimiterPart};
 use resil_core::retry::{self, Retry, RetryClassifier, RetryPart};
 use resil_core::time_limiter::{self, TimeLimiter, TimeLimiterPart};
@@ -83,7 +84,17 @@ pub struct BulkheadSlot<H> {
     pub(super) bulkhead: H,
 }
 
+/// The hedge's place.
+#[derive(Clone)]
+pub struct HedgeSlot<H> {
+    pub(super) hedge: H,
+}
+
 impl<H, P> Attempts for RetrySlot<H, P> {
+    type Requests = Cloned;
+}
+
+impl<H> Attempts for HedgeSlot<H> {
     type Requests = Cloned;
 }
 
@@ -130,6 +141,7 @@ macro_rules! slots {
     (@part LimiterSlot, $r:ty) => { RateLimiterPart<$r> };
     (@part TimerSlot, $r:ty) => { TimeLimiterPart<$r> };
     (@part BulkheadSlot, $r:ty) => { BulkheadPart<$r> };
+    (@part HedgeSlot, $r:ty) => { HedgePart<$r> };
 }
 
 slots! {
@@ -143,6 +155,8 @@ slots! {
         => |s| s.time_limiter.shared_part(), s.time_limiter.part();
     BulkheadSlot<> => bulkhead: Bulkhead, bulkhead
         => |s| s.bulkhead.shared_part(), s.bulkhead.part();
+    HedgeSlot<> => hedge: Hedge, hedge
+        => |s| s.hedge.shared_part(), s.hedge.part();
 }
 
 /// A [`tower::Layer`](tower_layer::Layer) that guards a service with a
@@ -447,6 +461,7 @@ macro_rules! plain_layer {
 
 /// The stack with one place filled.
 macro_rules! slot_stack {
+    (hedge, $t:ty) => { Stack<(), (), $t> };
     (rate_limiter, $t:ty) => { Stack<(), (), (), (), $t> };
     (time_limiter, $t:ty) => { Stack<(), (), (), (), (), $t> };
     (bulkhead, $t:ty) => { Stack<(), (), (), (), (), (), $t> };
@@ -544,4 +559,44 @@ plain_layer! {
     /// # }
     /// ```
     TimeLimiterLayer, TimeLimiterService, TimerSlot { time_limiter: TimeLimiter }, time_limiter
+}
+
+plain_layer! {
+    /// A [`tower::Layer`](tower_layer::Layer) that hedges a service's
+    /// calls with a [`Hedge`]: when the response has not come after the
+    /// delay, the request is sent again (a clone: the request must be
+    /// `Clone`) beside the first, up to `max-hedged-attempts` times; the
+    /// first success is the response and the other calls are dropped. A
+    /// failed attempt starts the next at once; when all fail, the last
+    /// error is the response. Each hedged attempt makes the service ready
+    /// again before calling it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use resil::hedge::{Hedge, HedgeConfig};
+    /// use resil::tower::HedgeLayer;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    /// use tower::{ServiceBuilder, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), resil::config::ConfigError> {
+    /// static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let config = HedgeConfig::builder().delay(Duration::from_millis(20)).build()?;
+    /// let hedge = Hedge::new("quote", config);
+    /// let svc = ServiceBuilder::new()
+    ///     .layer(HedgeLayer::new(hedge.clone()))
+    ///     .service(service_fn(|sku: &'static str| async move {
+    ///         // the first call is slow, the second fast
+    ///         let slow = CALLS.fetch_add(1, Ordering::SeqCst) == 0;
+    ///         tokio::time::sleep(Duration::from_millis(if slow { 900 } else { 5 })).await;
+    ///         Ok::<_, std::io::Error>(sku.len())
+    ///     }));
+    /// assert_eq!(svc.oneshot("SKU-1").await.unwrap(), 5);
+    /// assert_eq!(hedge.metrics().number_of_hedge_wins(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    HedgeLayer, HedgeService, HedgeSlot { hedge: Hedge }, hedge
 }

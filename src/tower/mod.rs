@@ -10,6 +10,7 @@
 //! | [`RateLimiterLayer`] | [`RateLimiterService`] | [`RateLimiter`] |
 //! | [`TimeLimiterLayer`] | [`TimeLimiterService`] | [`TimeLimiter`] |
 //! | [`DeadlineLayer`] | [`DeadlineService`] | a request's deadline, from its `grpc-timeout` header |
+//! | [`HedgeLayer`] | [`HedgeService`] | [`Hedge`] (`Clone` requests) |
 //!
 //! Each service answers with the inner service's response, fails with
 //! [`resil::Error<S::Error>`](crate::Error) (the inner error as
@@ -43,6 +44,7 @@
 //!
 //! [`named`] builds the stack of the global instances of one name, always in
 //! Resilience4j's order `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))`
+//! (with a hedge, if asked for, between the retry and the breaker)
 //! whatever the order of the builder's calls, as one service with one error
 //! type, on the instances themselves (no reference count per call):
 //!
@@ -78,6 +80,7 @@
 //! [`Bulkhead`]: crate::bulkhead::Bulkhead
 //! [`RateLimiter`]: crate::rate_limiter::RateLimiter
 //! [`TimeLimiter`]: crate::time_limiter::TimeLimiter
+//! [`Hedge`]: crate::hedge::Hedge
 //! [`Error::Inner`]: crate::Error::Inner
 
 mod deadline;
@@ -98,8 +101,9 @@ use tower_service::Service;
 pub use self::deadline::{DeadlineFuture, DeadlineLayer, DeadlineService, GRPC_TIMEOUT};
 pub use self::layers::{
     BreakerSlot, BulkheadLayer, BulkheadService, BulkheadSlot, CircuitBreakerLayer,
-    CircuitBreakerService, LimiterSlot, RateLimiterLayer, RateLimiterService, RetryLayer,
-    RetryService, RetrySlot, TimeLimiterLayer, TimeLimiterService, TimerSlot,
+    CircuitBreakerService, HedgeLayer, HedgeService, HedgeSlot, LimiterSlot, RateLimiterLayer,
+    RateLimiterService, RetryLayer, RetryService, RetrySlot, TimeLimiterLayer, TimeLimiterService,
+    TimerSlot,
 };
 pub use self::named::{Named, NamedLayer, named};
 #[cfg(feature = "actuator")]
@@ -129,8 +133,9 @@ impl<Res, E> Slot<Res, E> for () {
     fn part(&self) {}
 }
 
-/// How the retry's place hands the request to each attempt: a stack with a
-/// retry clones it (the request must be `Clone`), one without moves it.
+/// How the retry's and the hedge's places hand the request to each
+/// attempt: a stack with a retry or a hedge clones it (the request must be
+/// `Clone`), one without moves it.
 pub trait Attempts {
     /// [`Once`] or [`Cloned`].
     type Requests;
@@ -148,10 +153,24 @@ pub struct Once;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cloned;
 
+/// [`Cloned`] when either of two places makes several attempts.
+pub trait Either<B> {
+    /// [`Once`] or [`Cloned`].
+    type Requests;
+}
+
+impl<B> Either<B> for Once {
+    type Requests = B;
+}
+
+impl<B> Either<B> for Cloned {
+    type Requests = Cloned;
+}
+
 /// A request that the attempts of a call can be given: any request for
-/// one attempt, a `Clone` one for a retry's.
+/// one attempt, a `Clone` one for a retry's or a hedge's.
 #[diagnostic::on_unimplemented(
-    message = "a retried request is sent again for each attempt, so `{Self}` must be `Clone`",
+    message = "a retried or hedged request is sent again for each attempt, so `{Self}` must be `Clone`",
     label = "`{Self}` is not `Clone`",
     note = "derive or implement `Clone` for the request type"
 )]
@@ -186,14 +205,17 @@ impl<Req: Clone> Requests<Req> for Cloned {
 }
 
 /// The places of a tower stack that says how its attempts get the
-/// request: with a retry, each one gets a clone.
+/// request: with a retry or a hedge, each one gets a clone.
 pub trait Retries {
     /// [`Once`] or [`Cloned`].
     type Requests;
 }
 
-impl<D, R: Attempts, H, C, L, T, B, F> Retries for Stack<D, R, H, C, L, T, B, F> {
-    type Requests = R::Requests;
+impl<D, R: Attempts, H: Attempts, C, L, T, B, F> Retries for Stack<D, R, H, C, L, T, B, F>
+where
+    R::Requests: Either<H::Requests>,
+{
+    type Requests = <R::Requests as Either<H::Requests>>::Requests;
 }
 
 /// The places of a tower stack (the engine's [`Stack`] of [`Slot`]s) for
@@ -223,22 +245,29 @@ where
     S: Service<Req>,
     D: Slot<S::Response, S::Error>,
     R: Slot<S::Response, S::Error> + Attempts,
-    R::Requests: Requests<Req>,
-    H: Slot<S::Response, S::Error>,
+    H: Slot<S::Response, S::Error> + Attempts,
+    R::Requests: Either<H::Requests>,
+    <R::Requests as Either<H::Requests>>::Requests: Requests<Req>,
     C: Slot<S::Response, S::Error>,
     L: Slot<S::Response, S::Error>,
     T: Slot<S::Response, S::Error>,
     B: Slot<S::Response, S::Error>,
     F: Slot<S::Response, S::Error>,
-    Parts<S, Req, D, R, H, C, L, T, B, F>: Around<ServiceCall<S, Req, R::Requests>>,
-    <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<ServiceCall<S, Req, R::Requests>>>::Node:
-        Node<Output = Result<S::Response, Error<S::Error>>>,
+    Parts<S, Req, D, R, H, C, L, T, B, F>:
+        Around<ServiceCall<S, Req, <R::Requests as Either<H::Requests>>::Requests>>,
+    <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<
+        ServiceCall<S, Req, <R::Requests as Either<H::Requests>>::Requests>,
+    >>::Node: Node<Output = Result<S::Response, Error<S::Error>>>,
 {
-    type Node =
-        <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<ServiceCall<S, Req, R::Requests>>>::Node;
+    type Node = <Parts<S, Req, D, R, H, C, L, T, B, F> as Around<
+        ServiceCall<S, Req, <R::Requests as Either<H::Requests>>::Requests>,
+    >>::Node;
 
     #[inline(always)]
-    fn node(&self, call: ServiceCall<S, Req, R::Requests>) -> Self::Node {
+    fn node(
+        &self,
+        call: ServiceCall<S, Req, <R::Requests as Either<H::Requests>>::Requests>,
+    ) -> Self::Node {
         let (d, r, h, c, l, t, b, f) = self.parts();
         Stack::new()
             .deadline(d.part())

@@ -5,12 +5,13 @@ use std::fmt;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::chain::Stack;
 use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;
 use resil_core::time_limiter::TimeLimiter;
 use tower_layer::Layer;
 
-use super::layers::{BreakerSlot, BulkheadSlot, LimiterSlot, RetrySlot, TimerSlot};
+use super::layers::{BreakerSlot, BulkheadSlot, HedgeSlot, LimiterSlot, RetrySlot, TimerSlot};
 use super::{CircuitBreakerLayer, Guarded, RetryLayer, Unclassified};
 
 /// Starts the stack of the global instances named `name` (see [`Named`]).
@@ -45,7 +46,7 @@ pub fn named(name: &str) -> Named {
 
 /// A builder of the stack of one name's global instances, always composed in
 /// Resilience4j's order
-/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service)))))`
+/// `Retry(Hedge(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service))))))`
 /// whatever the order of the calls; an aspect not asked for is left out.
 ///
 /// The stack is one service on resil's engine, failing with one
@@ -53,14 +54,14 @@ pub fn named(name: &str) -> Named {
 /// the breaker as a rejection to record, and the retry as one to retry or
 /// not). It holds each instance by a plain reference: the global instances
 /// live as long as the process, so a call touches no reference count.
-pub struct Named<R = (), C = (), L = (), T = (), B = ()> {
+pub struct Named<R = (), C = (), L = (), T = (), B = (), H = ()> {
     name: String,
-    slots: Stack<(), R, (), C, L, T, B>,
+    slots: Stack<(), R, H, C, L, T, B>,
 }
 
-impl<R, C, L, T, B> Named<R, C, L, T, B> {
+impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     /// Adds the global retry of this name, outermost.
-    pub fn retry(self) -> Named<RetrySlot<&'static Retry, Unclassified>, C, L, T, B> {
+    pub fn retry(self) -> Named<RetrySlot<&'static Retry, Unclassified>, C, L, T, B, H> {
         self.retry_with(|layer| layer)
     }
 
@@ -69,7 +70,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     pub fn retry_with<P>(
         self,
         classify: impl FnOnce(RetryLayer<Unclassified, &'static Retry>) -> RetryLayer<P, &'static Retry>,
-    ) -> Named<RetrySlot<&'static Retry, P>, C, L, T, B> {
+    ) -> Named<RetrySlot<&'static Retry, P>, C, L, T, B, H> {
         let retry = resil_config::global::pinned::<Retry>(&self.name);
         Named {
             slots: self.slots.retry(classify(RetryLayer::of(retry)).slot),
@@ -80,7 +81,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     /// Adds the global circuit breaker of this name, inside the retry.
     pub fn circuit_breaker(
         self,
-    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, Unclassified>, L, T, B> {
+    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, Unclassified>, L, T, B, H> {
         self.circuit_breaker_with(|layer| layer)
     }
 
@@ -115,7 +116,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
         classify: impl FnOnce(
             CircuitBreakerLayer<Unclassified, &'static CircuitBreaker>,
         ) -> CircuitBreakerLayer<P, &'static CircuitBreaker>,
-    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, P>, L, T, B> {
+    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, P>, L, T, B, H> {
         let cb = resil_config::global::pinned::<CircuitBreaker>(&self.name);
         Named {
             slots: self
@@ -126,7 +127,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     }
 
     /// Adds the global rate limiter of this name, inside the breaker.
-    pub fn rate_limiter(self) -> Named<R, C, LimiterSlot<&'static RateLimiter>, T, B> {
+    pub fn rate_limiter(self) -> Named<R, C, LimiterSlot<&'static RateLimiter>, T, B, H> {
         let limiter = resil_config::global::pinned::<RateLimiter>(&self.name);
         Named {
             slots: self.slots.rate_limiter(LimiterSlot { limiter }),
@@ -135,7 +136,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     }
 
     /// Adds the global time limiter of this name, inside the rate limiter.
-    pub fn time_limiter(self) -> Named<R, C, L, TimerSlot<&'static TimeLimiter>, B> {
+    pub fn time_limiter(self) -> Named<R, C, L, TimerSlot<&'static TimeLimiter>, B, H> {
         let time_limiter = resil_config::global::pinned::<TimeLimiter>(&self.name);
         Named {
             slots: self.slots.time_limiter(TimerSlot { time_limiter }),
@@ -144,7 +145,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     }
 
     /// Adds the global (semaphore) bulkhead of this name, innermost.
-    pub fn bulkhead(self) -> Named<R, C, L, T, BulkheadSlot<&'static Bulkhead>> {
+    pub fn bulkhead(self) -> Named<R, C, L, T, BulkheadSlot<&'static Bulkhead>, H> {
         let bulkhead = resil_config::global::pinned::<Bulkhead>(&self.name);
         Named {
             slots: self.slots.bulkhead(BulkheadSlot { bulkhead }),
@@ -152,8 +153,19 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
         }
     }
 
+    /// Adds the global hedge of this name, inside the retry and outside
+    /// the breaker: each hedged attempt passes the breaker and the layers
+    /// inside it. The request must be `Clone`.
+    pub fn hedge(self) -> Named<R, C, L, T, B, HedgeSlot<&'static Hedge>> {
+        let hedge = resil_config::global::pinned::<Hedge>(&self.name);
+        Named {
+            slots: self.slots.hedge(HedgeSlot { hedge }),
+            name: self.name,
+        }
+    }
+
     /// The layer of the stack.
-    pub fn build(self) -> NamedLayer<R, C, L, T, B> {
+    pub fn build(self) -> NamedLayer<R, C, L, T, B, H> {
         NamedLayer {
             name: self.name,
             slots: self.slots,
@@ -161,7 +173,7 @@ impl<R, C, L, T, B> Named<R, C, L, T, B> {
     }
 }
 
-impl<R, C, L, T, B> fmt::Debug for Named<R, C, L, T, B> {
+impl<R, C, L, T, B, H> fmt::Debug for Named<R, C, L, T, B, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Named")
             .field("name", &self.name)
@@ -170,33 +182,33 @@ impl<R, C, L, T, B> fmt::Debug for Named<R, C, L, T, B> {
 }
 
 /// The layer that [`Named::build`] returns: the stack
-/// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service)))))` of
-/// the aspects asked for, as one service.
+/// `Retry(Hedge(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service))))))`
+/// of the aspects asked for, as one service.
 #[derive(Clone)]
-pub struct NamedLayer<R, C, L, T, B> {
+pub struct NamedLayer<R, C, L, T, B, H = ()> {
     name: String,
-    slots: Stack<(), R, (), C, L, T, B>,
+    slots: Stack<(), R, H, C, L, T, B>,
 }
 
-impl<R, C, L, T, B> NamedLayer<R, C, L, T, B> {
+impl<R, C, L, T, B, H> NamedLayer<R, C, L, T, B, H> {
     /// The instances' name.
     pub fn name(&self) -> &str {
         &self.name
     }
 }
 
-impl<S, R, C, L, T, B> Layer<S> for NamedLayer<R, C, L, T, B>
+impl<S, R, C, L, T, B, H> Layer<S> for NamedLayer<R, C, L, T, B, H>
 where
-    Stack<(), R, (), C, L, T, B>: Clone,
+    Stack<(), R, H, C, L, T, B>: Clone,
 {
-    type Service = Guarded<S, Stack<(), R, (), C, L, T, B>>;
+    type Service = Guarded<S, Stack<(), R, H, C, L, T, B>>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Guarded::new(inner, self.slots.clone())
     }
 }
 
-impl<R, C, L, T, B> fmt::Debug for NamedLayer<R, C, L, T, B> {
+impl<R, C, L, T, B, H> fmt::Debug for NamedLayer<R, C, L, T, B, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NamedLayer")
             .field("name", &self.name)

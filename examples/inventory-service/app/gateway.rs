@@ -50,6 +50,26 @@ impl InventoryGateway {
         self.client.query(sku, mode).await
     }
 
+    /// The stock of `sku`, hedged (`[hedge.instances.inventory-read]`): when
+    /// the inventory has not answered within the 90th percentile of its
+    /// recent answers (150 ms until it has seen enough of them), the query
+    /// goes out again beside the first, and the first answer wins; the other
+    /// query is dropped. A read may run twice at once; the write path is
+    /// never hedged. When both fail, the answer is `UNKNOWN`, as for
+    /// [`InventoryGateway::query`].
+    ///
+    /// # Errors
+    ///
+    /// Only the caller's mistakes (`InvalidSku`).
+    #[resil::hedge(name = "inventory-read", fallback = Self::unknown_inventory)]
+    pub(crate) async fn read(
+        &self,
+        sku: &str,
+        mode: Mode,
+    ) -> Result<InventoryView, InventoryError> {
+        self.client.query(sku, mode).await
+    }
+
     /// The fallback of the outermost layer, so that it runs once the retry
     /// is done (a fallback on the breaker would answer before the retry could
     /// try again). It says that the stock is unknown, never that it is there.

@@ -7,6 +7,7 @@
 //! | `GET /native/inventory/{sku}?mode=...` | the same, through Retry and CircuitBreaker composed by hand |
 //! | `GET /layered/inventory/{sku}?mode=...` | the same, the route behind `resil::tower::named("inventory-query")` |
 //! | `GET /cloud/inventory/{sku}?mode=...` | the same, through the Spring Cloud facade, as the Java `InventoryGateway` |
+//! | `GET /hedged/inventory/{sku}?mode=...` | the same, hedged: a slow query gets a second one beside it |
 //! | `GET /inventory/attempts` | the physical attempts that reached the inventory |
 //! | `POST /inventory/{sku}/reservations?mode=...` | reserve, with an `Idempotency-Key` header and `{"quantity": n}` |
 //! | `GET /reservations/{key}` | what the inventory knows of a reservation |
@@ -112,6 +113,7 @@ fn attributed(inventory: Inventory) -> Router {
         .route("/inventory/{sku}", get(query))
         .route("/native/inventory/{sku}", get(native_query))
         .route("/cloud/inventory/{sku}", get(cloud_query))
+        .route("/hedged/inventory/{sku}", get(hedged_query))
         .route(
             "/inventory/{sku}/reservations",
             axum::routing::post(reserve),
@@ -165,6 +167,17 @@ async fn query(
     Query(ModeParam { mode }): Query<ModeParam>,
 ) -> Response {
     match inventory.gateway.query(&sku, mode).await {
+        Ok(view) => Json(view).into_response(),
+        Err(e) => failure(&e),
+    }
+}
+
+async fn hedged_query(
+    State(inventory): State<Inventory>,
+    Path(sku): Path<String>,
+    Query(ModeParam { mode }): Query<ModeParam>,
+) -> Response {
+    match inventory.gateway.read(&sku, mode).await {
         Ok(view) => Json(view).into_response(),
         Err(e) => failure(&e),
     }

@@ -9,11 +9,13 @@
 //! written once:
 //!
 //! ```text
-//! Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) )
+//! Retry( Hedge( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) ) )
 //! ```
 //!
 //! Resilience4j's default aspect order (Spring Boot's), whatever order a face
-//! is given its layers in. So every attempt of the retry passes through the
+//! is given its layers in, with the hedge (which Resilience4j lacks) between
+//! the retry and the breaker: each hedged attempt is an attempt the breaker
+//! counts and the bulkhead admits. So every attempt of the retry passes through the
 //! breaker (the breaker counts attempts, not logical calls), a refusal of
 //! the breaker is retried like any other error unless the retry's
 //! classification says otherwise, and the time limiter's timeout, which
@@ -73,7 +75,10 @@ pub use self::node::{Call, Ctx, HasAttempt, Lift, Node, SyncNode, Wrap};
 pub enum Layer {
     /// The outermost layer: its attempts pass every layer inside it.
     Retry,
-    /// Inside the retry: it counts each attempt.
+    /// Inside the retry: its attempts, the primary and the hedged ones,
+    /// pass every layer inside it (async calls only).
+    Hedge,
+    /// Inside the hedge: it counts each attempt.
     CircuitBreaker,
     /// Inside the breaker.
     RateLimiter,
@@ -88,8 +93,9 @@ pub enum Layer {
 impl Layer {
     /// The layers from the outermost to the innermost. A call has at most
     /// one of the two bulkheads.
-    pub const ORDER: [Layer; 6] = [
+    pub const ORDER: [Layer; 7] = [
         Layer::Retry,
+        Layer::Hedge,
         Layer::CircuitBreaker,
         Layer::RateLimiter,
         Layer::TimeLimiter,

@@ -4,11 +4,12 @@
 //! Whatever order the builder methods are called in, the chain is
 //!
 //! ```text
-//! Deadline( Retry( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) ) )
+//! Deadline( Retry( Hedge( CircuitBreaker( RateLimiter( TimeLimiter( Bulkhead( call ) ) ) ) ) ) )
 //! ```
 //!
 //! the order Spring Boot's aspects give Resilience4j by default (resil's
-//! [deadline](crate::deadline) outside it), and the order the attribute
+//! [deadline](crate::deadline) outside it, and the hedge, which
+//! Resilience4j lacks, inside the retry), and the order the attribute
 //! macros expand into. So every attempt of
 //! the retry passes through the breaker (the breaker counts attempts, not
 //! logical calls), a refusal of the breaker is retried like any other error
@@ -63,6 +64,7 @@ use crate::bulkhead::Bulkhead;
 use crate::chain::{ChainFuture, Lift, Stack};
 use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use crate::deadline::Deadline;
+use crate::hedge::Hedge;
 use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
 use crate::time_limiter::TimeLimiter;
@@ -75,7 +77,8 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Marks a chain that may run synchronously.
 #[derive(Debug, Clone, Copy)]
 pub struct Blocking;
-/// Marks a chain that needs an async call (it has a time limiter or an async fallback).
+/// Marks a chain that needs an async call (it has a time limiter, a hedge
+/// or an async fallback).
 #[derive(Debug, Clone, Copy)]
 pub struct AsyncOnly;
 
@@ -85,6 +88,7 @@ pub struct AsyncOnly;
 pub struct Decorators<'a, T, E, Mode = Blocking> {
     deadline: Option<&'a Deadline>,
     retry: Option<(&'a Retry, RetryClassifier<T, E>)>,
+    hedge: Option<&'a Hedge>,
     circuit_breaker: Option<(&'a CircuitBreaker, CircuitBreakerClassifier<T, E>)>,
     rate_limiter: Option<&'a RateLimiter>,
     time_limiter: Option<&'a TimeLimiter>,
@@ -99,6 +103,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
         Decorators {
             deadline: None,
             retry: None,
+            hedge: None,
             circuit_breaker: None,
             rate_limiter: None,
             time_limiter: None,
@@ -118,11 +123,13 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
     where
         F: FnMut() -> Result<T, E>,
     {
-        // No time limiter in a blocking chain (`with_time_limiter` makes it async).
+        // No hedge and no time limiter in a blocking chain (`with_hedge` and
+        // `with_time_limiter` make it async).
         if self.has_fallbacks() {
-            self.stack(&Recovering(&self.fallbacks), ()).call(Lift(f))
+            self.stack(&Recovering(&self.fallbacks), (), ())
+                .call(Lift(f))
         } else {
-            self.stack(&Bare, ()).call(Lift(f))
+            self.stack(&Bare, (), ()).call(Lift(f))
         }
     }
 
@@ -133,6 +140,15 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
     ) -> Decorators<'a, T, E, AsyncOnly> {
         let mut this = self.into_async();
         this.time_limiter = Some(time_limiter);
+        this
+    }
+
+    /// Adds a hedge (async calls only: a blocking call has nothing to run
+    /// beside it). `f` is then called once per attempt, hedged ones
+    /// included.
+    pub fn with_hedge(self, hedge: &'a Hedge) -> Decorators<'a, T, E, AsyncOnly> {
+        let mut this = self.into_async();
+        this.hedge = Some(hedge);
         this
     }
 
@@ -149,6 +165,7 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
         Decorators {
             deadline: self.deadline,
             retry: self.retry,
+            hedge: self.hedge,
             circuit_breaker: self.circuit_breaker,
             rate_limiter: self.rate_limiter,
             time_limiter: self.time_limiter,
@@ -169,6 +186,12 @@ impl<'a, T, E> Decorators<'a, T, E, AsyncOnly> {
     /// Adds a time limiter.
     pub fn with_time_limiter(mut self, time_limiter: &'a TimeLimiter) -> Self {
         self.time_limiter = Some(time_limiter);
+        self
+    }
+
+    /// Adds a hedge: `f` is called once per attempt, hedged ones included.
+    pub fn with_hedge(mut self, hedge: &'a Hedge) -> Self {
+        self.hedge = Some(hedge);
         self
     }
 
@@ -266,18 +289,20 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
+        let hedge = self.hedge.map(Hedge::part);
         let time_limiter = self.time_limiter.map(TimeLimiter::part);
         // A chain without fallbacks runs with no recovering node between
         // its layers: one branch here instead of one per layer and poll.
         if self.has_fallbacks() {
             let fit = Recovering(&self.fallbacks);
+            let hedge = fit.fit(hedge, Layer::Hedge);
             let time_limiter = fit.fit(time_limiter, Layer::TimeLimiter);
             Either::Recovering {
-                future: ChainFuture::lazy(self.stack(&fit, time_limiter).around(Lift(f))),
+                future: ChainFuture::lazy(self.stack(&fit, hedge, time_limiter).around(Lift(f))),
             }
         } else {
             Either::Bare {
-                future: ChainFuture::lazy(self.stack(&Bare, time_limiter).around(Lift(f))),
+                future: ChainFuture::lazy(self.stack(&Bare, hedge, time_limiter).around(Lift(f))),
             }
         }
     }
@@ -292,14 +317,15 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     /// its fallback, or bare).
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    fn stack<'s, W, TL>(
+    fn stack<'s, W, HG, TL>(
         &'s self,
         fit: &W,
+        hedge: HG,
         time_limiter: TL,
     ) -> Stack<
         Option<crate::deadline::DeadlinePart<&'a crate::deadline::Inner>>,
         W::Out<Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>>,
-        (),
+        HG,
         W::Out<
             Option<
                 crate::circuit_breaker::CircuitBreakerPart<
@@ -318,6 +344,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         Stack::new()
             .deadline(self.deadline.map(Deadline::part))
             .retry(fit.fit(self.retry.as_ref().map(|(r, c)| r.part(c)), Layer::Retry))
+            .hedge(hedge)
             .circuit_breaker(fit.fit(
                 self.circuit_breaker.as_ref().map(|(cb, c)| cb.part(c)),
                 Layer::CircuitBreaker,
@@ -395,6 +422,9 @@ impl<T, E, Mode> fmt::Debug for Decorators<'_, T, E, Mode> {
         }
         if let Some((r, _)) = &self.retry {
             layers.push(format!("Retry({})", r.name()));
+        }
+        if let Some(h) = self.hedge {
+            layers.push(format!("Hedge({})", h.name()));
         }
         if let Some((c, _)) = &self.circuit_breaker {
             layers.push(format!("CircuitBreaker({})", c.name()));

@@ -1,0 +1,345 @@
+//! The hedge's layer of a chain: the primary attempt in place, hedged
+//! attempts boxed beside it, and the delay's timer, in one state machine.
+
+use std::fmt;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::{Hedge, Inner};
+use crate::chain::{Ctx, HasAttempt, Node, Wrap};
+use crate::clock::{Clock, Nanos, Sleep};
+use crate::error::Error;
+
+/// The hedge's part in a chain: the hedge, by reference or through its
+/// `Arc`.
+///
+/// Made by [`Hedge::part`] and [`Hedge::shared_part`].
+#[derive(Clone)]
+pub struct HedgePart<R> {
+    inner: R,
+}
+
+impl Hedge {
+    /// This hedge's part in a [`Stack`](crate::chain::Stack).
+    #[inline(always)]
+    pub fn part(&self) -> HedgePart<&Inner> {
+        HedgePart { inner: &self.inner }
+    }
+
+    /// Like [`Hedge::part`], holding a clone of the hedge's `Arc` (for a
+    /// chain that must not borrow it).
+    #[inline(always)]
+    pub fn shared_part(&self) -> HedgePart<Arc<Inner>> {
+        HedgePart {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<R: Deref<Target = Inner>> fmt::Debug for HedgePart<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HedgePart")
+            .field("hedge", &self.inner.name)
+            .finish()
+    }
+}
+
+/// The hedge's layer around `N`. Async only: it implements no
+/// [`SyncNode`](crate::chain::SyncNode), since a blocking call has nothing
+/// to run beside it.
+pub struct HedgeNode<R, N> {
+    part: Option<HedgePart<R>>,
+    next: N,
+}
+
+impl<R, N> Wrap<N> for HedgePart<R> {
+    type Node = HedgeNode<R, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        HedgeNode {
+            part: Some(self),
+            next,
+        }
+    }
+}
+
+impl<R, N> Wrap<N> for Option<HedgePart<R>> {
+    type Node = HedgeNode<R, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        HedgeNode { part: self, next }
+    }
+}
+
+impl<R: Deref<Target = Inner>, N> fmt::Debug for HedgeNode<R, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HedgeNode")
+            .field("part", &self.part)
+            .finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call through the hedge's layer: the primary attempt, the hedged
+    /// attempts beside it and the timer of the next.
+    pub struct HedgeAttempt<A> {
+        #[pin]
+        stage: Stage<A>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<A> {
+        Through {
+            #[pin]
+            inner: A,
+        },
+        Racing {
+            race: Race<A>,
+            #[pin]
+            primary: Primary<A>,
+        },
+        Done,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = PrimaryProj]
+    enum Primary<A> {
+        Running {
+            #[pin]
+            inner: A,
+        },
+        Ended,
+    }
+}
+
+/// A hedged attempt: boxed, since it lives beside the primary.
+struct Hedged<A> {
+    index: u32,
+    started: Option<Nanos>,
+    attempt: Pin<Box<A>>,
+}
+
+/// The hedge's bookkeeping of one call.
+struct Race<A> {
+    /// Attempts the call may make, the primary included.
+    allowed: u32,
+    /// Attempts started.
+    started: u32,
+    /// When the primary started, when latencies are measured.
+    primary_started: Option<Nanos>,
+    measure: bool,
+    /// The timer of the next hedged attempt and its delay.
+    timer: Option<(Sleep, Duration)>,
+    /// The hedged attempts still running (allocated at the first).
+    hedges: Vec<Hedged<A>>,
+}
+
+impl<A> Race<A> {
+    /// Starts the next attempt through `next` (after `delay`, or at once
+    /// after a failure); the delay of the one after restarts from now.
+    #[cold]
+    #[inline(never)]
+    fn launch<N>(&mut self, inner: &Inner, next: &mut N, ctx: &mut Ctx, delay: Option<Duration>)
+    where
+        N: Node + HasAttempt<Attempt = A>,
+    {
+        let index = self.started;
+        self.started += 1;
+        self.timer = None;
+        inner.hedged(index, delay);
+        ctx.user_code_ran();
+        let started = self.measure.then(|| ctx.stamp.now(&inner.clock));
+        if self.hedges.capacity() == 0 {
+            self.hedges.reserve_exact((self.allowed - 1) as usize);
+        }
+        let attempt = Box::pin(next.start(ctx));
+        self.hedges.push(Hedged {
+            index,
+            started,
+            attempt,
+        });
+    }
+}
+
+/// How a race ended: the winner's index and start, or the last failure.
+enum Finish<T, E> {
+    Won(u32, Option<Nanos>, T),
+    Lost(Error<E>),
+}
+
+impl<R, N: HasAttempt> HasAttempt for HedgeNode<R, N> {
+    type Attempt = HedgeAttempt<N::Attempt>;
+}
+
+impl<R, N, T, E> Node for HedgeNode<R, N>
+where
+    R: Deref<Target = Inner>,
+    N: Node<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline(always)]
+    fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
+        let Some(part) = &self.part else {
+            return HedgeAttempt {
+                stage: Stage::Through {
+                    inner: self.next.start(ctx),
+                },
+            };
+        };
+        let config = part.inner.config.load();
+        let measure = config.delay_percentile.is_some();
+        let primary_started = if measure {
+            Some(ctx.stamp.now(&part.inner.clock))
+        } else {
+            None
+        };
+        let race = Race {
+            allowed: 1 + config.max_hedged_attempts,
+            started: 1,
+            primary_started,
+            measure,
+            timer: None,
+            hedges: Vec::new(),
+        };
+        HedgeAttempt {
+            stage: Stage::Racing {
+                race,
+                primary: Primary::Running {
+                    inner: self.next.start(ctx),
+                },
+            },
+        }
+    }
+
+    #[inline]
+    fn poll(
+        &mut self,
+        attempt: Pin<&mut Self::Attempt>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Self::Output> {
+        let mut stage = attempt.project().stage;
+        let (race, mut primary) = match stage.as_mut().project() {
+            StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
+            StageProj::Racing { race, primary } => (race, primary),
+            StageProj::Done => panic!("a hedge's attempt polled after completion"),
+        };
+        let part = self.part.as_ref().expect("a hedged call has its hedge");
+        let inner: &Inner = &part.inner;
+        let finish = 'race: loop {
+            if let PrimaryProj::Running { inner: attempt } = primary.as_mut().project()
+                && let Poll::Ready(out) = self.next.poll(attempt, cx, ctx)
+            {
+                // The attempt is dropped before anything else starts.
+                primary.set(Primary::Ended);
+                match out {
+                    Ok(value) => break Finish::Won(0, race.primary_started, value),
+                    Err(e) if race.started < race.allowed => {
+                        race.launch(inner, &mut self.next, ctx, None);
+                        drop(e);
+                    }
+                    Err(e) if race.hedges.is_empty() => break Finish::Lost(e),
+                    Err(_) => {}
+                }
+            }
+            let mut i = 0;
+            while i < race.hedges.len() {
+                let Poll::Ready(out) = self.next.poll(race.hedges[i].attempt.as_mut(), cx, ctx)
+                else {
+                    i += 1;
+                    continue;
+                };
+                let Hedged { index, started, .. } = race.hedges.swap_remove(i);
+                let primary_running = matches!(*primary, Primary::Running { .. });
+                match out {
+                    Ok(value) => break 'race Finish::Won(index, started, value),
+                    Err(e) if race.started < race.allowed => {
+                        race.launch(inner, &mut self.next, ctx, None);
+                        drop(e);
+                    }
+                    Err(e) if race.hedges.is_empty() && !primary_running => {
+                        break 'race Finish::Lost(e);
+                    }
+                    Err(_) => {}
+                }
+            }
+            if race.started == race.allowed {
+                return Poll::Pending;
+            }
+            let (sleep, delay) = race.timer.get_or_insert_with(|| {
+                let delay = inner.delay(|| ctx.stamp.now(&inner.clock));
+                (inner.clock.sleep_async(delay), delay)
+            });
+            if Pin::new(sleep).poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let delay = *delay;
+            race.launch(inner, &mut self.next, ctx, Some(delay));
+        };
+        let attempts = race.started;
+        // The losers are dropped (cancelled) before the outcome is counted.
+        stage.set(Stage::Done);
+        Poll::Ready(match finish {
+            Finish::Won(winner, started, value) => {
+                if let Some(started) = started {
+                    let now = ctx.stamp.now(&inner.clock);
+                    inner.record_latency(now, now.saturating_duration_since(started));
+                }
+                if attempts == 1 {
+                    inner.primary_won();
+                } else {
+                    inner.won(winner, attempts);
+                }
+                Ok(value)
+            }
+            Finish::Lost(e) => {
+                inner.all_failed(attempts, e.rejection_kind());
+                Err(e)
+            }
+        })
+    }
+
+    #[inline]
+    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
+        match attempt.project().stage.project() {
+            StageProj::Through { inner } => self.next.give_up(inner),
+            StageProj::Racing { race, primary } => {
+                if let PrimaryProj::Running { inner } = primary.project() {
+                    self.next.give_up(inner);
+                }
+                for h in &mut race.hedges {
+                    self.next.give_up(h.attempt.as_mut());
+                }
+            }
+            StageProj::Done => {}
+        }
+    }
+}
+
+impl<A> fmt::Debug for HedgeAttempt<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("HedgeAttempt");
+        match &self.stage {
+            Stage::Through { .. } => d.field("stage", &"through"),
+            Stage::Racing { race, primary } => d
+                .field("stage", &"racing")
+                .field("started", &race.started)
+                .field(
+                    "primary_running",
+                    &matches!(primary, Primary::Running { .. }),
+                )
+                .field("hedges_running", &race.hedges.len()),
+            Stage::Done => d.field("stage", &"done"),
+        };
+        d.finish_non_exhaustive()
+    }
+}
