@@ -451,6 +451,19 @@ fn padded<const SIZE: usize>() -> Padded<SIZE> {
 
 #[test]
 fn the_async_chain_holds_the_callers_future_once() {
+    // An unoptimized build keeps several copies of the 4 KiB future on the
+    // stack in each of the chain's eight nested layers while it builds and
+    // polls them, past a test thread's 2 MiB; optimized builds do not (the
+    // sizes asserted below are those of the future itself).
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(holds_the_callers_future_once)
+        .expect("a test thread")
+        .join()
+        .expect("no assertion failed");
+}
+
+fn holds_the_callers_future_once() {
     let c = chain(ManualClock::new());
     let d = c.all_five();
     // Each layer keeps a few words: its permit or guard, a timer or a queue
