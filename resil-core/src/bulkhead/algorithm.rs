@@ -118,6 +118,7 @@ impl Window {
 #[cfg(test)]
 impl Window {
     /// The calls the window holds, for the tests that count samples.
+    #[cfg_attr(resil_loom, allow(dead_code))] // those tests do not run under loom
     pub(super) fn count(&self) -> u32 {
         self.count
     }
