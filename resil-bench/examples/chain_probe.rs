@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker breaker-sync five-sync resil-three named; do
+//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker breaker-sync five-sync resil-three named hedge time-limiter; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -27,8 +27,11 @@
 //! four layers that take one (no time limiter), `resil-three` through
 //! resil's tower `BulkheadLayer`, `RateLimiterLayer` and
 //! `TimeLimiterLayer` (tower's three), `named` through
-//! `resil::tower::named` with five layers on the global instances. The difference of two totals divided by 200 000 is
-//! what one call adds.
+//! `resil::tower::named` with five layers on the global instances,
+//! `hedge` through `Decorators` with a hedge alone (a 1 s delay the ready
+//! call never reaches) and `time-limiter` with a time limiter alone, its
+//! peer. The difference of two totals divided by 200 000 is what one call
+//! adds.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -37,6 +40,7 @@ use resil_core::Decorators;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
 use resil_core::clock::{ManualClock, SharedClock, SystemClock};
+use resil_core::hedge::{Hedge, HedgeConfig};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryConfig};
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
@@ -136,6 +140,17 @@ fn main() {
         .with_time_limiter(&timeout)
         .with_bulkhead(&bulkhead);
     let empty = Decorators::new();
+    // a hedge whose primary answers before its delay, beside a time limiter
+    let hedge = Hedge::with_clock(
+        "probe",
+        HedgeConfig::builder()
+            .delay(Duration::from_secs(1))
+            .build()
+            .expect("valid config"),
+        clock.clone(),
+    );
+    let hedged = Decorators::new().with_hedge(&hedge);
+    let time_limited = Decorators::new().with_time_limiter(&timeout);
     if mode == "sizes" {
         let f = five.call_async(|| ready(1));
         println!(
@@ -172,6 +187,16 @@ fn main() {
             "five" | "five-buffered" => {
                 for _ in 0..CALLS {
                     black_box(five.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "hedge" => {
+                for _ in 0..CALLS {
+                    black_box(hedged.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "time-limiter" => {
+                for _ in 0..CALLS {
+                    black_box(time_limited.call_async(|| ready(black_box(1))).await.ok());
                 }
             }
             "rate-limiter" => {
