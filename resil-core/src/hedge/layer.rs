@@ -144,16 +144,35 @@ struct Race<A> {
 
 impl<A> Race<A> {
     /// Starts the next attempt through `next` (after `delay`, or at once
-    /// after a failure); the delay of the one after restarts from now.
+    /// after a failure), when one is left and the hedge's budget pays for
+    /// it; the delay of the one after restarts from now. `false` when no
+    /// attempt started: the call has made all the attempts it will.
     #[cold]
     #[inline(never)]
-    fn launch<N>(&mut self, inner: &Inner, next: &mut N, ctx: &mut Ctx, delay: Option<Duration>)
+    fn launch<N>(
+        &mut self,
+        inner: &Inner,
+        next: &mut N,
+        ctx: &mut Ctx,
+        delay: Option<Duration>,
+    ) -> bool
     where
         N: Node + HasAttempt<Attempt = A>,
     {
+        if self.started == self.allowed {
+            return false;
+        }
         let index = self.started;
-        self.started += 1;
         self.timer = None;
+        if let Some(budget) = &inner.config.load().budget
+            && !budget.try_withdraw()
+        {
+            // No more attempts for this call: the budget said no.
+            self.allowed = self.started;
+            inner.budget_exhausted(index);
+            return false;
+        }
+        self.started += 1;
         inner.hedged(index, delay);
         ctx.user_code_ran();
         let started = self.measure.then(|| ctx.stamp.now(&inner.clock));
@@ -166,6 +185,7 @@ impl<A> Race<A> {
             started,
             attempt,
         });
+        true
     }
 }
 
@@ -196,6 +216,9 @@ where
             };
         };
         let config = part.inner.config.load();
+        if let Some(budget) = &config.budget {
+            budget.deposit();
+        }
         let measure = config.delay_percentile.is_some();
         let primary_started = if measure {
             Some(ctx.stamp.now(&part.inner.clock))
@@ -243,12 +266,12 @@ where
                 primary.set(Primary::Ended);
                 match out {
                     Ok(value) => break Finish::Won(0, race.primary_started, value),
-                    Err(e) if race.started < race.allowed => {
-                        race.launch(inner, &mut self.next, ctx, None);
-                        drop(e);
+                    Err(e) => {
+                        if !race.launch(inner, &mut self.next, ctx, None) && race.hedges.is_empty()
+                        {
+                            break Finish::Lost(e);
+                        }
                     }
-                    Err(e) if race.hedges.is_empty() => break Finish::Lost(e),
-                    Err(_) => {}
                 }
             }
             let mut i = 0;
@@ -262,14 +285,14 @@ where
                 let primary_running = matches!(*primary, Primary::Running { .. });
                 match out {
                     Ok(value) => break 'race Finish::Won(index, started, value),
-                    Err(e) if race.started < race.allowed => {
-                        race.launch(inner, &mut self.next, ctx, None);
-                        drop(e);
+                    Err(e) => {
+                        if !race.launch(inner, &mut self.next, ctx, None)
+                            && race.hedges.is_empty()
+                            && !primary_running
+                        {
+                            break 'race Finish::Lost(e);
+                        }
                     }
-                    Err(e) if race.hedges.is_empty() && !primary_running => {
-                        break 'race Finish::Lost(e);
-                    }
-                    Err(_) => {}
                 }
             }
             if race.started == race.allowed {
@@ -283,6 +306,7 @@ where
                 return Poll::Pending;
             }
             let delay = *delay;
+            // Denied by the budget, the call goes on with what is running.
             race.launch(inner, &mut self.next, ctx, Some(delay));
         };
         let attempts = race.started;

@@ -154,6 +154,14 @@ impl Inner {
             .publish(|| HedgeEvent::Hedged { attempt, delay });
     }
 
+    /// The budget denied hedged attempt `attempt`: the call goes on with
+    /// the attempts it has.
+    #[cold]
+    pub(crate) fn budget_exhausted(&self, attempt: u32) {
+        self.events
+            .publish(|| HedgeEvent::BudgetExhausted { attempt });
+    }
+
     /// A call that hedged ended with a success of `winner`.
     #[cold]
     pub(crate) fn won(&self, winner: u32, attempts: u32) {

@@ -189,6 +189,16 @@ pub struct RetryBudget {
     inner: Arc<BudgetInner>,
 }
 
+/// Two budgets are equal when they are the same budget (clones of one
+/// [`RetryBudget`]): equal settings do not make one balance.
+impl PartialEq for RetryBudget {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for RetryBudget {}
+
 /// The budgets made, for [`RetryBudget::live`].
 static LIVE: Mutex<Vec<std::sync::Weak<BudgetInner>>> = Mutex::new(Vec::new());
 
