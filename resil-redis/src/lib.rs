@@ -68,8 +68,8 @@ use std::time::Duration;
 
 use redis::Script;
 use resil_core::cluster::{
-    BackendError, ClusterBackend, EpisodeVerdict, FleetVerdict, PermitGrant, PermitRequest,
-    ProbeGrant, ProbeReport, ProbeRequest, Reply, Watcher,
+    BackendError, BudgetGrant, BudgetRequest, ClusterBackend, EpisodeVerdict, FleetVerdict,
+    PermitGrant, PermitRequest, ProbeGrant, ProbeReport, ProbeRequest, Reply, Watcher,
 };
 use resil_core::redact;
 use tokio::runtime::Handle;
@@ -92,6 +92,7 @@ struct Shared {
     con: Con,
     permits: Script,
     episode: Script,
+    budget: Script,
     /// The health of each key used, and who watches it.
     keys: Mutex<Keys>,
     round_trips: AtomicU64,
@@ -216,6 +217,7 @@ impl RedisBackend {
                 con,
                 permits: Script::new(scripts::PERMITS),
                 episode: Script::new(scripts::EPISODE),
+                budget: Script::new(scripts::BUDGET),
                 keys: Mutex::new(Keys::default()),
                 round_trips: AtomicU64::new(0),
                 health_timeout: options.health_timeout,
@@ -410,6 +412,39 @@ impl ClusterBackend for RedisBackend {
                     _ => None,
                 })
             });
+    }
+
+    fn sync_budget(&self, request: BudgetRequest, reply: Reply<BudgetGrant>) {
+        let shared = Arc::clone(&self.shared);
+        let mut con = self.shared.con.clone();
+        let slice_us = micros(request.slice).max(1);
+        self.shared.run(
+            Arc::clone(&request.key),
+            Check::Budget { slice_us },
+            reply,
+            async move {
+                let v: Vec<i64> = shared
+                    .budget
+                    .key(&*request.key)
+                    .arg(slice_us)
+                    .arg(request.per_first)
+                    .arg(request.reserve)
+                    .arg(request.deposits)
+                    .arg(request.want)
+                    .invoke_async(&mut con)
+                    .await?;
+                let [granted, balance] = v[..] else {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Parse,
+                        "the budget script answered an unexpected shape",
+                    )));
+                };
+                Ok(BudgetGrant {
+                    granted: granted.clamp(0, i64::from(request.want)) as u32,
+                    balance: balance.max(0) as u64,
+                })
+            },
+        );
     }
 
     fn release_probe(&self, key: Arc<str>, episode: u64, token: u64) {

@@ -114,6 +114,7 @@ mod config;
 mod core;
 mod counter;
 mod event;
+mod fleet;
 mod interval;
 mod layer;
 mod metrics;
