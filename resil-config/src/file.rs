@@ -452,7 +452,8 @@ fn read_settings(
 }
 
 /// Types one value; the error is the message for the problem.
-fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
+/// A value of type `ty` (every table reads its values with this).
+pub(crate) fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
     if let Kind::Nil = node.kind {
         return Err("has no value".to_owned());
     }

@@ -1,5 +1,5 @@
-//! The Redis backend of resil's fleet: fleet-wide rate limits and half-open
-//! episodes ([`resil_core::cluster`]) on one Redis server
+//! The Redis backend of resil's fleet: fleet-wide rate limits, half-open
+//! episodes and retry budgets ([`resil_core::cluster`]) on one Redis server
 //! (`redis://host:port/db`) or on Redis Cluster
 //! (`redis+cluster://host:port,host:port`).
 //!
@@ -38,7 +38,9 @@
 //! breaker's key is a hash holding its half-open episode (the episode, its
 //! verdict, the outcomes counted and one field per probe out with its
 //! lease's expiry), expiring twice the probe expiry after its last
-//! activity. Each operation touches one key, so each runs on one node of a
+//! activity; a retry budget's key is a hash of counts per tenth of its
+//! `ttl` (`d<slice>` first attempts, `w<slice>` retries granted), expiring
+//! 1.2 `ttl` after its last use. Each operation touches one key, so each runs on one node of a
 //! Redis Cluster; the default keys (`resil:{<name>}:<kind>`) carry the
 //! instance's name as a hash tag, so all of one instance's keys share a
 //! slot.

@@ -82,8 +82,8 @@ impl RetryBudgetConfig {
     }
 }
 
-/// Builds a [`RetryBudgetConfig`].
-#[derive(Debug, Clone)]
+/// Builds a [`RetryBudgetConfig`] (the default: the defaults).
+#[derive(Debug, Clone, Default)]
 pub struct RetryBudgetConfigBuilder {
     config: RetryBudgetConfig,
 }
