@@ -53,8 +53,8 @@ use resil_core::retry::{RetryBudget, RetryBudgetConfig};
 use crate::error::{ConfigProblem, Diagnostics};
 use crate::value::{Ctx, Kind, Node, Setting, Val, did_you_mean, list, relaxed};
 
-use crate::file::typed;
 use crate::keys::Ty;
+use crate::typed::typed;
 
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "retrybudget";

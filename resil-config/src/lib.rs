@@ -195,6 +195,7 @@ mod report;
 mod resil_table;
 mod source;
 mod sync;
+mod typed;
 mod value;
 #[cfg(feature = "watch")]
 mod watch;
