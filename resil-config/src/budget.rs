@@ -89,11 +89,6 @@ pub(crate) const KEYS: &[(&str, Ty)] = &[
     ("ttl", Ty::Duration),
 ];
 
-/// Whether `key` (relaxed) is a key of a budget's table.
-pub(crate) fn is_key(key: &str) -> bool {
-    find(key).is_some()
-}
-
 fn find(key: &str) -> Option<(&'static str, Ty)> {
     let r = relaxed(key);
     KEYS.iter().copied().find(|(k, _)| relaxed(k) == r)
@@ -361,7 +356,7 @@ mod tests {
         for row in section.lines().filter(|l| l.starts_with("| `")) {
             let key = row[3..].split('`').next().unwrap();
             assert!(
-                is_key(key),
+                find(key).is_some(),
                 "docs/configuration.md lists `{key}` under {heading}, which the loader does not know"
             );
         }

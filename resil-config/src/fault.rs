@@ -46,7 +46,7 @@ use resil_core::fault::{FaultConfig, Faults};
 use crate::change::Change;
 use crate::duration;
 use crate::error::Diagnostics;
-use crate::value::{Ctx, Kind, Node, Val, did_you_mean, list, number, relaxed};
+use crate::value::{Ctx, Kind, Node, Val, boolean, did_you_mean, list, number, relaxed};
 
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "fault";
@@ -81,8 +81,7 @@ pub(crate) fn key_names() -> impl Iterator<Item = &'static str> {
 fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
     match (ty, &node.kind) {
         (_, Kind::Nil) => Err("has no value".to_owned()),
-        (Ty::Bool, Kind::Bool(b)) => Ok(Val::Bool(*b)),
-        (Ty::Bool, _) => Err("expected `true` or `false`".to_owned()),
+        (Ty::Bool, _) => boolean(node).map(Val::Bool),
         (Ty::Percent, _) => number(node).map(Val::Float),
         (Ty::Duration, Kind::Int(ms)) => duration::from_millis(*ms)
             .map(Val::Duration)
@@ -280,4 +279,34 @@ fn view(t: &FaultTable) -> [String; 4] {
         c.delay_percent().to_string(),
         c.abort_percent().to_string(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference's `fault` section lists every key of a fault, and no other.
+    #[test]
+    fn the_reference_lists_every_fault_key() {
+        let reference = include_str!("../../docs/configuration.md");
+        let heading = "## `fault`";
+        let start = reference
+            .find(heading)
+            .expect("docs/configuration.md has a section ## `fault`");
+        let section = &reference[start + heading.len()..];
+        let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+        for key in key_names() {
+            assert!(
+                section.contains(&format!("| `{key}` |")),
+                "docs/configuration.md: `{key}` of {heading} is missing"
+            );
+        }
+        for row in section.lines().filter(|l| l.starts_with("| `")) {
+            let key = row[3..].split('`').next().unwrap();
+            assert!(
+                find(key).is_some(),
+                "docs/configuration.md lists `{key}` under {heading}, which the loader does not know"
+            );
+        }
+    }
 }

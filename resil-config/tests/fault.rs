@@ -140,3 +140,28 @@ fn a_reload_applies_a_changed_fault_and_refuses_a_bad_one_keeping_the_old() {
     );
     assert_eq!(in_force("reload-me"), None);
 }
+
+#[test]
+fn an_environment_variable_enables_a_fault_of_the_file() {
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            "[fault.instances.inventory-query]\nabort-percent = 5\n",
+        )
+        .env_vars([("RESIL_FAULT__INSTANCES__INVENTORY_QUERY__ENABLED", "true")])
+        .load()
+        .unwrap();
+    let enabled = loaded.report().enabled_faults();
+    assert_eq!(enabled.len(), 1);
+    assert_eq!(enabled[0].0, "inventory-query");
+    let err = Resilience::builder()
+        .file_contents("resilience.toml", "")
+        .env_vars([("RESIL_FAULT__INSTANCES__X__ABORT_PERCNT", "5")])
+        .load()
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown fault setting"), "{err}");
+    assert!(
+        err.to_string().contains("did you mean `abort-percent`?"),
+        "{err}"
+    );
+}
