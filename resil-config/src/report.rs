@@ -267,6 +267,9 @@ impl fmt::Display for Report {
                 .collect();
             writeln!(f, "    {}", settings.join(", "))?;
         }
+        for (name, config) in self.enabled_faults() {
+            writeln!(f, "fault `{name}` enabled: {config}")?;
+        }
         if !self.warnings.is_empty() {
             writeln!(f, "warnings:")?;
             for w in &self.warnings {
