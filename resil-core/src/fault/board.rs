@@ -165,8 +165,8 @@ impl Faults {
     }
 
     /// Injects `config` for the calls of `name` for the next `duration` of
-    /// the fault's clock (at most 24 h), over the configured fault; after
-    /// that the configured state is back.
+    /// `clock` (at most 24 h), over the configured fault; after that the
+    /// configured state is back. Its delays wait on `clock` too.
     ///
     /// # Errors
     ///
@@ -176,6 +176,7 @@ impl Faults {
         name: &str,
         config: FaultConfig,
         duration: Duration,
+        clock: &SharedClock,
     ) -> Result<(), String> {
         if duration.is_zero() || duration > MAX_INJECTED_FOR {
             return Err(format!(
@@ -185,6 +186,7 @@ impl Faults {
         }
         let slot = self.slot(name);
         let mut state = lock(&slot.state);
+        state.clock = clock.clone();
         let until = state.clock.now().saturating_add(duration);
         state.injected = Some((config, until));
         self.recount(&slot, &mut state);

@@ -47,7 +47,12 @@ fn an_injected_fault_ends_when_its_time_is_up_and_the_configured_one_is_back() {
         SharedClock::new(clock.clone()),
     );
     faults
-        .inject("inventory", abort_all(), Duration::from_secs(600))
+        .inject(
+            "inventory",
+            abort_all(),
+            Duration::from_secs(600),
+            &SharedClock::new(clock.clone()),
+        )
         .unwrap();
     let listed = faults.list();
     assert_eq!(listed.len(), 1);
@@ -69,7 +74,12 @@ fn an_injected_fault_ends_when_its_time_is_up_and_the_configured_one_is_back() {
 fn stop_ends_an_injected_fault_and_the_board_is_quiet_again() {
     let faults = Faults::seeded(1);
     faults
-        .inject("a", abort_all(), Duration::from_secs(60))
+        .inject(
+            "a",
+            abort_all(),
+            Duration::from_secs(60),
+            &SharedClock::default(),
+        )
         .unwrap();
     assert!(faults.any_in_force());
     assert!(faults.stop("a"));
@@ -82,10 +92,19 @@ fn stop_ends_an_injected_fault_and_the_board_is_quiet_again() {
 fn an_injection_needs_a_bounded_while() {
     let faults = Faults::seeded(1);
     let err = faults
-        .inject("a", abort_all(), Duration::from_secs(24 * 3600 + 1))
+        .inject(
+            "a",
+            abort_all(),
+            Duration::from_secs(24 * 3600 + 1),
+            &SharedClock::default(),
+        )
         .unwrap_err();
     assert!(err.contains("at most 24h"), "{err}");
-    assert!(faults.inject("a", abort_all(), Duration::ZERO).is_err());
+    assert!(
+        faults
+            .inject("a", abort_all(), Duration::ZERO, &SharedClock::default())
+            .is_err()
+    );
     assert!(
         !faults.any_in_force(),
         "a refused injection changes nothing"
