@@ -326,6 +326,21 @@ impl fmt::Debug for Faults {
     }
 }
 
+/// `name` for as long as the process runs, leaked once per distinct name:
+/// a call site that is built at run time (a named `tower` layer) hands its
+/// fault part a plain reference, and pays no reference count per call.
+pub fn static_name(name: &str) -> &'static str {
+    static NAMES: Mutex<std::collections::BTreeSet<&'static str>> =
+        Mutex::new(std::collections::BTreeSet::new());
+    let mut names = lock(&NAMES);
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
 /// FNV-1a of a name: a slot's own stream of draws on a seeded board.
 fn fnv(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {

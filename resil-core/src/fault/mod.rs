@@ -51,7 +51,7 @@ use std::time::Duration;
 
 use crate::error::{ConfigError, Dur, Problems};
 
-pub use self::board::{FaultSource, FaultView, Faults};
+pub use self::board::{FaultSource, FaultView, Faults, static_name};
 pub use self::layer::{FaultAttempt, FaultNode, FaultPart, FaultSites};
 pub use crate::rejection::FaultInjected;
 
