@@ -135,6 +135,7 @@ pub use crate::rejection::MaxRetriesExceeded;
 pub use self::interval::{IntervalBiFunction, RetryOutcome};
 pub use self::metrics::RetryMetrics;
 use crate::chain::{Lift, Stack};
+use crate::fault::FaultPart;
 pub use crate::interval::IntervalFunction;
 
 use self::core::Counters;
@@ -288,6 +289,7 @@ impl Retry {
     {
         Stack::new()
             .retry(self.part(RetryClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call(Lift(f))
     }
 
@@ -316,6 +318,7 @@ impl Retry {
     {
         Stack::new()
             .retry(self.part(RetryClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call_async(Lift(f))
     }
 }
