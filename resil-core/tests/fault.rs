@@ -172,8 +172,14 @@ fn a_primitive_called_on_its_own_answers_to_the_fault_of_its_name() {
     let breaker = CircuitBreaker::with_clock("fault-own", Default::default(), clock.clone());
     let retry = Retry::with_clock("fault-own", RetryConfig::default(), clock.clone());
     configure("fault-own", abort_all(), &clock);
-    assert!(matches!(breaker.call(|| Ok::<_, &str>(1)), Err(Error::FaultInjected(_))));
-    assert!(matches!(retry.call(|| Ok::<_, &str>(1)), Err(Error::FaultInjected(_))));
+    assert!(matches!(
+        breaker.call(|| Ok::<_, &str>(1)),
+        Err(Error::FaultInjected(_))
+    ));
+    assert!(matches!(
+        retry.call(|| Ok::<_, &str>(1)),
+        Err(Error::FaultInjected(_))
+    ));
     assert_eq!(Faults::global().injected_total("fault-own"), (0, 4));
     Faults::global().configure("fault-own", None, SharedClock::new(clock));
     assert_eq!(breaker.call(|| Ok::<_, &str>(1)), Ok(1));
