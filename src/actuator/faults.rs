@@ -19,13 +19,23 @@ fn view(f: &FaultView) -> Value {
     json!({
         "name": f.name,
         "delay": resil_config::duration::format(f.config.delay()),
-        "delayPercent": f.config.delay_percent(),
-        "abortPercent": f.config.abort_percent(),
+        "delayPercent": shown(f.config.delay_percent()),
+        "abortPercent": shown(f.config.abort_percent()),
         "source": f.source.as_str(),
-        "remaining": f.remaining.map(resil_config::duration::format),
+        // in whole seconds: a countdown, not a measurement
+        "remaining": f.remaining.map(|r| resil_config::duration::format(Duration::from_secs(r.as_secs()))),
         "delayed": f.delayed,
         "aborted": f.aborted,
     })
+}
+
+/// A percentage as it was written: `10`, not `10.0`.
+fn shown(p: f64) -> Value {
+    if p.fract() == 0.0 && (0.0..=100.0).contains(&p) {
+        json!(p as u64)
+    } else {
+        json!(p)
+    }
 }
 
 pub(super) async fn start_fault(
@@ -145,8 +155,8 @@ fn change_start(s: &Shared, name: &str, body: &Bytes) -> Result<Value, Problem> 
     Ok(json!({
         "name": name,
         "delay": resil_config::duration::format(delay),
-        "delayPercent": delay_percent,
-        "abortPercent": abort_percent,
+        "delayPercent": shown(delay_percent),
+        "abortPercent": shown(abort_percent),
         "for": text,
         "message": format!("fault `{name}` started for {text}: {config}"),
     }))
