@@ -235,13 +235,14 @@ pub(crate) fn enabled(tables: &FaultTables) -> BTreeMap<String, FaultConfig> {
 }
 
 /// Puts the faults enabled by `tables` in force on the process's board
-/// (and ends those no longer enabled), with a `WARN` naming each.
+/// (and ends those no longer enabled), with a `WARN` of target
+/// `resil::fault` naming each.
 pub(crate) fn apply(tables: &FaultTables, clock: &SharedClock) {
     let enabled = enabled(tables);
     Faults::global().configure_all(&enabled, clock);
     for (name, config) in &enabled {
         tracing::warn!(
-            target: "resil",
+            target: "resil::fault",
             fault = name.as_str(),
             "resil: fault injection is enabled for `{name}`: {config} (fault.instances.{})",
             crate::value::segment(name)
