@@ -77,11 +77,6 @@ const CLUSTER_KEY: &str = crate::keys::CLUSTER_KEY;
 const CLUSTER_LEASE: &str = crate::keys::CLUSTER_LEASE;
 const CLUSTER_FAILURE_MODE: &str = crate::keys::CLUSTER_FAILURE_MODE;
 
-/// Whether `key` (relaxed) is a key of a budget's table.
-pub(crate) fn is_key(key: &str) -> bool {
-    find(key).is_some()
-}
-
 fn find(key: &str) -> Option<(&'static str, Ty)> {
     let r = relaxed(key);
     KEYS.iter().copied().find(|(k, _)| relaxed(k) == r)
@@ -407,7 +402,7 @@ mod tests {
         for row in section.lines().filter(|l| l.starts_with("| `")) {
             let key = row[3..].split('`').next().unwrap();
             assert!(
-                is_key(key),
+                find(key).is_some(),
                 "docs/configuration.md lists `{key}` under {heading}, which the loader does not know"
             );
         }

@@ -19,6 +19,7 @@ use crate::aspect::Aspect;
 use crate::budget::{self, Budgets};
 use crate::cloud::{self, CloudSettings};
 use crate::error::{ConfigProblem, Diagnostics};
+use crate::fault::{self, FaultTables};
 use crate::keys::{self, KeyDef};
 pub(crate) use crate::keys::{
     BASE_CONFIG, CLUSTER_FAILURE_MODE, CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_PROBE_EXPIRY,
@@ -171,6 +172,8 @@ pub(crate) struct Document {
     pub(crate) cloud_written: BTreeMap<String, Setting>,
     /// `[retrybudget.instances.*]`, by name.
     pub(crate) budgets: Budgets,
+    /// `[fault.instances.*]`, by name.
+    pub(crate) faults: FaultTables,
     /// `[resil]`: resil's own settings.
     pub(crate) resil: ResilSettings,
 }
@@ -199,6 +202,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
     let mut seen: [Option<&str>; 7] = [None; 7];
     let mut cloud_seen: Option<&str> = None;
     let mut budget_seen: Option<&str> = None;
+    let mut fault_seen: Option<&str> = None;
     let mut resil_seen: Option<&str> = None;
     for (key, node) in root {
         if relaxed(key) == budget::TABLE {
@@ -211,6 +215,18 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 continue;
             }
             budget::read(key, node, ctx, d, &mut doc.budgets);
+            continue;
+        }
+        if relaxed(key) == fault::TABLE {
+            if let Some(other) = fault_seen.replace(key) {
+                d.error(ctx.problem(
+                    node,
+                    &[key],
+                    format!("`{}` is given twice (also as `{other}`)", fault::TABLE),
+                ));
+                continue;
+            }
+            fault::read(key, node, ctx, d, &mut doc.faults);
             continue;
         }
         if relaxed(key) == resil_table::TABLE {
@@ -243,7 +259,12 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
         }
         let Some(aspect) = find_aspect(key) else {
             let mut modules = Aspect::ALL.map(Aspect::as_str).to_vec();
-            modules.extend([budget::TABLE, cloud::TABLE, resil_table::TABLE]);
+            modules.extend([
+                budget::TABLE,
+                fault::TABLE,
+                cloud::TABLE,
+                resil_table::TABLE,
+            ]);
             d.error(ctx.problem(
                 node,
                 &[key],

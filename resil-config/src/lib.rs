@@ -71,6 +71,7 @@
 //! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `shadow`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
 //! | `timelimiter` | `timeout-duration`, `cancel-running-future`, `shadow` |
 //! | `retrybudget` (`instances` only) | `ratio`, `min-retries-per-second`, `ttl`: a budget that retries share (Finagle's) |
+//! | `fault` (`instances` only) | `enabled`, `delay`, `delay-percent`, `abort-percent`: injected delays and failures for the call sites of the name, for drills |
 //! | every table | `base-config`, `event-consumer-buffer-size` |
 //!
 //! `writable-stack-trace-enabled` is accepted and has no effect (Rust errors
@@ -181,6 +182,7 @@ pub mod declared;
 pub mod duration;
 mod env;
 mod error;
+mod fault;
 mod file;
 pub mod global;
 mod inherit;

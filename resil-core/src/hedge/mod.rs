@@ -93,6 +93,7 @@ use crate::chain::{Lift, Stack};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::live::{ChangeRefused, Live};
 use crate::{Name, Tags};
 
@@ -334,7 +335,10 @@ impl Hedge {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        Stack::new().hedge(self.part()).call_async(Lift(f))
+        Stack::new()
+            .hedge(self.part())
+            .fault(FaultPart::global(self.name()))
+            .call_async(Lift(f))
     }
 }
 

@@ -136,6 +136,7 @@ pub use crate::rejection::MaxRetriesExceeded;
 pub use self::interval::{IntervalBiFunction, RetryOutcome};
 pub use self::metrics::RetryMetrics;
 use crate::chain::{Lift, Stack};
+use crate::fault::FaultPart;
 pub use crate::interval::IntervalFunction;
 
 use self::core::Counters;
@@ -289,6 +290,7 @@ impl Retry {
     {
         Stack::new()
             .retry(self.part(RetryClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call(Lift(f))
     }
 
@@ -317,6 +319,7 @@ impl Retry {
     {
         Stack::new()
             .retry(self.part(RetryClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call_async(Lift(f))
     }
 }
