@@ -20,7 +20,6 @@
 //! # Examples
 //!
 //! ```
-//! use std::time::Duration;
 //! use resil_core::chain::{Lift, Stack};
 //! use resil_core::clock::{ManualClock, SharedClock};
 //! use resil_core::fault::{FaultConfig, Faults};
