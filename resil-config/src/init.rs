@@ -375,6 +375,7 @@ impl ResilienceBuilder {
         let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let hedges = parts.aspect::<resil_core::hedge::Hedge>();
+        let deadlines = parts.aspect::<resil_core::deadline::Deadline>();
         let mut d = parts.d;
         if d.errors.is_empty() {
             budget::check_spent(&doc.budgets, &retries, &mut d);
@@ -419,7 +420,8 @@ impl ResilienceBuilder {
             time_limiters,
             doc.cloud.clone().unwrap_or_default(),
         )
-        .with_hedges(hedges);
+        .with_hedges(hedges)
+        .with_deadlines(deadlines);
         let defaults = parts.defaults;
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));
