@@ -123,8 +123,8 @@ pub mod config {
 }
 
 pub use resil_macros::{
-    Classify, bulkhead, circuit_breaker, hedge, rate_limiter, retry, thread_pool_bulkhead,
-    time_limiter,
+    Classify, bulkhead, circuit_breaker, deadline, hedge, rate_limiter, retry,
+    thread_pool_bulkhead, time_limiter,
 };
 
 #[doc(hidden)]

@@ -71,7 +71,7 @@ impl Chain<'_> {
             Some(l) if l.aspect == Aspect::Retry => {
                 // In a retry scope, so that a retrying call inside another
                 // one is seen (`resil_retry_nested_total`).
-                let name = Self::name(l);
+                let name = self.name(l);
                 if is_async {
                     quote!(#p::retry_scope_async(#name, #stack.call_async(#call)).await)
                 } else {
@@ -94,6 +94,7 @@ impl Chain<'_> {
         let p = &self.p;
         let inst = self.instance(args);
         match args.aspect {
+            Aspect::Deadline => quote!(.deadline(#inst.part())),
             Aspect::Retry => quote!(.retry(#inst.part(&__resil_retry_classifier))),
             Aspect::Hedge => quote!(.hedge(#inst.part())),
             Aspect::CircuitBreaker => {
