@@ -399,6 +399,7 @@ impl ResilienceBuilder {
                 bulkheads: &bulkheads,
                 rate_limiters: &rate_limiters,
                 time_limiters: &time_limiters,
+                deadlines: &deadlines,
             };
             worst_cases = worst_case::compute(&layers, &at, &mut d);
         }
