@@ -35,6 +35,9 @@ timeout = "1s"
 [deadline.instances.pay]
 timeout = "500ms"
 
+[deadline.instances.quote-route]
+timeout = "300ms"
+
 [retry.instances.checkout]
 max-attempts = 10
 wait-duration = "300ms"
@@ -172,5 +175,41 @@ fn an_enclosing_deadline_that_ends_earlier_wins_and_a_passed_one_refuses() {
     assert!(
         alone > Duration::from_millis(1900) && alone <= Duration::from_secs(2),
         "{alone:?}"
+    );
+}
+
+/// The same named deadline through tower: `named(..).deadline()`.
+#[tokio::test(start_paused = true)]
+async fn tower_named_takes_the_deadline_of_its_name() {
+    use tower::{Layer as _, ServiceExt as _, service_fn};
+
+    init().await;
+    let layer = resil::tower::named("quote-route").deadline().build();
+    let clock = TokioClock::new();
+
+    let left = layer
+        .layer(service_fn(|()| async {
+            Ok::<_, CheckoutError>(resil::deadline::remaining())
+        }))
+        .oneshot(())
+        .await
+        .unwrap();
+    assert_eq!(left, Some(Duration::from_millis(300)));
+
+    let started = clock.now();
+    let slow = layer
+        .layer(service_fn(|()| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok::<_, CheckoutError>(())
+        }))
+        .oneshot(())
+        .await;
+    assert!(
+        matches!(&slow, Err(Error::DeadlineExceeded(e)) if e.name() == "quote-route"),
+        "{slow:?}"
+    );
+    assert_eq!(
+        clock.now().saturating_duration_since(started),
+        Duration::from_millis(300)
     );
 }
