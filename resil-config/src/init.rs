@@ -37,7 +37,7 @@ pub use resil_core::error::REJECTION_KINDS;
 /// Reads `./resilience.toml` (or the file `RESIL_CONFIG` names; a missing
 /// named file is an error, a missing `./resilience.toml` means defaults),
 /// applies `RESIL_*` environment overrides, validates everything, builds the
-/// seven registries with every configured and every declared instance, and
+/// eight registries with every configured and every declared instance, and
 /// checks the configuration against the declarations of protected functions.
 /// Call it once, at the start of `main`, before any protected call; inside or
 /// outside a tokio runtime.

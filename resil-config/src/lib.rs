@@ -131,7 +131,7 @@
 //! # Start-up
 //!
 //! [`init`] reads `./resilience.toml` (or the file named by `RESIL_CONFIG`),
-//! applies the overrides, validates, builds the seven registries eagerly (every
+//! applies the overrides, validates, builds the eight registries eagerly (every
 //! configured instance, and every declared one), checks the file against the
 //! [`Declaration`]s of protected functions and returns a [`Report`] to log.
 //! A declared name without configuration runs on `configs.default` (the
