@@ -92,7 +92,7 @@
 // modules (`config` for the loaded configuration and its reports).
 pub use resil_core::{
     Classify, Decorators, Error, Rejection, bulkhead, chain, circuit_breaker, clock, cluster,
-    deadline, error, event, hedge, rate_limiter, registry, retry, thread_pool_bulkhead,
+    deadline, error, event, fault, hedge, rate_limiter, registry, retry, thread_pool_bulkhead,
     time_limiter,
 };
 

@@ -46,6 +46,7 @@
 //! | `resil_retry_nested_total` | counter | `outer`, `inner` (retry names; no `name`) | calls of a retrying function made inside another retrying call ("retry at several layers": the attempts multiply); the first of each pair is also a `WARN` of target `resil::retry` |
 //! | `resil_shadow_refusals_total` | counter | `kind` = `ratelimiter`, `bulkhead`, `thread-pool-bulkhead`, `timelimiter`, `retry`, `circuitbreaker` | calls an instance in shadow mode (`shadow = true`) would have refused and let through (its `SHADOW_REFUSAL` events); for a circuit breaker in METRICS_ONLY, each failure or slow-call rate crossing it would have opened on |
 //! | `resil_deadline_exceeded_total` | counter | `kind` = `deadline`, `retry`, `timelimiter`, `ratelimiter`, `bulkhead`, `thread-pool-bulkhead` (the pattern that noticed) | calls the request's deadline refused or cut short, and retries it stopped ([`resil::deadline`](mod@crate::deadline)); set by [`refresh`] |
+//! | `resil_faults_injected_total` | counter | `name` (the fault's), `kind` = `delay`, `abort` | calls a fault injection delayed or aborted ([`resil::fault`](crate::fault)); set by [`refresh`] |
 //! | `resil_retry_budget_denied_total` | counter | `name` (the budget's) | retries a retry budget denied ([`RetryBudget`](crate::retry::RetryBudget)); set by [`refresh`] |
 //! | `resil_retry_budget_balance` | gauge | `name` (the budget's) | the retries the budget's balance pays for now |
 //! | `resil_config_reloads_total` | counter | `outcome` = `applied`, `rejected` (no `name`) | reloads of the configuration ([`reload`](crate::reload()), the actuator's `POST /actuator/refresh`, [`watch`](crate::watch())); dry runs are not counted |
@@ -171,6 +172,7 @@ use crate::observe::sink::{Follower, Sink};
 // each primitive's meters, in its own file
 pub(crate) mod bulkhead;
 pub(crate) mod circuit_breaker;
+pub(crate) mod fault;
 pub(crate) mod hedge;
 mod keyed;
 pub(crate) mod rate_limiter;
@@ -284,6 +286,7 @@ pub const HEDGE_CALLS: &str = "resil_hedge_calls_total";
 /// `resil_hedge_attempts_total`: hedged attempts started (the primaries are
 /// not counted).
 pub const HEDGE_ATTEMPTS: &str = "resil_hedge_attempts_total";
+pub use self::fault::FAULTS_INJECTED;
 /// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
 pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
 /// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
@@ -323,6 +326,7 @@ pub fn bind(registries: &Registries) {
 pub fn refresh() {
     crate::observe::refresh_all();
     refresh_deadlines();
+    fault::refresh();
     refresh_budgets(&resil_core::retry::RetryBudget::live());
 }
 
@@ -480,6 +484,7 @@ pub(crate) fn describe() {
     describe_counter!(RETRY_CALLS, "The number of calls");
     describe_counter!(HEDGE_CALLS, "The number of hedged calls, by winner");
     describe_counter!(HEDGE_ATTEMPTS, "The number of hedged attempts started");
+    fault::describe();
     describe_gauge!(
         BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
         "The number of available permissions"

@@ -18,6 +18,7 @@ pub use resil_core::bulkhead::Bulkhead;
 pub use resil_core::chain::{Call, Lift, Stack, once};
 pub use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 pub use resil_core::deadline::Deadline;
+pub use resil_core::fault::FaultPart;
 pub use resil_core::hedge::Hedge;
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};

@@ -429,6 +429,9 @@ fn hedge(name: &str, event: &Event<resil_core::hedge::HedgeEvent>) {
         } => {
             debug!(target: T, name, attempt, "hedge `{name}`: attempt {attempt} started after a failure");
         }
+        HedgeEvent::BudgetExhausted { attempt } => {
+            info!(target: T, name, attempt, budget_exhausted = true, "hedge `{name}`: its budget denied attempt {attempt}; the call goes on with the attempts running");
+        }
         _ => {}
     }
 }

@@ -198,3 +198,60 @@ async fn prometheus_shows_the_hedge_meters() {
         );
     }
 }
+
+/// A hedge that spends a retry budget shows it in its state, and its
+/// denials among its events.
+#[tokio::test]
+async fn a_hedge_shows_the_budget_it_spends_and_its_denials() {
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            r#"
+[retrybudget.instances.reads]
+ratio = 0
+min-retries-per-second = 0
+
+[hedge.instances.inventory-read]
+delay = "40ms"
+budget = "reads"
+"#,
+        )
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .clock(ManualClock::new())
+        .load()
+        .unwrap();
+    let (registries, report) = loaded.into_parts();
+    let registries = Arc::new(registries);
+    let router = Actuator::builder()
+        .registries(registries.clone())
+        .report(report)
+        .build()
+        .router();
+    let hedge = registries.hedges().hedge("inventory-read");
+    // pending at its first poll: the hedge would start a second attempt,
+    // and the empty budget denies it; the primary answers
+    let answer = hedge
+        .call_async(|| async {
+            yield_once().await;
+            Ok::<_, std::io::Error>(7)
+        })
+        .await;
+    assert_eq!(answer.unwrap(), 7);
+
+    let (_, body) = get(&router, "/actuator/hedgeevents/inventory-read").await;
+    let events = body["hedgeEvents"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{body}");
+    assert_eq!(events[0]["type"], "BUDGET_EXHAUSTED");
+    assert_eq!(events[0]["attempt"], 1);
+
+    let (_, body) = get(&router, "/actuator/resilience").await;
+    let state = &body["instances"]["hedge"]["inventory-read"]["state"];
+    assert_eq!(
+        state["retryBudget"],
+        json!({"name": "reads", "balance": 0, "denied": 1}),
+        "{body}"
+    );
+    assert_eq!(state["numberOfPrimaryWins"], 1);
+    assert_eq!(state["numberOfHedgedAttempts"], 0);
+}

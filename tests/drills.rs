@@ -1,4 +1,5 @@
-//! Ten fault drills, each an exact test against the
+//! Ten fault drills (the first one injecting its failures with the
+//! actuator's fault injection), each an exact test against the
 //! inventory service's own components (`examples/inventory-service`), with
 //! the repository's `resilience.toml` and paused tokio time.
 //!
@@ -207,26 +208,96 @@ async fn send(
     (status, serde_json::from_slice(&bytes).unwrap())
 }
 
-/// Drill 1: the inventory answers 503 on every call; the breaker opens on the
-/// 10th call (`minimum-number-of-calls`), not before.
+/// Drill 1: the inventory fails every call, by a fault injected with the
+/// actuator (`POST /actuator/faults/inventory-query`, as the runbook's
+/// drill does, no code change); the breaker opens on the 10th call
+/// (`minimum-number-of-calls`), not before, and the inventory itself is
+/// never called. The fault ends at `DELETE`, and the breaker's OPEN stays
+/// to recover as from a real outage.
 #[tokio::test(start_paused = true)]
 async fn drill_01_continuous_failures_open_after_the_minimum_calls() {
     let d = Drill::start(Duration::ZERO).await;
+    let _ends = EndFault("inventory-query");
+    let router = app::service(
+        d.inventory.clone(),
+        &app::actuator(prometheus(), Some(DRILL_TOKEN.to_owned())),
+    );
+    let (status, body) = send_authorized(
+        &router,
+        "POST",
+        "/actuator/faults/inventory-query",
+        Some(json!({"abortPercent": 100, "for": "10m"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     for call in 1..=9 {
-        assert_eq!(d.query(Mode::Fail).await, unknown("Unavailable"));
+        assert_eq!(d.query(Mode::Success).await, unknown("FaultInjected"));
         assert_eq!(d.breaker.state(), State::Closed, "after call {call}");
         // below the minimum, the rate is not computed
         assert_eq!(d.breaker.metrics().failure_rate(), -1.0);
     }
-    assert_eq!(d.query(Mode::Fail).await, unknown("Unavailable"));
+    assert_eq!(d.query(Mode::Success).await, unknown("FaultInjected"));
     assert_eq!(d.breaker.state(), State::Open);
     let m = d.breaker.metrics();
     assert_eq!(m.failure_rate(), 100.0);
     assert_eq!(m.number_of_buffered_calls(), 10);
     assert_eq!(m.number_of_failed_calls(), 10);
-    // a 503 is not retried: one physical attempt per call
-    assert_eq!(d.client.attempts(), 10);
+    // an aborted call never reaches the inventory, and is not retried
+    // (`retry-errors` names ConnectionRefused only)
+    assert_eq!(d.client.attempts(), 0);
     assert_eq!(d.transitions(), [(State::Closed, State::Open)]);
+
+    let (status, body) =
+        send_authorized(&router, "DELETE", "/actuator/faults/inventory-query", None).await;
+    assert_eq!((status, &body["stopped"]), (StatusCode::OK, &json!(true)));
+    assert_eq!(
+        d.query(Mode::Success).await,
+        unknown("CallNotPermitted"),
+        "the fault is over; the breaker recovers as from a real outage"
+    );
+}
+
+/// The actuator's bearer token in the drills that change state.
+const DRILL_TOKEN: &str = "drill-token";
+
+/// Ends the fault of a name when a drill ends, passed or not, so that the
+/// next drill starts without it.
+struct EndFault(&'static str);
+
+impl Drop for EndFault {
+    fn drop(&mut self) {
+        resil::fault::Faults::global().stop(self.0);
+    }
+}
+
+/// [`send`] with the actuator's bearer token.
+async fn send_authorized(
+    router: &Router,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("authorization", format!("Bearer {DRILL_TOKEN}"));
+    let body = match body {
+        Some(json) => {
+            request = request.header("content-type", "application/json");
+            Body::from(json.to_string())
+        }
+        None => Body::empty(),
+    };
+    let response = router
+        .clone()
+        .oneshot(request.body(body).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap())
 }
 
 /// Drill 2: every call succeeds, but slowly; the slow-call rate opens the

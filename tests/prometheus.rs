@@ -49,7 +49,6 @@ const NOT_YET_EXPORTED: &[&str] = &[
     "resil_retry_budget_denied_total",
     "resil_retry_budget_balance",
     "resil_deadline_exceeded_total",
-    "resil_faults_injected_total",
 ];
 
 /// The queries of Resilience4j's official Grafana board
@@ -113,6 +112,13 @@ queue-capacity = 1
 [circuitbreaker.instances.partner-tenant]
 key-label = true
 max-keys = 1
+
+# A drill: every call of `partner-drill` aborted by fault injection.
+[circuitbreaker.instances.partner-drill]
+
+[fault.instances.partner-drill]
+enabled = true
+abort-percent = 100
 "#;
 
 /// A tenant key with what a label value must escape: quotes, a backslash
@@ -686,6 +692,13 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
     }
     assert!(retry.call(|| Err::<(), _>("refused")).is_err());
     assert!(budgeted.call(|| Err::<(), _>("refused")).is_err());
+    let drilled = registries
+        .circuit_breakers()
+        .circuit_breaker("partner-drill");
+    assert!(matches!(
+        drilled.call(|| Ok::<_, &str>(())),
+        Err(resil::Error::FaultInjected(_))
+    ));
     registries
         .circuit_breakers()
         .circuit_breaker("partner-api")
@@ -715,6 +728,7 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
         r#"resil_retry_attempts_total{name="partner-api"}"#,
         r#"resil_config_reloads_total{outcome="rejected"}"#,
         r#"resilience4j_timelimiter_calls_total{kind="timeout",name="inventory-reserve"}"#,
+        r#"resil_faults_injected_total{name="partner-drill",kind="abort"}"#,
     ];
     let scraped = tokio::task::block_in_place(|| {
         poll(|| {
@@ -743,6 +757,9 @@ async fn the_dashboard_the_official_board_and_the_rules_answer_on_a_real_prometh
         limiter.try_acquire_permission(1);
         assert!(audit.try_acquire_permission().is_err());
         assert!(export.try_submit(|| ()).is_err());
+    }
+    for _ in 0..BURST {
+        assert!(drilled.call(|| Ok::<_, &str>(())).is_err());
     }
     for _ in 0..3 {
         assert!(retry.call(|| Err::<(), _>("refused")).is_err());

@@ -76,6 +76,28 @@ async fn every_meter_the_runbook_names_is_exported_after_traffic() {
         get("/inventory/SKU-1001?mode=fail".to_owned()).await;
     }
     get("/inventory/SKU-1001?mode=success".to_owned()).await;
+    // A drill's fault, for the time of one call.
+    let abort = resil::fault::FaultConfig::builder()
+        .abort_percent(100.0)
+        .build()
+        .unwrap();
+    let faults = resil::fault::Faults::global();
+    faults
+        .inject(
+            "inventory-reserve",
+            abort,
+            std::time::Duration::from_secs(60),
+            &resil::clock::SharedClock::default(),
+        )
+        .unwrap();
+    let reserve = Request::post("/inventory/SKU-1001/reservations")
+        .header("content-type", "application/json")
+        .header("idempotency-key", "runbook-drill")
+        .body(Body::from(r#"{"quantity":1}"#))
+        .unwrap();
+    service.clone().oneshot(reserve).await.unwrap();
+    faults.stop("inventory-reserve");
+    assert_eq!(faults.injected_total("inventory-reserve"), (0, 1));
 
     let response = get("/actuator/prometheus".to_owned()).await;
     let body = axum::body::to_bytes(response.into_body(), 1 << 20)

@@ -195,6 +195,40 @@ fn transitions_rejections_retries_and_timeouts_are_traced() {
 }
 
 #[test]
+fn each_enabled_fault_is_a_warning_at_each_reload() {
+    let loaded = Resilience::builder()
+        .file_contents("resilience.toml", "")
+        .env_vars(Vec::<(String, String)>::new())
+        .declarations([])
+        .load()
+        .unwrap();
+    let seen = Seen::default();
+    tracing::subscriber::with_default(Capture(seen.clone()), || {
+        let faults = "[fault.instances.traced-fault]\nenabled = true\nabort-percent = 5\n\
+                      [fault.instances.quiet-fault]\nabort-percent = 5\n";
+        loaded
+            .reload_from_contents("resilience.toml", faults)
+            .unwrap();
+        loaded.reload_from_contents("resilience.toml", "").unwrap();
+    });
+    let seen = seen.lock().unwrap();
+    let warned: Vec<(Level, &str, &str)> = seen
+        .iter()
+        .filter(|(_, target, _)| target == "resil::fault")
+        .map(|(level, _, fields)| (*level, fields["fault"].as_str(), fields["message"].as_str()))
+        .collect();
+    assert_eq!(
+        warned,
+        [(
+            Level::WARN,
+            "traced-fault",
+            "resil: fault injection is enabled for `traced-fault`: delay 0ms for 0% of calls, abort 5% of calls (fault.instances.traced-fault)"
+        )],
+        "one warning, for the enabled fault, and none once it is gone"
+    );
+}
+
+#[test]
 fn each_reload_is_traced_with_its_outcome() {
     let loaded = Resilience::builder()
         .file_contents("resilience.toml", "[bulkhead.instances.a]\n")

@@ -12,7 +12,14 @@
 //! Edits of `resilience.toml` apply while it runs: on `POST /actuator/refresh`
 //! (a state change), or as soon as the file is saved with `WATCH_CONFIG=1`
 //! (`resil::watch()`). The README walks through the checks to run against
-//! it, with the answers this service gives.
+//! it, with the answers this service gives. A drill fails the inventory
+//! without a code change, for ten minutes at most, and ends it:
+//!
+//! ```text
+//! curl -X POST -H "Authorization: Bearer $ACTUATOR_TOKEN" -H 'Content-Type: application/json' \
+//!     -d '{"abortPercent":100,"for":"10m"}' localhost:8080/actuator/faults/inventory-query
+//! curl -X DELETE -H "Authorization: Bearer $ACTUATOR_TOKEN" localhost:8080/actuator/faults/inventory-query
+//! ```
 
 mod app;
 

@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker breaker-sync five-sync resil-three named hedge time-limiter; do
+//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker breaker-sync five-sync resil-three named hedge time-limiter stack-breaker stack-breaker-fault; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -30,7 +30,9 @@
 //! `resil::tower::named` with five layers on the global instances,
 //! `hedge` through `Decorators` with a hedge alone (a 1 s delay the ready
 //! call never reaches) and `time-limiter` with a time limiter alone, its
-//! peer. The difference of two totals divided by 200 000 is what one call
+//! peer, `stack-breaker` the engine's breaker place alone and
+//! `stack-breaker-fault` the same with the fault place (no fault in
+//! force). The difference of two totals divided by 200 000 is what one call
 //! adds.
 
 use std::hint::black_box;
@@ -38,8 +40,10 @@ use std::time::Duration;
 
 use resil_core::Decorators;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
-use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
+use resil_core::chain::{Lift, Stack};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig};
 use resil_core::clock::{ManualClock, SharedClock, SystemClock};
+use resil_core::fault::FaultPart;
 use resil_core::hedge::{Hedge, HedgeConfig};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryConfig};
@@ -207,6 +211,27 @@ fn main() {
             "breaker" => {
                 for _ in 0..CALLS {
                     black_box(breaker.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            // the engine's breaker place alone, without and with the fault
+            // place (no fault in force): what the fault place costs a call
+            "stack-breaker" => {
+                let classifier = CircuitBreakerClassifier::new();
+                for _ in 0..CALLS {
+                    let call = Stack::new()
+                        .circuit_breaker(breaker.part(&classifier))
+                        .call_async(Lift(|| ready(black_box(1))));
+                    black_box(call.await.ok());
+                }
+            }
+            "stack-breaker-fault" => {
+                let classifier = CircuitBreakerClassifier::new();
+                for _ in 0..CALLS {
+                    let call = Stack::new()
+                        .circuit_breaker(breaker.part(&classifier))
+                        .fault(FaultPart::global("probe"))
+                        .call_async(Lift(|| ready(black_box(1))));
+                    black_box(call.await.ok());
                 }
             }
             "tower" => {

@@ -6,6 +6,12 @@
 //! resil explain [FILE]   # each instance's effective settings, and where each came from,
 //!                        # and the worst case of each retrying name (or one with
 //!                        # a deadline), term by term, against its deadline
+//! ```
+//!
+//! Both list the faults the file enables (`[fault.instances.*]`), one line
+//! each: a file that injects failures is one to look at twice.
+//!
+//! ```text
 //! resil suggest --rate 200/s --latency-p50 100ms --latency-p99 400ms [--deadline 1s] [--pool 30]
 //!                        # a commented resilience.toml derived from capacity
 //! ```
@@ -136,12 +142,14 @@ fn check(file: Option<PathBuf>, strict: bool) -> ExitCode {
             for w in report.warnings() {
                 eprintln!("warning: {w}");
             }
-            print_out(&format!(
+            let mut out = format!(
                 "ok: {} ({} instances, {} warnings)\n",
                 report.file().unwrap_or("no file: the library defaults"),
                 report.instances().len(),
                 report.warnings().len()
-            ))
+            );
+            faults(&mut out, report);
+            print_out(&out)
         }
         Err(e) => {
             eprintln!("{e}");
@@ -187,7 +195,21 @@ fn explain(file: Option<PathBuf>) -> ExitCode {
             let _ = writeln!(out, "    {worst}");
         }
     }
+    faults(&mut out, report);
     print_out(&out)
+}
+
+/// The faults the file enables, one line each: a file that injects
+/// failures is one to look at twice before it ships.
+fn faults(out: &mut String, report: &resil_config::Report) {
+    let faults = report.enabled_faults();
+    if faults.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "fault injection enabled:");
+    for (name, config) in faults {
+        let _ = writeln!(out, "    `{name}`: {config}");
+    }
 }
 
 /// Writes `text` to stdout; a reader that went away (`| head`) is not an

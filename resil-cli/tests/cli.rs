@@ -341,3 +341,45 @@ fn no_command_prints_the_password_of_a_cluster_url() {
         assert_eq!(printed.contains("admin:***@"), shown, "{name}: {printed}");
     }
 }
+
+#[test]
+fn check_and_explain_list_the_enabled_faults() {
+    let dir = dir_with(
+        "faults",
+        "[fault.instances.orders]\nenabled = true\ndelay = \"200ms\"\ndelay-percent = 10\nabort-percent = 5\n\
+         [fault.instances.quiet]\nabort-percent = 100\n",
+    );
+    let out = resil(&["check"], &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "ok: resilience.toml (0 instances, 0 warnings)\n\
+         fault injection enabled:\n    `orders`: delay 200ms for 10% of calls, abort 5% of calls\n"
+    );
+    let out = resil(&["explain"], &dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.ends_with(
+            "fault injection enabled:\n    `orders`: delay 200ms for 10% of calls, abort 5% of calls\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("quiet"),
+        "a disabled fault is not listed: {stdout}"
+    );
+
+    let bad = dir_with(
+        "bad-fault",
+        "[fault.instances.orders]\nabort-percent = 101\n",
+    );
+    let out = resil(&["check"], &bad);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("fault.instances.orders.abort-percent"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("101"), "{stderr}");
+}

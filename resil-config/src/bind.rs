@@ -48,6 +48,7 @@ use resil_core::hedge::{Hedge, HedgeConfig, HedgeConfigBuilder};
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 use resil_core::registry::Primitive;
+use resil_core::retry::RetryBudget;
 use resil_core::retry::{Retry, RetryConfig, RetryConfigBuilder};
 use resil_core::thread_pool_bulkhead::{
     ThreadPoolBulkhead, ThreadPoolBulkheadConfig, ThreadPoolBulkheadConfigBuilder,
@@ -732,8 +733,13 @@ impl Binder for Bulkhead {
     }
 }
 
-/// `budget = "<name>"`: the budget of `[retrybudget.instances.<name>]`.
-fn apply_budget<'a>(s: &mut State<'a, Retry>, setting: &'a Setting) {
+/// `budget = "<name>"`: the budget of `[retrybudget.instances.<name>]`,
+/// given to the builder with `set` (a retry's or a hedge's).
+fn apply_budget<'a, P: Binder>(
+    s: &mut State<'a, P>,
+    setting: &'a Setting,
+    set: fn(P::Builder, RetryBudget) -> P::Builder,
+) {
     let Val::Text(name) = &setting.val else {
         return;
     };
@@ -741,7 +747,7 @@ fn apply_budget<'a>(s: &mut State<'a, Retry>, setting: &'a Setting) {
     match s.budgets.get(name.as_str()) {
         Some(Some(b)) => {
             let b = b.clone();
-            s.map(|builder| builder.budget(b));
+            s.map(|builder| set(builder, b));
         }
         // its table broke a rule, reported where it was read
         Some(None) => {}
@@ -779,7 +785,7 @@ impl Binder for Retry {
     fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
         let budget = s.inherited(t, keys::BUDGET);
         if last && let Some(setting) = budget {
-            apply_budget(s, setting);
+            apply_budget(s, setting, |b, budget| b.budget(budget));
         }
         // Resilience4j merges these four from the nearest table that sets
         // them before choosing the wait; the randomization factor it does not
@@ -931,6 +937,12 @@ impl Binder for Hedge {
     const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::HEDGE_KEYS;
     fn builder() -> Self::Builder {
         HedgeConfig::builder()
+    }
+    fn apply<'a>(s: &mut State<'a, Self>, t: &'a Table, last: bool) {
+        let budget = s.inherited(t, keys::BUDGET);
+        if last && let Some(setting) = budget {
+            apply_budget(s, setting, |b, budget| b.budget(budget));
+        }
     }
     fn build(b: Self::Builder) -> Result<HedgeConfig, ConfigError> {
         b.build()

@@ -46,36 +46,15 @@
 use std::collections::BTreeMap;
 
 use resil_core::clock::SharedClock;
+use resil_core::cluster::{ClusterFailureMode, RetryBudgetCluster};
 use resil_core::registry::RetryRegistry;
 use resil_core::retry::{RetryBudget, RetryBudgetConfig};
 
-use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::value::{Ctx, Kind, Node, Setting, Val, count, did_you_mean, list, number, relaxed};
+use crate::value::{Ctx, Kind, Node, Setting, Val, did_you_mean, list, relaxed};
 
-/// The type of a budget's key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ty {
-    Float,
-    Count,
-    Duration,
-}
-
-/// A value of type `ty`, as the other tables read one.
-fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
-    match (ty, &node.kind) {
-        (_, Kind::Nil) => Err("has no value".to_owned()),
-        (Ty::Float, _) => number(node).map(Val::Float),
-        (Ty::Count, _) => count(node).map(Val::Count),
-        (Ty::Duration, Kind::Int(ms)) => duration::from_millis(*ms)
-            .map(Val::Duration)
-            .map_err(|e| e.to_string()),
-        (Ty::Duration, Kind::Str(s)) => duration::parse(s)
-            .map(Val::Duration)
-            .map_err(|e| e.to_string()),
-        (Ty::Duration, _) => Err(duration::EXPECTED.to_owned()),
-    }
-}
+use crate::keys::Ty;
+use crate::typed::typed;
 
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "retrybudget";
@@ -87,12 +66,16 @@ pub(crate) const KEYS: &[(&str, Ty)] = &[
     ("ratio", Ty::Float),
     ("min-retries-per-second", Ty::Count),
     ("ttl", Ty::Duration),
+    (CLUSTER_URL, Ty::ClusterUrl),
+    (CLUSTER_KEY, Ty::Text),
+    (CLUSTER_LEASE, Ty::Count),
+    (CLUSTER_FAILURE_MODE, Ty::FailureMode),
 ];
 
-/// Whether `key` (relaxed) is a key of a budget's table.
-pub(crate) fn is_key(key: &str) -> bool {
-    find(key).is_some()
-}
+const CLUSTER_URL: &str = crate::keys::CLUSTER_URL;
+const CLUSTER_KEY: &str = crate::keys::CLUSTER_KEY;
+const CLUSTER_LEASE: &str = crate::keys::CLUSTER_LEASE;
+const CLUSTER_FAILURE_MODE: &str = crate::keys::CLUSTER_FAILURE_MODE;
 
 fn find(key: &str) -> Option<(&'static str, Ty)> {
     let r = relaxed(key);
@@ -165,7 +148,7 @@ pub(crate) fn read(key: &str, node: &Node, ctx: &Ctx, d: &mut Diagnostics, out: 
             out.insert(
                 name.clone(),
                 BudgetTable {
-                    config: table.as_ref().ok().copied(),
+                    config: table.ok(),
                     source: ctx.source(&entry.origin),
                     path: ctx.path(&entry.origin, &at),
                     settings: written(&at, settings, ctx),
@@ -204,6 +187,36 @@ fn written(
     out
 }
 
+/// The `cluster-*` keys of a budget's table.
+#[derive(Default)]
+struct ClusterKeys {
+    url: Option<String>,
+    key: Option<String>,
+    lease: Option<u32>,
+    mode: Option<ClusterFailureMode>,
+}
+
+impl ClusterKeys {
+    /// The fleet's settings: `None` without a `cluster-url`; `Err` when its
+    /// backend cannot be made.
+    fn settings(&self) -> Result<Option<RetryBudgetCluster>, String> {
+        let Some(url) = &self.url else {
+            return Ok(None);
+        };
+        let mut c = RetryBudgetCluster::new(crate::cluster::backend(url)?);
+        if let Some(key) = &self.key {
+            c = c.key(key.as_str());
+        }
+        if let Some(lease) = self.lease {
+            c = c.lease(lease);
+        }
+        if let Some(mode) = self.mode {
+            c = c.failure_mode(mode);
+        }
+        Ok(Some(c))
+    }
+}
+
 /// Checks a budget's table and builds its settings; `Err` once a problem
 /// is reported.
 fn read_budget(
@@ -213,6 +226,7 @@ fn read_budget(
     d: &mut Diagnostics,
 ) -> Result<RetryBudgetConfig, ()> {
     let mut builder = RetryBudgetConfig::builder();
+    let mut cluster = ClusterKeys::default();
     let mut ok = true;
     let mut spelled: BTreeMap<&'static str, &str> = BTreeMap::new();
     let mut nodes: BTreeMap<&'static str, (&Node, Vec<&str>)> = BTreeMap::new();
@@ -244,18 +258,45 @@ fn read_budget(
             ok = false;
             continue;
         }
-        match typed(ty, node) {
-            Ok(Val::Float(ratio)) => builder = builder.ratio(ratio),
-            Ok(Val::Count(n)) => builder = builder.min_retries_per_second(n),
-            Ok(Val::Duration(ttl)) => builder = builder.ttl(ttl),
-            Ok(_) => {}
+        let val = match typed(ty, node) {
+            Ok(val) => val,
             Err(message) => {
                 d.error(ctx.problem(node, &segments, message));
                 ok = false;
                 continue;
             }
+        };
+        match (name, val) {
+            (CLUSTER_URL, Val::Text(url)) => cluster.url = Some(url),
+            (CLUSTER_KEY, Val::Text(key)) => cluster.key = Some(key),
+            (CLUSTER_LEASE, Val::Count(n)) => cluster.lease = Some(n),
+            (_, Val::FailureMode(mode)) => cluster.mode = Some(mode),
+            (_, Val::Float(ratio)) => builder = builder.ratio(ratio),
+            (_, Val::Count(n)) => builder = builder.min_retries_per_second(n),
+            (_, Val::Duration(ttl)) => builder = builder.ttl(ttl),
+            _ => {}
         }
         nodes.insert(name, (node, segments));
+    }
+    match cluster.settings() {
+        Ok(Some(c)) => builder = builder.cluster(Some(c)),
+        Ok(None) => {
+            for key in [CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_FAILURE_MODE] {
+                if let Some((node, segments)) = nodes.get(key) {
+                    d.warn(ctx.problem(
+                        node,
+                        segments,
+                        format!("has no effect without `{CLUSTER_URL}`"),
+                    ));
+                }
+            }
+        }
+        Err(message) => {
+            if let Some((node, segments)) = nodes.get(CLUSTER_URL) {
+                d.error(ctx.problem(node, segments, message));
+            }
+            ok = false;
+        }
     }
     match builder.build() {
         Ok(config) if ok => Ok(config),
@@ -299,9 +340,9 @@ pub(crate) fn build(
     tables
         .iter()
         .map(|(name, t)| {
-            let budget = t.config.map(|config| match reuse.get(name) {
-                Some(b) if *b.config() == config => b.clone(),
-                _ => RetryBudget::with_clock(name.as_str(), config, clock.clone()),
+            let budget = t.config.as_ref().map(|config| match reuse.get(name) {
+                Some(b) if b.config() == config => b.clone(),
+                _ => RetryBudget::with_clock(name.as_str(), config.clone(), clock.clone()),
             });
             (name.clone(), budget)
         })
@@ -361,7 +402,7 @@ mod tests {
         for row in section.lines().filter(|l| l.starts_with("| `")) {
             let key = row[3..].split('`').next().unwrap();
             assert!(
-                is_key(key),
+                find(key).is_some(),
                 "docs/configuration.md lists `{key}` under {heading}, which the loader does not know"
             );
         }

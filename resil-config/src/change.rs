@@ -112,7 +112,10 @@ pub enum ChangeKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     pub(crate) kind: ChangeKind,
-    pub(crate) aspect: Aspect,
+    /// `None` for a fault's setting (`[fault.instances.*]`).
+    pub(crate) aspect: Option<Aspect>,
+    /// The table, as resilience.toml names it.
+    pub(crate) table: &'static str,
     pub(crate) instance: String,
     pub(crate) key: &'static str,
     pub(crate) old: String,
@@ -129,8 +132,29 @@ impl Change {
     ) -> Self {
         Change {
             kind: ChangeKind::Setting,
-            aspect,
+            aspect: Some(aspect),
+            table: aspect.as_str(),
             instance: instance.to_owned(),
+            key,
+            old,
+            new,
+        }
+    }
+
+    /// A setting of the fault `name` (`[<table>.instances.<name>]`, the
+    /// `fault` table's).
+    pub(crate) fn fault(
+        table: &'static str,
+        name: &str,
+        key: &'static str,
+        old: String,
+        new: String,
+    ) -> Self {
+        Change {
+            kind: ChangeKind::Setting,
+            aspect: None,
+            table,
+            instance: name.to_owned(),
             key,
             old,
             new,
@@ -140,7 +164,8 @@ impl Change {
     pub(crate) fn whole(aspect: Aspect, instance: &str, kind: ChangeKind) -> Self {
         Change {
             kind,
-            aspect,
+            aspect: Some(aspect),
+            table: aspect.as_str(),
             instance: instance.to_owned(),
             key: "",
             old: String::new(),
@@ -153,13 +178,14 @@ impl Change {
         self.kind
     }
 
-    /// The aspect, as resilience.toml names its table: `circuitbreaker`, `thread-pool-bulkhead`, ...
+    /// The table, as resilience.toml names it: `circuitbreaker`,
+    /// `thread-pool-bulkhead`, ..., or `fault` for a fault's setting.
     pub fn aspect(&self) -> &'static str {
-        self.aspect.as_str()
+        self.table
     }
 
-    /// The aspect, typed.
-    pub fn aspect_kind(&self) -> Aspect {
+    /// The aspect, typed; `None` for a fault's setting.
+    pub fn aspect_kind(&self) -> Option<Aspect> {
         self.aspect
     }
 
@@ -192,7 +218,7 @@ impl Change {
     pub fn path(&self) -> String {
         let table = format!(
             "{}.instances.{}",
-            self.aspect,
+            self.aspect(),
             value::segment(&self.instance)
         );
         if self.key.is_empty() {
@@ -205,7 +231,7 @@ impl Change {
 
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: ", self.aspect, self.instance)?;
+        write!(f, "{} {}: ", self.aspect(), self.instance)?;
         match self.kind {
             ChangeKind::Setting => write!(f, "{} {} -> {}", self.key, self.old, self.new),
             ChangeKind::BackToDefaults => f.write_str("back to the defaults"),

@@ -135,7 +135,22 @@ fn map_one(
         return map_cloud(segments, file, |path, message| fail(d, path, message));
     }
     if relaxed(segments[0]) == relaxed(budget::TABLE) {
-        return map_budget(segments, file, |path, message| fail(d, path, message));
+        let t = InstancesTable {
+            table: budget::TABLE,
+            form: "`RETRYBUDGET__INSTANCES__<name>__<key>`",
+            keys: budget::key_names().collect(),
+            what: "retry budget",
+        };
+        return map_instances(&t, segments, file, |path, message| fail(d, path, message));
+    }
+    if relaxed(segments[0]) == crate::fault::TABLE {
+        let t = InstancesTable {
+            table: crate::fault::TABLE,
+            form: "`FAULT__INSTANCES__<name>__<key>`",
+            keys: crate::fault::key_names().collect(),
+            what: "fault",
+        };
+        return map_instances(&t, segments, file, |path, message| fail(d, path, message));
     }
     if relaxed(segments[0]) == resil_table::TABLE {
         return map_resil(segments, file, |path, message| fail(d, path, message));
@@ -427,29 +442,40 @@ fn map_cloud(
     Some(path)
 }
 
-/// `RETRYBUDGET__INSTANCES__<NAME>__<KEY>`: the path in the file's
-/// spelling of the table, section, name and key where it has them (an
-/// upper-case name is the budget's whose name equals it ignoring case, `-`
-/// and `_`, else the name in lower case with `-` for `_`).
-fn map_budget(
+/// A table of named instances only (`retrybudget`, `fault`).
+struct InstancesTable {
+    table: &'static str,
+    /// How a variable of it is formed, for messages.
+    form: &'static str,
+    keys: Vec<&'static str>,
+    /// What one instance is, for messages.
+    what: &'static str,
+}
+
+/// `RETRYBUDGET__INSTANCES__<NAME>__<KEY>` (or `FAULT__...`): the path in
+/// the file's spelling of the table, section, name and key where it has
+/// them (an upper-case name is the instance's whose name equals it ignoring
+/// case, `-` and `_`, else the name in lower case with `-` for `_`).
+fn map_instances(
+    t: &InstancesTable,
     segments: &[&str],
     file: &Map<String, Value>,
     fail: impl FnOnce(&[String], String) -> Option<Vec<String>>,
 ) -> Option<Vec<String>> {
     let (table_key, written) = file
         .iter()
-        .find(|(k, _)| relaxed(k) == relaxed(budget::TABLE))
+        .find(|(k, _)| relaxed(k) == relaxed(t.table))
         .map(|(k, v)| (k.clone(), table(v)))
-        .unwrap_or_else(|| (budget::TABLE.to_owned(), None));
+        .unwrap_or_else(|| (t.table.to_owned(), None));
     let mut path = vec![table_key];
-    const FORM: &str = "`RETRYBUDGET__INSTANCES__<name>__<key>`";
+    let form = t.form;
     if segments.len() != 4 || relaxed(segments[1]) != budget::INSTANCES {
         if let Some(section) = segments.get(1) {
             path.push((*section).to_owned());
         }
         return fail(
             &path,
-            format!("expected 4 segments after the prefix: {FORM}"),
+            format!("expected 4 segments after the prefix: {form}"),
         );
     }
     let (section_key, instances) = written
@@ -471,14 +497,15 @@ fn map_budget(
             .unwrap_or_else(|| name_seg.to_lowercase().replace('_', "-"))
     };
     let key_seg = segments[3];
-    if !budget::is_key(key_seg) {
+    if !t.keys.iter().any(|k| relaxed(k) == relaxed(key_seg)) {
         path.push(name);
         path.push(key_seg.to_owned());
-        let names: Vec<&str> = budget::key_names().collect();
+        let names = &t.keys;
         return fail(
             &path,
             format!(
-                "unknown retry budget setting{}",
+                "unknown {} setting{}",
+                t.what,
                 match did_you_mean(key_seg, names.iter().copied()) {
                     Some(k) => format!("; did you mean `{k}`?"),
                     None => format!("; expected one of {}", value::list(&names)),

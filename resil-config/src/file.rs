@@ -15,24 +15,18 @@
 
 use std::collections::BTreeMap;
 
-use resil_core::bulkhead::LimitAlgorithm;
-use resil_core::circuit_breaker::{SlidingWindowType, State};
-use resil_core::cluster::ClusterFailureMode;
-
 use crate::aspect::Aspect;
 use crate::budget::{self, Budgets};
 use crate::cloud::{self, CloudSettings};
-use crate::duration;
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::keys::{self, KeyDef, Ty};
+use crate::fault::{self, FaultTables};
+use crate::keys::{self, KeyDef};
 pub(crate) use crate::keys::{
     BASE_CONFIG, CLUSTER_FAILURE_MODE, CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_PROBE_EXPIRY,
     CLUSTER_TIMEOUT, CLUSTER_URL, CONTEXT_PROPAGATORS, KEY_LABEL, MAX_KEYS,
 };
 use crate::resil_table::{self, ResilSettings};
-use crate::value::{
-    Ctx, Kind, Node, Setting, Val, boolean, count, did_you_mean, list, number, relaxed, segment,
-};
+use crate::value::{Ctx, Kind, Node, Setting, Val, did_you_mean, list, relaxed, segment};
 
 /// The file [`init`](crate::init) reads when neither the builder nor
 /// `RESIL_CONFIG` names one.
@@ -178,6 +172,8 @@ pub(crate) struct Document {
     pub(crate) cloud_written: BTreeMap<String, Setting>,
     /// `[retrybudget.instances.*]`, by name.
     pub(crate) budgets: Budgets,
+    /// `[fault.instances.*]`, by name.
+    pub(crate) faults: FaultTables,
     /// `[resil]`: resil's own settings.
     pub(crate) resil: ResilSettings,
 }
@@ -206,6 +202,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
     let mut seen: [Option<&str>; 8] = [None; 8];
     let mut cloud_seen: Option<&str> = None;
     let mut budget_seen: Option<&str> = None;
+    let mut fault_seen: Option<&str> = None;
     let mut resil_seen: Option<&str> = None;
     for (key, node) in root {
         if relaxed(key) == budget::TABLE {
@@ -218,6 +215,18 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 continue;
             }
             budget::read(key, node, ctx, d, &mut doc.budgets);
+            continue;
+        }
+        if relaxed(key) == fault::TABLE {
+            if let Some(other) = fault_seen.replace(key) {
+                d.error(ctx.problem(
+                    node,
+                    &[key],
+                    format!("`{}` is given twice (also as `{other}`)", fault::TABLE),
+                ));
+                continue;
+            }
+            fault::read(key, node, ctx, d, &mut doc.faults);
             continue;
         }
         if relaxed(key) == resil_table::TABLE {
@@ -250,7 +259,12 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
         }
         let Some(aspect) = find_aspect(key) else {
             let mut modules = Aspect::ALL.map(Aspect::as_str).to_vec();
-            modules.extend([budget::TABLE, cloud::TABLE, resil_table::TABLE]);
+            modules.extend([
+                budget::TABLE,
+                fault::TABLE,
+                cloud::TABLE,
+                resil_table::TABLE,
+            ]);
             d.error(ctx.problem(
                 node,
                 &[key],
@@ -433,7 +447,7 @@ fn read_settings(
             ));
             continue;
         }
-        match typed(def.ty, node) {
+        match crate::typed::typed(def.ty, node) {
             Ok(val) => {
                 out.insert(
                     def.name,
@@ -449,143 +463,6 @@ fn read_settings(
         }
     }
     out
-}
-
-/// Types one value; the error is the message for the problem.
-fn typed(ty: Ty, node: &Node) -> Result<Val, String> {
-    if let Kind::Nil = node.kind {
-        return Err("has no value".to_owned());
-    }
-    match ty {
-        Ty::Percent | Ty::Float => number(node).map(Val::Float),
-        Ty::Count => count(node).map(Val::Count),
-        Ty::Duration => match &node.kind {
-            Kind::Int(ms) => duration::from_millis(*ms)
-                .map(Val::Duration)
-                .map_err(|e| e.to_string()),
-            Kind::Str(s) => duration::parse(s)
-                .map(Val::Duration)
-                .map_err(|e| e.to_string()),
-            _ => Err(duration::EXPECTED.to_owned()),
-        },
-        Ty::Bool | Ty::NoEffect => {
-            let b = boolean(node)?;
-            Ok(if ty == Ty::Bool {
-                Val::Bool(b)
-            } else {
-                Val::Nothing
-            })
-        }
-        Ty::WindowType => match &node.kind {
-            Kind::Str(s) => match relaxed(s).as_str() {
-                "countbased" => Ok(Val::WindowType(SlidingWindowType::CountBased)),
-                "timebased" => Ok(Val::WindowType(SlidingWindowType::TimeBased)),
-                _ => Err("expected \"COUNT_BASED\" or \"TIME_BASED\"".to_owned()),
-            },
-            _ => Err("expected \"COUNT_BASED\" or \"TIME_BASED\"".to_owned()),
-        },
-        Ty::Kinds => kinds(node).map(Val::Kinds),
-        Ty::BaseConfig => match &node.kind {
-            Kind::Str(s) if s.is_empty() => Ok(Val::Name(None)),
-            Kind::Str(s) => Ok(Val::Name(Some(s.clone()))),
-            _ => Err("expected the name of a table under `configs`".to_owned()),
-        },
-        Ty::Code(advice) => Err(format!(
-            "names Java code, which resil cannot load; {advice}"
-        )),
-        Ty::Propagators => strings(node).map(Val::Names),
-        Ty::ClusterUrl => match &node.kind {
-            Kind::Str(s) => crate::cluster::check_url(s).map(|()| Val::Text(s.clone())),
-            _ => Err("expected a Redis URL such as \"redis://127.0.0.1:6379/0\"".to_owned()),
-        },
-        Ty::Text => match &node.kind {
-            Kind::Str(s) if !s.trim().is_empty() => Ok(Val::Text(s.clone())),
-            _ => Err("expected a non-empty string".to_owned()),
-        },
-        Ty::FailureMode => match &node.kind {
-            Kind::Str(s) => s
-                .trim()
-                .to_ascii_lowercase()
-                .parse::<ClusterFailureMode>()
-                .map(Val::FailureMode)
-                .map_err(|_| "expected \"local\", \"allow\" or \"deny\"".to_owned()),
-            _ => Err("expected \"local\", \"allow\" or \"deny\"".to_owned()),
-        },
-        Ty::InitialState => initial_state(node).map(Val::InitialState),
-        Ty::LimitAlgorithm => match &node.kind {
-            Kind::Str(s) => s
-                .parse::<LimitAlgorithm>()
-                .map(Val::LimitAlgorithm)
-                .map_err(|_| LIMIT_ALGORITHMS.to_owned()),
-            _ => Err(LIMIT_ALGORITHMS.to_owned()),
-        },
-    }
-}
-
-/// What `limit-algorithm` accepts.
-const LIMIT_ALGORITHMS: &str = "expected \"fixed\", \"aimd\", \"gradient2\" or \"vegas\"";
-
-/// The states a circuit breaker may start in, as resilience.toml spells them.
-const INITIAL_STATES: &str = "\"CLOSED\", \"DISABLED\", \"METRICS_ONLY\" or \"FORCED_OPEN\"";
-
-/// `initial-state`: Resilience4j 2.3's `initialState`, whose accepted
-/// values are the states a breaker can be put in by hand and stay in.
-fn initial_state(node: &Node) -> Result<State, String> {
-    let Kind::Str(s) = &node.kind else {
-        return Err(format!("expected {INITIAL_STATES}"));
-    };
-    match relaxed(s).as_str() {
-        "closed" => Ok(State::Closed),
-        "disabled" => Ok(State::Disabled),
-        "metricsonly" => Ok(State::MetricsOnly),
-        "forcedopen" => Ok(State::ForcedOpen),
-        "open" | "halfopen" => Err(format!(
-            "a circuit breaker cannot start in {}: OPEN and HALF_OPEN are reached from the calls it records; expected {INITIAL_STATES}",
-            s.trim().to_ascii_uppercase()
-        )),
-        _ => Err(format!("expected {INITIAL_STATES}")),
-    }
-}
-
-/// A list of strings: an array, or one comma-separated string (as Spring
-/// reads lists from properties and environment variables).
-fn strings(node: &Node) -> Result<Vec<String>, String> {
-    match &node.kind {
-        Kind::Str(s) => Ok(s
-            .split(',')
-            .map(|p| p.trim().to_owned())
-            .filter(|p| !p.is_empty())
-            .collect()),
-        Kind::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| match &item.kind {
-                Kind::Str(s) => Ok(s.trim().to_owned()),
-                _ => Err(format!("item {} is not a string", i + 1)),
-            })
-            .collect(),
-        _ => Err("expected a list of names".to_owned()),
-    }
-}
-
-/// Error kind names. A Java class name (`com.example.InventoryException`,
-/// `Outer$Inner`) stands for its simple name, which is what
-/// `#[derive(Classify)]` would call the variant.
-fn kinds(node: &Node) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    for name in strings(node)? {
-        let simple = name.rsplit('.').next().unwrap_or(&name);
-        let simple = simple.rsplit('$').next().unwrap_or(simple);
-        if simple.is_empty() || simple.chars().any(char::is_whitespace) {
-            return Err(format!(
-                "`{name}` is not an error kind name (a variant name like `ConnectionRefused`)"
-            ));
-        }
-        if !out.iter().any(|k| k == simple) {
-            out.push(simple.to_owned());
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -693,24 +570,6 @@ mod tests {
             did_you_mean("max-attemps", ["max-attempts", "wait-duration"]),
             Some("max-attempts")
         );
-    }
-
-    #[test]
-    fn kinds_take_simple_names_of_java_classes() {
-        let n = node(Kind::Array(vec![
-            node(Kind::Str(
-                "com.example.order.InventoryConnectionException".into(),
-            )),
-            node(Kind::Str("Outer$Inner".into())),
-            node(Kind::Str("Timeout".into())),
-        ]));
-        assert_eq!(
-            kinds(&n).unwrap(),
-            ["InventoryConnectionException", "Inner", "Timeout"]
-        );
-        let n = node(Kind::Str("A, B,,C".into()));
-        assert_eq!(kinds(&n).unwrap(), ["A", "B", "C"]);
-        assert!(kinds(&node(Kind::Str("com.example.".into()))).is_err());
     }
 
     #[test]

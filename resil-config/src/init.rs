@@ -259,6 +259,7 @@ impl ResilienceBuilder {
     ///
     /// As [`init`](crate::init).
     pub fn init(self) -> Result<Report, InitError> {
+        let clock = self.clock.clone().unwrap_or_default();
         let loaded = self.load()?;
         let report = loaded.report.clone();
         global::install(loaded.registries, report.clone(), loaded.reloader)?;
@@ -266,6 +267,7 @@ impl ResilienceBuilder {
         for w in &report.warnings {
             tracing::warn!(target: "resil", "{w}");
         }
+        crate::fault::apply(&report.faults, &clock);
         Ok(report)
     }
 
@@ -440,6 +442,7 @@ impl ResilienceBuilder {
                 .collect(),
             cloud_written: doc.cloud_written.clone(),
             budgets: doc.budgets.clone(),
+            faults: doc.faults.clone(),
             worst_cases,
             reload_stagger: doc.resil.reload_stagger,
         };

@@ -72,6 +72,7 @@
 //! | `timelimiter` | `timeout-duration`, `cancel-running-future`, `shadow` |
 //! | `deadline` | `timeout`: the whole call's budget of time, outermost (`base-config` only besides; no events, so no buffer) |
 //! | `retrybudget` (`instances` only) | `ratio`, `min-retries-per-second`, `ttl`: a budget that retries share (Finagle's) |
+//! | `fault` (`instances` only) | `enabled`, `delay`, `delay-percent`, `abort-percent`: injected delays and failures for the call sites of the name, for drills |
 //! | every table | `base-config`, `event-consumer-buffer-size` |
 //!
 //! `writable-stack-trace-enabled` is accepted and has no effect (Rust errors
@@ -182,6 +183,7 @@ pub mod declared;
 pub mod duration;
 mod env;
 mod error;
+mod fault;
 mod file;
 pub mod global;
 mod inherit;
@@ -196,6 +198,7 @@ mod report;
 mod resil_table;
 mod source;
 mod sync;
+mod typed;
 mod value;
 #[cfg(feature = "watch")]
 mod watch;

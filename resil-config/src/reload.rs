@@ -105,6 +105,8 @@ impl Reloader {
             problems.dedup();
             return Err(InitError::Invalid(problems));
         }
+        plan.changes
+            .extend(crate::fault::changes(&old.faults, &new.faults));
         let report = ReloadReport {
             changes: plan.changes,
             warnings: new.warnings().to_vec(),
@@ -114,6 +116,7 @@ impl Reloader {
             for apply in plan.actions {
                 apply();
             }
+            crate::fault::apply(&new.faults, &inputs.clock);
             let resolved = loaded.reloader.state_inputs();
             state.inputs = resolved;
             state.current = new;

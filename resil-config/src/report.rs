@@ -137,6 +137,8 @@ pub struct Report {
     pub(crate) cloud_written: BTreeMap<String, Setting>,
     /// `[retrybudget.instances.*]` as read, by name.
     pub(crate) budgets: crate::budget::Budgets,
+    /// `[fault.instances.*]` as read, by name.
+    pub(crate) faults: crate::fault::FaultTables,
     /// The worst case of each retrying name.
     pub(crate) worst_cases: Vec<crate::worst_case::WorstCase>,
     /// `[resil] reload-stagger`.
@@ -144,6 +146,11 @@ pub struct Report {
 }
 
 impl Report {
+    /// The faults that `[fault.instances.*]` enables, by name: each delays
+    /// or aborts the calls of its name while this configuration is in force.
+    pub fn enabled_faults(&self) -> Vec<(String, resil_core::fault::FaultConfig)> {
+        crate::fault::enabled(&self.faults).into_iter().collect()
+    }
     /// The `[cloud]` settings (Spring Cloud CircuitBreaker's), when the
     /// file or the environment gave them.
     pub fn cloud(&self) -> Option<&CloudSettings> {
@@ -259,6 +266,9 @@ impl fmt::Display for Report {
                 .map(|(k, v)| format!("{k} = {v}"))
                 .collect();
             writeln!(f, "    {}", settings.join(", "))?;
+        }
+        for (name, config) in self.enabled_faults() {
+            writeln!(f, "fault `{name}` enabled: {config}")?;
         }
         if !self.warnings.is_empty() {
             writeln!(f, "warnings:")?;

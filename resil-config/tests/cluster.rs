@@ -77,6 +77,73 @@ fn a_url_that_is_not_redis_is_refused() {
     assert_eq!(p.value(), Some("\"http://127.0.0.1:6379\""));
 }
 
+#[test]
+fn a_fleet_budgets_mistakes_are_named_with_their_values() {
+    let p = problem_at(
+        "[retrybudget.instances.inventory]\ncluster-failure-mode = \"open\"\n",
+        "retrybudget.instances.inventory.cluster-failure-mode",
+    );
+    assert!(
+        p.message().contains("\"local\", \"allow\" or \"deny\""),
+        "{p}"
+    );
+    assert_eq!(p.value(), Some("\"open\""));
+    let p = problem_at(
+        "[retrybudget.instances.inventory]\ncluster-key = \"\"\n",
+        "retrybudget.instances.inventory.cluster-key",
+    );
+    assert!(p.message().contains("non-empty"), "{p}");
+    let p = problem_at(
+        "[retrybudget.instances.inventory]\ncluster-url = \"http://127.0.0.1:6379\"\n",
+        "retrybudget.instances.inventory.cluster-url",
+    );
+    assert_eq!(p.value(), Some("\"http://127.0.0.1:6379\""));
+    let p = problem_at(
+        "[retrybudget.instances.inventory]\ncluster-lease = \"many\"\n",
+        "retrybudget.instances.inventory.cluster-lease",
+    );
+    assert_eq!(p.value(), Some("\"many\""));
+}
+
+#[test]
+fn a_fleet_budgets_keys_without_a_url_are_a_warning() {
+    let r = load("[retrybudget.instances.inventory]\ncluster-lease = 3\n[retry.instances.q]\nbudget = \"inventory\"\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let warnings: Vec<String> = r
+        .report()
+        .warnings()
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    assert!(
+        warnings.iter().any(
+            |w| w.contains("retrybudget.instances.inventory.cluster-lease")
+                && w.contains("has no effect without `cluster-url`")
+        ),
+        "{warnings:?}"
+    );
+    let retry = r.registries().retries().retry("q");
+    assert!(
+        retry
+            .config()
+            .budget()
+            .unwrap()
+            .config()
+            .cluster()
+            .is_none()
+    );
+}
+
+#[cfg(not(feature = "redis"))]
+#[test]
+fn a_fleet_budget_needs_the_redis_feature() {
+    let p = problem_at(
+        "[retrybudget.instances.inventory]\ncluster-url = \"redis://127.0.0.1:6379/0\"\n",
+        "retrybudget.instances.inventory.cluster-url",
+    );
+    assert!(p.message().contains("`redis` feature"), "{p}");
+}
+
 #[cfg(feature = "redis")]
 mod with_redis {
     use super::*;
@@ -264,6 +331,53 @@ cluster-timeout = "20ms"
         let cb = r.registries().circuit_breakers().circuit_breaker("partner");
         let c = cb.config().cluster().expect("a cluster breaker");
         assert_eq!(c.probe_expiry_duration(), std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_fleet_budget_is_bound_and_a_reload_keeps_it() {
+        const FLEET: &str = r#"
+[retrybudget.instances.inventory]
+ratio = 0.1
+cluster-url = "redis://127.0.0.1:6399/0"
+cluster-lease = 3
+cluster-failure-mode = "deny"
+
+[retry.instances.inventory-query]
+budget = "inventory"
+"#;
+        let r = load(FLEET).unwrap_or_else(|e| panic!("{e}"));
+        let retry = r.registries().retries().retry("inventory-query");
+        let budget = retry.config().budget().unwrap().clone();
+        let c = budget.config().cluster().expect("a fleet budget");
+        assert_eq!(c.lease_size(), 3);
+        assert_eq!(c.mode(), ClusterFailureMode::Deny);
+        assert_eq!(c.key_name(), None); // resil:{inventory}:retrybudget
+
+        // the same file: the same budget, its lease and balance kept
+        r.reload_from_contents("resilience.toml", FLEET)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let after = r.registries().retries().retry("inventory-query");
+        assert_eq!(after.config().budget(), Some(&budget));
+        // another lease needs a restart: refused, the budget kept
+        let e = r
+            .reload_from_contents(
+                "resilience.toml",
+                FLEET.replace("cluster-lease = 3", "cluster-lease = 4"),
+            )
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("retrybudget.instances.inventory.cluster-lease"),
+            "{e}"
+        );
+        let kept = r.registries().retries().retry("inventory-query");
+        assert_eq!(kept.config().budget(), Some(&budget));
+        let p = problem_at(
+            &FLEET.replace("cluster-lease = 3", "cluster-lease = 0"),
+            "retrybudget.instances.inventory.cluster-lease",
+        );
+        assert_eq!(p.value(), Some("0"));
+        assert!(p.message().contains("from 1 to 1000"), "{p}");
     }
 }
 

@@ -29,6 +29,9 @@ fn problems(text: &str) -> Vec<String> {
 }
 
 const HEDGES: &str = r#"
+[retrybudget.instances.fleet]
+ratio = 0.5
+
 [hedge.configs.default]
 delay = "40ms"
 
@@ -54,7 +57,8 @@ fn every_key_is_bound_and_the_report_prints_it() {
     assert_eq!(c.delay(), Duration::from_millis(250));
     assert_eq!(c.delay_percentile(), Some(95.0));
     assert_eq!(c.max_hedged_attempts(), 2);
-    assert_eq!(c.budget(), Some("fleet"));
+    assert_eq!(c.budget().map(|b| b.name()), Some("fleet"));
+    assert_eq!(c.budget().unwrap().config().ratio(), 0.5);
     // no latencies seen yet: the fixed delay stands in for the percentile
     assert_eq!(read.current_delay(), Duration::from_millis(250));
 
@@ -87,7 +91,7 @@ fn every_key_is_bound_and_the_report_prints_it() {
     );
     assert_eq!(
         setting("inventory-read", "budget").as_deref(),
-        Some("\"fleet\"")
+        Some("fleet")
     );
     assert_eq!(setting("price-read", "delay").as_deref(), Some("40ms"));
     assert_eq!(setting("price-read", "delay-percentile"), None);
@@ -111,6 +115,12 @@ fn mistakes_are_start_up_errors_with_the_key_path_and_the_value() {
         [
             "resilience.toml: hedge.instances.a.delay = \"0s\": must be above zero",
             "resilience.toml: hedge.instances.a.max-hedged-attempts = 11: must be from 1 to 10",
+        ]
+    );
+    assert_eq!(
+        problems("[retrybudget.instances.fleet]\n[hedge.instances.a]\nbudget = \"flet\"\n"),
+        [
+            "resilience.toml: hedge.instances.a.budget = \"flet\": names no retry budget `flet`; did you mean `fleet`?"
         ]
     );
     let unknown = problems("[hedge.instances.a]\ndelay-percentil = 95\n");
@@ -194,5 +204,29 @@ fn a_reload_changes_the_hedge_in_place_and_a_refused_one_keeps_it() {
             .config()
             .delay_percentile()
             .is_none()
+    );
+}
+
+#[test]
+fn a_hedge_and_a_retry_that_name_one_budget_share_its_balance() {
+    let loaded = load(
+        r#"
+[retrybudget.instances.reads]
+ratio = 0.5
+
+[retry.instances.inventory-query]
+budget = "reads"
+
+[hedge.instances.inventory-read]
+budget = "reads"
+"#,
+    );
+    let registries = loaded.registries();
+    let hedge = registries.hedges().hedge("inventory-read");
+    let retry = registries.retries().retry("inventory-query");
+    assert_eq!(
+        hedge.config().budget(),
+        retry.config().budget(),
+        "one budget, not two with equal settings"
     );
 }

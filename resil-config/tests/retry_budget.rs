@@ -226,7 +226,7 @@ fn the_environment_overrides_a_budget_key() {
         .load()
         .unwrap_or_else(|e| panic!("{e}"));
     let retry = loaded.registries().retries().retry("inventory-query");
-    let config = *retry.config().budget().unwrap().config();
+    let config = retry.config().budget().unwrap().config().clone();
     assert_eq!(config.ratio(), 0.25);
     assert_eq!(config.min_retries_per_second(), 4);
     let err = Resilience::builder()

@@ -304,6 +304,39 @@ pub struct ProbeReport {
     pub expiry: Duration,
 }
 
+/// A fleet retry budget's round trip: the first attempts this process saw
+/// since its last one, and the retries it asks for.
+///
+/// The budget's window is `ttl` in ten slices of the backend's clock, as a
+/// local budget's: the retries of the fleet over a window are at most
+/// `reserve + per_first × first attempts` of it (in thousandths of a retry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetRequest {
+    /// The key shared by every process of the budget.
+    pub key: Arc<str>,
+    /// A tenth of the budget's `ttl`.
+    pub slice: Duration,
+    /// What a first attempt earns, in thousandths of a retry (`ratio` × 1000,
+    /// rounded down).
+    pub per_first: u64,
+    /// The reserve, in thousandths of a retry
+    /// (`min_retries_per_second × ttl` × 1000).
+    pub reserve: u64,
+    /// First attempts to count now.
+    pub deposits: u64,
+    /// Retries asked for (0: only count the deposits).
+    pub want: u32,
+}
+
+/// What a [`BudgetRequest`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetGrant {
+    /// Retries granted to the process (counted as spent on the backend).
+    pub granted: u32,
+    /// The whole retries the fleet's balance still pays for after the grant.
+    pub balance: u64,
+}
+
 /// Why a round trip gave no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendError {
@@ -367,6 +400,10 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
     /// verdict once it has one (`None` while it is still undecided, or when
     /// the episode is no longer known).
     fn report_probe(&self, report: ProbeReport, reply: Reply<Option<EpisodeVerdict>>);
+
+    /// Counts a fleet retry budget's first attempts and grants up to
+    /// `request.want` retries from its balance.
+    fn sync_budget(&self, request: BudgetRequest, reply: Reply<BudgetGrant>);
 
     /// Gives a probe that will not report back to its episode's budget (the
     /// call was not made, or its process left HALF_OPEN). Fire and forget.
@@ -506,6 +543,118 @@ impl fmt::Debug for RateLimiterCluster {
             .field("key", &self.key)
             .field("lease", &self.lease)
             .field("timeout", &self.timeout)
+            .field("failure_mode", &self.failure_mode)
+            .finish()
+    }
+}
+
+/// Cluster settings of a retry budget: the backend and key that hold the
+/// fleet's balance, how many retries a process holds at a time (its lease)
+/// and what to do while the backend is down.
+///
+/// Every process counts its first attempts and asks the backend for
+/// retries in the background, never on a call's path: at most once per
+/// tenth of the budget's `ttl` while it has traffic, and when a retry finds
+/// its lease spent. A retry takes one from the process's lease, or is
+/// denied (the lease is spent, or the fleet's balance is). Retries leased
+/// count as spent on the backend when they are granted, and a lease not
+/// spent within `ttl` is dropped, so the fleet's retries stay within its
+/// bound; a lease a process does not use makes the fleet's budget smaller
+/// by as much. First attempts reach the backend up to a tenth of `ttl`
+/// after they happen. While the backend is down, retries go by
+/// [`ClusterFailureMode`]: the process's own budget (`local`, the
+/// default), all allowed, or all denied.
+///
+/// # Examples
+///
+/// ```
+/// use resil_core::cluster::{ClusterBackend, ClusterFailureMode, RetryBudgetCluster};
+/// use std::sync::Arc;
+///
+/// // `backend`: `resil::redis::RedisBackend::connect("redis://...")`, say
+/// fn inventory(backend: Arc<dyn ClusterBackend>) -> RetryBudgetCluster {
+///     RetryBudgetCluster::new(backend)
+///         .key("resil:{inventory}:retrybudget") // the default for a budget named `inventory`
+///         .lease(5)
+///         .failure_mode(ClusterFailureMode::Local)
+/// }
+/// # let _ = inventory;
+/// ```
+#[derive(Clone)]
+pub struct RetryBudgetCluster {
+    pub(crate) backend: Arc<dyn ClusterBackend>,
+    pub(crate) key: Option<Arc<str>>,
+    pub(crate) lease: u32,
+    pub(crate) failure_mode: ClusterFailureMode,
+}
+
+impl RetryBudgetCluster {
+    /// Settings on `backend`: the key `resil:{<name>}:retrybudget`, a lease
+    /// of 5 retries, failure mode `local`.
+    pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
+        RetryBudgetCluster {
+            backend,
+            key: None,
+            lease: 5,
+            failure_mode: ClusterFailureMode::Local,
+        }
+    }
+
+    /// The key every process of the budget shares (default
+    /// `resil:{<name>}:retrybudget`, see [`default_key`]).
+    pub fn key(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The most retries a process holds at a time (from 1 to 1000).
+    pub fn lease(mut self, lease: u32) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// What to do while the backend is down.
+    pub fn failure_mode(mut self, mode: ClusterFailureMode) -> Self {
+        self.failure_mode = mode;
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn ClusterBackend> {
+        &self.backend
+    }
+
+    /// The shared key, when set (else the budget's default).
+    pub fn key_name(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The most retries a process holds at a time.
+    pub fn lease_size(&self) -> u32 {
+        self.lease
+    }
+
+    /// What to do while the backend is down.
+    pub fn mode(&self) -> ClusterFailureMode {
+        self.failure_mode
+    }
+}
+
+impl PartialEq for RetryBudgetCluster {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.backend, &other.backend)
+            && self.key == other.key
+            && self.lease == other.lease
+            && self.failure_mode == other.failure_mode
+    }
+}
+
+impl fmt::Debug for RetryBudgetCluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryBudgetCluster")
+            .field("backend", &self.backend)
+            .field("key", &self.key)
+            .field("lease", &self.lease)
             .field("failure_mode", &self.failure_mode)
             .finish()
     }

@@ -15,19 +15,20 @@ use std::fmt;
 // primitive's module.
 use crate::deadline::DeadlineExceeded;
 use crate::rejection::{
-    BulkheadFull, CallNotPermitted, MaxRetriesExceeded, RequestNotPermitted, Timeout,
+    BulkheadFull, CallNotPermitted, FaultInjected, MaxRetriesExceeded, RequestNotPermitted, Timeout,
 };
 
 /// The kind names of the rejections, in [`Error`]'s order: what
 /// [`Error::rejection_kind`] returns, and what `record-errors` and the other
 /// kind lists of resilience.toml may name besides the caller's own kinds.
-pub const REJECTION_KINDS: [&str; 6] = [
+pub const REJECTION_KINDS: [&str; 7] = [
     "CallNotPermitted",
     "BulkheadFull",
     "RequestNotPermitted",
     "Timeout",
     "MaxRetriesExceeded",
     "DeadlineExceeded",
+    "FaultInjected",
 ];
 
 /// The error returned by a guarded call.
@@ -64,6 +65,9 @@ pub enum Error<E> {
     /// The request's deadline left no time for the call, or ran out while
     /// a pattern waited for it (see [`crate::deadline`]).
     DeadlineExceeded(DeadlineExceeded),
+    /// A fault injected for a drill aborted the call before it ran (see
+    /// [`crate::fault`]); the breaker records it, a retry retries it.
+    FaultInjected(FaultInjected),
 }
 
 impl<E> Error<E> {
@@ -98,6 +102,7 @@ impl<E> Error<E> {
             Error::Timeout(r) => Some(Rejection::Timeout(r.clone())),
             Error::MaxRetriesExceeded(r) => Some(Rejection::MaxRetriesExceeded(r.clone())),
             Error::DeadlineExceeded(r) => Some(Rejection::DeadlineExceeded(r.clone())),
+            Error::FaultInjected(r) => Some(Rejection::FaultInjected(r.clone())),
         }
     }
 
@@ -111,6 +116,7 @@ impl<E> Error<E> {
             Error::Timeout(r) => Ok(Rejection::Timeout(r)),
             Error::MaxRetriesExceeded(r) => Ok(Rejection::MaxRetriesExceeded(r)),
             Error::DeadlineExceeded(r) => Ok(Rejection::DeadlineExceeded(r)),
+            Error::FaultInjected(r) => Ok(Rejection::FaultInjected(r)),
         }
     }
 
@@ -158,7 +164,7 @@ impl<E> Error<E> {
 
     /// The kind name of a rejection (`"CallNotPermitted"`, `"BulkheadFull"`,
     /// `"RequestNotPermitted"`, `"Timeout"`, `"MaxRetriesExceeded"`,
-    /// `"DeadlineExceeded"`), which
+    /// `"DeadlineExceeded"`, `"FaultInjected"`), which
     /// `record-errors` and friends in resilience.toml can name; `None` for the
     /// caller's error.
     pub fn rejection_kind(&self) -> Option<&'static str> {
@@ -170,6 +176,7 @@ impl<E> Error<E> {
             Error::Timeout(_) => Some(REJECTION_KINDS[3]),
             Error::MaxRetriesExceeded(_) => Some(REJECTION_KINDS[4]),
             Error::DeadlineExceeded(_) => Some(REJECTION_KINDS[5]),
+            Error::FaultInjected(_) => Some(REJECTION_KINDS[6]),
         }
     }
 }
@@ -184,6 +191,7 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             Error::Timeout(r) => r.fmt(f),
             Error::MaxRetriesExceeded(r) => r.fmt(f),
             Error::DeadlineExceeded(r) => r.fmt(f),
+            Error::FaultInjected(r) => r.fmt(f),
         }
     }
 }
@@ -216,6 +224,8 @@ pub enum Rejection {
     MaxRetriesExceeded(MaxRetriesExceeded),
     /// See [`Error::DeadlineExceeded`].
     DeadlineExceeded(DeadlineExceeded),
+    /// See [`Error::FaultInjected`].
+    FaultInjected(FaultInjected),
 }
 
 impl Rejection {
@@ -228,6 +238,7 @@ impl Rejection {
             Rejection::Timeout(r) => r.name(),
             Rejection::MaxRetriesExceeded(r) => r.name(),
             Rejection::DeadlineExceeded(r) => r.name(),
+            Rejection::FaultInjected(r) => r.name(),
         }
     }
 }
@@ -241,6 +252,7 @@ impl fmt::Display for Rejection {
             Rejection::Timeout(r) => r.fmt(f),
             Rejection::MaxRetriesExceeded(r) => r.fmt(f),
             Rejection::DeadlineExceeded(r) => r.fmt(f),
+            Rejection::FaultInjected(r) => r.fmt(f),
         }
     }
 }
@@ -256,6 +268,7 @@ impl<E> From<Rejection> for Error<E> {
             Rejection::Timeout(r) => Error::Timeout(r),
             Rejection::MaxRetriesExceeded(r) => Error::MaxRetriesExceeded(r),
             Rejection::DeadlineExceeded(r) => Error::DeadlineExceeded(r),
+            Rejection::FaultInjected(r) => Error::FaultInjected(r),
         }
     }
 }
@@ -280,7 +293,8 @@ rejection_from!(
     RequestNotPermitted,
     Timeout,
     MaxRetriesExceeded,
-    DeadlineExceeded
+    DeadlineExceeded,
+    FaultInjected
 );
 
 /// An invalid configuration: every rule a builder's values broke, each with

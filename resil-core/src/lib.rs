@@ -26,6 +26,7 @@
 //! | [`registry`] | `*Registry` |
 //! | [`decorators`] | `Decorators` (in the fixed aspect order) |
 //! | [`deadline`] | (resil's own: one budget of time for a whole request) |
+//! | [`fault`] | (resil's own: injected delays and failures, for drills) |
 //! | [`cluster`] | (resil's own: limits and half-open episodes shared by a fleet) |
 //!
 //! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
@@ -41,6 +42,7 @@ pub mod deadline;
 pub mod decorators;
 pub mod error;
 pub mod event;
+pub mod fault;
 pub mod future;
 pub mod hedge;
 pub mod interval;

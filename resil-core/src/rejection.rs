@@ -208,3 +208,34 @@ impl fmt::Display for MaxRetriesExceeded {
 }
 
 impl StdError for MaxRetriesExceeded {}
+
+/// A fault injected for a drill aborted the call before it ran (see
+/// [`crate::fault`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultInjected {
+    name: Name,
+}
+
+impl FaultInjected {
+    /// An abort injected by the fault `name`.
+    pub fn new(name: Name) -> Self {
+        FaultInjected { name }
+    }
+
+    /// The fault's name: the name of the call sites it applies to.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for FaultInjected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "fault `{}` aborted the call (an injected failure)",
+            self.name
+        )
+    }
+}
+
+impl StdError for FaultInjected {}

@@ -10,6 +10,7 @@
 //! | `Timeout` | 504 Gateway Timeout |
 //! | `MaxRetriesExceeded` | 502 Bad Gateway |
 //! | `DeadlineExceeded` | 504 Gateway Timeout |
+//! | `FaultInjected` (a drill's injected failure) | 503 Service Unavailable |
 //!
 //! `Retry-After` is the limiter's wait for one permit at the refusal, in
 //! whole seconds rounded up (RFC 9110 allows no fraction). Retry's
@@ -25,14 +26,14 @@ use crate::error::{Error, Rejection};
 
 impl Rejection {
     /// The HTTP status this rejection answers with: 503 for
-    /// `CallNotPermitted` and `BulkheadFull`, 429 for `RequestNotPermitted`,
-    /// 504 for `Timeout` and `DeadlineExceeded`, 502 for
-    /// `MaxRetriesExceeded` (feature `axum`).
+    /// `CallNotPermitted`, `BulkheadFull` and `FaultInjected`, 429 for
+    /// `RequestNotPermitted`, 504 for `Timeout` and `DeadlineExceeded`, 502
+    /// for `MaxRetriesExceeded` (feature `axum`).
     pub fn status(&self) -> StatusCode {
         match self {
-            Rejection::CallNotPermitted(_) | Rejection::BulkheadFull(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Rejection::CallNotPermitted(_)
+            | Rejection::BulkheadFull(_)
+            | Rejection::FaultInjected(_) => StatusCode::SERVICE_UNAVAILABLE,
             Rejection::RequestNotPermitted(_) => StatusCode::TOO_MANY_REQUESTS,
             Rejection::Timeout(_) | Rejection::DeadlineExceeded(_) => StatusCode::GATEWAY_TIMEOUT,
             Rejection::MaxRetriesExceeded(_) => StatusCode::BAD_GATEWAY,

@@ -485,3 +485,75 @@ fn on_a_manual_clock_a_pending_primary_is_hedged_at_once() {
     assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(3))));
     assert_eq!(h.metrics().number_of_hedged_attempts(), 2);
 }
+
+/// A hedge that spends a retry budget: each call deposits, each hedged
+/// attempt withdraws; a denied attempt is not made, the call goes on with
+/// its primary, and `BUDGET_EXHAUSTED` says so.
+#[tokio::test(start_paused = true)]
+async fn a_budget_bounds_the_hedged_attempts_and_the_primary_still_answers() {
+    use resil_core::retry::{RetryBudget, RetryBudgetConfig};
+    // no reserve; half a retry per call, over a window longer than the test
+    let budget = RetryBudget::with_clock(
+        "reads",
+        RetryBudgetConfig::builder()
+            .ratio(0.5)
+            .min_retries_per_second(0)
+            .ttl(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+        TokioClock::new(),
+    );
+    let config = HedgeConfig::builder()
+        .delay(ms(50))
+        .max_hedged_attempts(2)
+        .budget(budget.clone())
+        .build()
+        .unwrap();
+    let h = Hedge::with_clock("h", config, TokioClock::new());
+    let events = Recorder::attach(h.event_publisher());
+    let live = Live::default();
+    let clock = TokioClock::new();
+    let mut winners = Vec::new();
+    let mut took = Vec::new();
+    for _ in 0..4 {
+        let start = clock.now();
+        // every primary is slow: each call wants two hedged attempts
+        winners.push(
+            h.call_async(attempts(&[200, 10, 10], &[], &live))
+                .await
+                .unwrap(),
+        );
+        took.push(clock.now().saturating_duration_since(start));
+    }
+    assert_eq!(live.now(), 0, "every loser was dropped");
+    // call 1 deposits 0.5: nothing to withdraw; call 2 brings the balance
+    // to 1: one hedge; calls 3 and 4 the same as 1 and 2
+    assert_eq!(winners, [0, 1, 0, 1]);
+    assert_eq!(took, [ms(200), ms(60), ms(200), ms(60)]);
+    let denied = |attempt| HedgeEvent::BudgetExhausted { attempt };
+    assert_eq!(
+        events.take(),
+        [
+            denied(1),
+            HedgeEvent::Hedged {
+                attempt: 1,
+                delay: Some(ms(50))
+            },
+            HedgeEvent::Success {
+                winner: 1,
+                attempts: 2
+            },
+            denied(1),
+            HedgeEvent::Hedged {
+                attempt: 1,
+                delay: Some(ms(50))
+            },
+            HedgeEvent::Success {
+                winner: 1,
+                attempts: 2
+            },
+        ]
+    );
+    assert_eq!(budget.metrics().denied(), 2);
+    assert_eq!(budget.balance(), 0);
+}

@@ -18,8 +18,9 @@ impl Chain<'_> {
     pub(crate) fn layers_from(&self, i: usize, recv: &TokenStream) -> TokenStream {
         let n = self.layers.len();
         if i == n {
-            // Nothing left but the body (inside a detachable time limiter).
-            return self.body(recv);
+            // Nothing left but the body (inside a detachable time limiter),
+            // and the fault around it.
+            return self.faulted_body(recv);
         }
         // The segment ends above the next layer with a fallback, or below a
         // time limiter that may leave its future running.
@@ -61,7 +62,19 @@ impl Chain<'_> {
             )
         };
         let parts = segment.iter().map(|l| self.part(l, detaching));
-        let stack = quote!(#p::Stack::new() #(#parts)*);
+        // The fault, innermost: around the body, in the segment that holds
+        // it (a thread pool's body runs on its threads, without one).
+        let innermost = end == n
+            && !detaching
+            && segment
+                .last()
+                .is_none_or(|l| l.aspect != Aspect::ThreadPoolBulkhead);
+        let fault = if innermost {
+            self.fault_part()
+        } else {
+            TokenStream::new()
+        };
+        let stack = quote!(#p::Stack::new() #(#parts)* #fault);
         let run = if is_async {
             quote!(#stack.call_async(#call).await)
         } else {
@@ -245,15 +258,38 @@ impl Chain<'_> {
         )
     }
 
+    /// `.fault(part)`: the faults of the function's names (each once,
+    /// innermost first) apply to its calls.
+    fn fault_part(&self) -> TokenStream {
+        let p = &self.p;
+        let mut names: Vec<String> = Vec::new();
+        // a deadline of a fixed `timeout` has no name of the configuration
+        for l in self.layers.iter().rev() {
+            let Some(name) = l.name.as_ref().map(syn::LitStr::value) else {
+                continue;
+            };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        quote!(.fault(#p::FaultPart::global(&[#(#names),*] as &[&str])))
+    }
+
     /// The innermost expression when nothing but the body is left (inside a
-    /// detachable time limiter that has no layer inside it).
-    fn body(&self, recv: &TokenStream) -> TokenStream {
+    /// detachable time limiter that has no layer inside it): the body, and
+    /// the fault around it.
+    fn faulted_body(&self, recv: &TokenStream) -> TokenStream {
         let p = &self.p;
         let body = self.body_closure(recv, self.func.is_async());
+        let fault = self.fault_part();
         if self.func.is_async() {
-            quote!(#p::inner_async(#body).await)
+            quote! {
+                #p::Stack::new() #fault
+                    .call_async(#p::Lift(#p::once(|| #p::body_async(#body))))
+                    .await
+            }
         } else {
-            quote!(#p::inner(#body))
+            quote!(#p::Stack::new() #fault .call(#p::Lift(#p::once(#body))))
         }
     }
 }

@@ -253,6 +253,7 @@ const REJECTIONS: &[&str] = &[
     "Timeout",
     "MaxRetriesExceeded",
     "DeadlineExceeded",
+    "FaultInjected",
 ];
 
 /// The kind of a `derive(Classify)` variant names it alone: not the kind of

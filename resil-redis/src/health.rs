@@ -19,6 +19,8 @@ pub(crate) enum Check {
     Permits { limit: u32, period_us: u64 },
     /// A breaker's key: the episode script's `peek`.
     Episode,
+    /// A retry budget's key: the budget script, counting and taking nothing.
+    Budget { slice_us: u64 },
 }
 
 type Watch = Arc<dyn Fn(bool) + Send + Sync + 'static>;
@@ -190,6 +192,17 @@ impl Shared {
                 .episode
                 .key(key)
                 .arg("peek")
+                .invoke_async::<redis::Value>(&mut con)
+                .await
+                .map(drop),
+            Check::Budget { slice_us } => self
+                .budget
+                .key(key)
+                .arg(slice_us)
+                .arg(0)
+                .arg(0)
+                .arg(0)
+                .arg(0)
                 .invoke_async::<redis::Value>(&mut con)
                 .await
                 .map(drop),

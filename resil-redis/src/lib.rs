@@ -1,5 +1,5 @@
-//! The Redis backend of resil's fleet: fleet-wide rate limits and half-open
-//! episodes ([`resil_core::cluster`]) on one Redis server
+//! The Redis backend of resil's fleet: fleet-wide rate limits, half-open
+//! episodes and retry budgets ([`resil_core::cluster`]) on one Redis server
 //! (`redis://host:port/db`) or on Redis Cluster
 //! (`redis+cluster://host:port,host:port`).
 //!
@@ -38,7 +38,9 @@
 //! breaker's key is a hash holding its half-open episode (the episode, its
 //! verdict, the outcomes counted and one field per probe out with its
 //! lease's expiry), expiring twice the probe expiry after its last
-//! activity. Each operation touches one key, so each runs on one node of a
+//! activity; a retry budget's key is a hash of counts per tenth of its
+//! `ttl` (`d<slice>` first attempts, `w<slice>` retries granted), expiring
+//! 1.2 `ttl` after its last use. Each operation touches one key, so each runs on one node of a
 //! Redis Cluster; the default keys (`resil:{<name>}:<kind>`) carry the
 //! instance's name as a hash tag, so all of one instance's keys share a
 //! slot.
@@ -68,8 +70,8 @@ use std::time::Duration;
 
 use redis::Script;
 use resil_core::cluster::{
-    BackendError, ClusterBackend, EpisodeVerdict, FleetVerdict, PermitGrant, PermitRequest,
-    ProbeGrant, ProbeReport, ProbeRequest, Reply, Watcher,
+    BackendError, BudgetGrant, BudgetRequest, ClusterBackend, EpisodeVerdict, FleetVerdict,
+    PermitGrant, PermitRequest, ProbeGrant, ProbeReport, ProbeRequest, Reply, Watcher,
 };
 use resil_core::redact;
 use tokio::runtime::Handle;
@@ -92,6 +94,7 @@ struct Shared {
     con: Con,
     permits: Script,
     episode: Script,
+    budget: Script,
     /// The health of each key used, and who watches it.
     keys: Mutex<Keys>,
     round_trips: AtomicU64,
@@ -216,6 +219,7 @@ impl RedisBackend {
                 con,
                 permits: Script::new(scripts::PERMITS),
                 episode: Script::new(scripts::EPISODE),
+                budget: Script::new(scripts::BUDGET),
                 keys: Mutex::new(Keys::default()),
                 round_trips: AtomicU64::new(0),
                 health_timeout: options.health_timeout,
@@ -410,6 +414,39 @@ impl ClusterBackend for RedisBackend {
                     _ => None,
                 })
             });
+    }
+
+    fn sync_budget(&self, request: BudgetRequest, reply: Reply<BudgetGrant>) {
+        let shared = Arc::clone(&self.shared);
+        let mut con = self.shared.con.clone();
+        let slice_us = micros(request.slice).max(1);
+        self.shared.run(
+            Arc::clone(&request.key),
+            Check::Budget { slice_us },
+            reply,
+            async move {
+                let v: Vec<i64> = shared
+                    .budget
+                    .key(&*request.key)
+                    .arg(slice_us)
+                    .arg(request.per_first)
+                    .arg(request.reserve)
+                    .arg(request.deposits)
+                    .arg(request.want)
+                    .invoke_async(&mut con)
+                    .await?;
+                let [granted, balance] = v[..] else {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Parse,
+                        "the budget script answered an unexpected shape",
+                    )));
+                };
+                Ok(BudgetGrant {
+                    granted: granted.clamp(0, i64::from(request.want)) as u32,
+                    balance: balance.max(0) as u64,
+                })
+            },
+        );
     }
 
     fn release_probe(&self, key: Arc<str>, episode: u64, token: u64) {

@@ -160,3 +160,52 @@ elseif op == 'release' then
 end
 return redis.error_reply('resil: unknown episode operation ' .. tostring(op))
 "#;
+
+/// The retry budget script. `KEYS[1]`: the budget's hash, one field per
+/// slice of its window: `d<slice>` the first attempts counted in it, `w<slice>`
+/// the retries granted in it (slices of `ARGV[1]` µs of the server's clock,
+/// a tenth of the budget's `ttl`). `ARGV`: slice (µs), what a first attempt
+/// earns and the reserve (both in thousandths of a retry), first attempts
+/// to count, retries wanted. First attempts count for the ten slices ending
+/// at the current one, retries for eleven (the local budget's rounding:
+/// the bound holds over every window of `ttl`). Returns `{granted, balance
+/// after}` in whole retries. With nothing to count and nothing wanted it
+/// changes nothing but the expiry: the health check of a budget's key.
+pub(crate) const BUDGET: &str = r#"
+local slice_us = tonumber(ARGV[1])
+local per_first = tonumber(ARGV[2])
+local reserve = tonumber(ARGV[3])
+local deposits = tonumber(ARGV[4])
+local want = tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local slice = math.floor(now / slice_us)
+if deposits > 0 then
+  redis.call('HINCRBY', KEYS[1], 'd' .. slice, deposits)
+end
+local firsts, retries = 0, 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local f = fields[i]
+  local s = tonumber(string.sub(f, 2))
+  local n = tonumber(fields[i + 1])
+  local kind = string.sub(f, 1, 1)
+  if s == nil or n == nil or s < slice - 10 then
+    redis.call('HDEL', KEYS[1], f)
+  elseif kind == 'd' then
+    if s > slice - 10 then firsts = firsts + n end
+  elseif kind == 'w' then
+    retries = retries + n
+  end
+end
+local balance = reserve + firsts * per_first - retries * 1000
+local granted = 0
+if want > 0 and balance >= 1000 then
+  granted = math.min(want, math.floor(balance / 1000))
+  redis.call('HINCRBY', KEYS[1], 'w' .. slice, granted)
+  balance = balance - granted * 1000
+end
+redis.call('PEXPIRE', KEYS[1], math.ceil(slice_us * 12 / 1000))
+if balance < 0 then balance = 0 end
+return {granted, math.floor(balance / 1000)}
+"#;

@@ -405,7 +405,7 @@ fn peer_of(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> 
 
 /// A state change: authorized, read, made by `change`, answered, and
 /// recorded in the audit log whatever the outcome.
-async fn audited(
+pub(super) async fn audited(
     s: &Shared,
     name: &str,
     uri: &Uri,

@@ -219,6 +219,9 @@ pub(crate) fn hedge_event(event: &Event<HedgeEvent>) -> (&'static str, Value) {
                 );
             }
         }
+        HedgeEvent::BudgetExhausted { attempt } => {
+            m.insert("attempt".to_owned(), json!(attempt));
+        }
         HedgeEvent::Success { winner, attempts } => {
             m.insert("winner".to_owned(), json!(winner));
             m.insert("numberOfAttempts".to_owned(), json!(attempts));
@@ -374,12 +377,7 @@ impl Listed for Retry {
             "numberOfTotalCalls": m.number_of_total_calls(),
         });
         if let Some(budget) = self.config().budget() {
-            let b = budget.metrics();
-            state["retryBudget"] = json!({
-                "name": budget.name(),
-                "balance": b.balance(),
-                "denied": b.denied(),
-            });
+            state["retryBudget"] = retry_budget(budget);
         }
         state
     }
@@ -401,6 +399,17 @@ impl Shown for Retry {
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
+}
+
+/// The retry budget a retry or a hedge spends: its name, the retries its
+/// balance pays for, the retries it denied (every spender's).
+fn retry_budget(budget: &resil_core::retry::RetryBudget) -> Value {
+    let b = budget.metrics();
+    json!({
+        "name": budget.name(),
+        "balance": b.balance(),
+        "denied": b.denied(),
+    })
 }
 
 const BULKHEAD_EVENT_TYPES: &[&str] = &[
@@ -546,16 +555,21 @@ impl Shown for TimeLimiter {
 
 impl Listed for Hedge {
     const LIST_KEY: &'static str = "hedges";
-    /// The hedge's counts and the delay a call would wait now.
+    /// The hedge's counts, the delay a call would wait now, and the retry
+    /// budget it spends, if any (`retryBudget`, as a retry's).
     fn state(&self) -> Value {
         let m = self.metrics();
-        json!({
+        let mut state = json!({
             "numberOfPrimaryWins": m.number_of_primary_wins(),
             "numberOfHedgeWins": m.number_of_hedge_wins(),
             "numberOfFailedCalls": m.number_of_failed_calls(),
             "numberOfHedgedAttempts": m.number_of_hedged_attempts(),
             "currentDelay": resil_core::clock::format_duration(self.current_delay()),
-        })
+        });
+        if let Some(budget) = self.config().budget() {
+            state["retryBudget"] = retry_budget(budget);
+        }
+        state
     }
     fn current_config(&self) -> HedgeConfig {
         self.config().clone()
@@ -564,7 +578,8 @@ impl Listed for Hedge {
 
 impl Shown for Hedge {
     const EVENTS_KEY: &'static str = "hedgeEvents";
-    const EVENT_TYPES: &'static [&'static str] = &["HEDGED", "SUCCESS", "ERROR"];
+    const EVENT_TYPES: &'static [&'static str] =
+        &["HEDGED", "BUDGET_EXHAUSTED", "SUCCESS", "ERROR"];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }

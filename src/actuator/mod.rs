@@ -47,6 +47,9 @@
 //! | `GET /actuator/metrics`, `GET /actuator/metrics/{name}?tag=key:value` | Spring Boot's metrics endpoint (`names`; `name`, `description`, `baseUnit`, `measurements`, `availableTags`) over the Prometheus registry, only with [`ActuatorBuilder::prometheus`]: `resilience4j.circuitbreaker.calls` is the family `resilience4j_circuitbreaker_calls_seconds` |
 //! | `GET /actuator/resilienceaudit` | `entries`: the last 100 requests made with the bearer token (time, path, request, peer address, identity, status, and the `outcome` of a change made), oldest first; `rejected`: the count of requests refused without it and the last 20 of them, kept apart so that no number of them pushes a change out of the log; also `tracing` events with target `resil::actuator` (for refused requests, the 1st, 2nd, 4th, 8th ...); with the bearer token, only with [`ActuatorBuilder::state_changes`]; peer addresses need `into_make_service_with_connect_info::<SocketAddr>()`; URL passwords in a request body are kept as `***` |
 //! | `POST /actuator/ratelimiters/{name}` | body `{"limitForPeriod":20,"timeoutDuration":"500ms"}` (either or both); only with [`ActuatorBuilder::state_changes`] |
+//! | `GET /actuator/faults` | `{"faults":[{"name":"inventory-query","delay":"200ms","delayPercent":10,"abortPercent":5,"source":"injected","remaining":"9m 58s","delayed":12,"aborted":3}]}`: the faults in force, configured (`[fault.instances.*]`) or started here (`source`), with the calls each delayed and aborted |
+//! | `POST /actuator/faults/{name}` | body `{"delay":"200ms","delayPercent":10,"abortPercent":5,"for":"10m"}`: delays or aborts that share of the calls of every call site of `name` until `for` is over (required, at most 24h), then the configured state is back; a name the application does not know is a 404, a bad field a 400 naming it; only with [`ActuatorBuilder::state_changes`] |
+//! | `DELETE /actuator/faults/{name}` | ends the fault started for `name`; only with [`ActuatorBuilder::state_changes`] |
 //! | `POST /actuator/refresh[?dryRun=true]` | reloads the configuration (see [Refresh](#refresh)): 200 `{"changed":["circuitbreaker.instances.inventory-query.failure-rate-threshold",..]}`, 400 with the problems; `dryRun=true` applies nothing; only with [`ActuatorBuilder::state_changes`] |
 //!
 //! `GET /actuator/circuitbreakers`:
@@ -279,6 +282,7 @@ use crate::observe::Binding;
 mod audit;
 mod change;
 mod events;
+mod faults;
 mod health;
 mod instances;
 pub(crate) mod json;

@@ -1,6 +1,7 @@
 //! The routes of an [`Actuator`]: which exist (the Prometheus ones with a
 //! handle, the state changes with a token) and which handler answers each.
 
+use super::faults::{faults, start_fault, stop_fault};
 use super::health::{health_all, health_one};
 use super::instances::{bulkheads, circuit_breakers, names};
 use super::prometheus::prometheus;
@@ -24,6 +25,7 @@ pub(super) fn routes(s: &Arc<Shared>) -> Router {
         .route("/actuator/timelimiters", get(names::<TimeLimiter>))
         .route("/actuator/hedges", get(names::<Hedge>))
         .route("/actuator/deadlines", get(names::<Deadline>))
+        .route("/actuator/faults", get(faults))
         .route("/actuator/resilience", get(resilience_document));
     r = events_routes::<CircuitBreaker>(r, "circuitbreaker", &[Aspect::CircuitBreaker]);
     r = events_routes::<Retry>(r, "retry", &[Aspect::Retry]);
@@ -49,6 +51,10 @@ pub(super) fn routes(s: &Arc<Shared>) -> Router {
                 post(update_circuit_breaker),
             )
             .route("/actuator/ratelimiters/{name}", post(update_rate_limiter))
+            .route(
+                "/actuator/faults/{name}",
+                post(start_fault).delete(stop_fault),
+            )
             .route("/actuator/refresh", post(refresh))
             .route("/actuator/resilienceaudit", get(audit_log));
     }

@@ -67,6 +67,7 @@ impl Shared {
         let binding = self.binding();
         binding.refresh();
         crate::metrics::refresh_deadlines();
+        crate::metrics::fault::refresh();
         crate::metrics::refresh_budgets(&self.registries().retry_budgets());
         // the keyed instances' `key`-tagged series are resil's, not the recorder's
         Some(crate::metrics::with_keyed_series_of(

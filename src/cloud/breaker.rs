@@ -10,6 +10,7 @@ use resil_core::Error;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::chain::{Lift, Stack, once};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
+use resil_core::fault::FaultPart;
 use resil_core::thread_pool_bulkhead::{ChainJobs, Jobs, ThreadPoolBulkhead};
 use resil_core::time_limiter::TimeLimiter;
 
@@ -173,6 +174,7 @@ impl CloudCircuitBreaker {
             (None, GroupBulkhead::Semaphore(bulkhead)) => Stack::new()
                 .circuit_breaker(cb)
                 .bulkhead(bulkhead.part())
+                .fault(parts.fault())
                 .call(Lift(once(supplier))),
             (None, GroupBulkhead::ThreadPool(pool)) => Stack::new()
                 .circuit_breaker(cb)
@@ -229,6 +231,7 @@ impl CloudCircuitBreaker {
             .circuit_breaker(parts.circuit_breaker.part(classifier))
             .time_limiter(parts.time_limiter.as_deref().map(TimeLimiter::part))
             .bulkhead(parts.async_bulkhead.part())
+            .fault(parts.fault())
             .call_async(Lift(once(f)))
             .await;
         result.unwrap_or_else(|e| parts.fall_back(e, fallback))
@@ -236,6 +239,13 @@ impl CloudCircuitBreaker {
 }
 
 impl Parts {
+    /// The fault of the id's name, else of the group's, innermost, around
+    /// the caller's own thread's calls (a task on a pool runs without one).
+    #[inline(always)]
+    fn fault(&self) -> FaultPart<'static, [&'static str; 2]> {
+        FaultPart::global([self.id, self.group])
+    }
+
     /// Runs the fallback, counted as the breaker's in `resil_fallback_calls_total`
     /// (a fallback that returns has succeeded).
     fn fall_back<T, E>(&self, error: Error<E>, fallback: impl FnOnce(Error<E>) -> T) -> T {

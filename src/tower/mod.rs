@@ -105,7 +105,7 @@ pub use self::layers::{
     RateLimiterLayer, RateLimiterService, RetryLayer, RetryService, RetrySlot, TimeLimiterLayer,
     TimeLimiterService, TimerSlot,
 };
-pub use self::named::{Named, NamedLayer, named};
+pub use self::named::{FaultSlot, Named, NamedLayer, named};
 #[cfg(feature = "actuator")]
 pub use self::response::{IntoResponseFuture, IntoResponseLayer, IntoResponseService};
 

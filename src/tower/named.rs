@@ -6,6 +6,7 @@ use resil_core::bulkhead::Bulkhead;
 use resil_core::chain::Stack;
 use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::deadline::Deadline;
+use resil_core::fault::FaultPart;
 use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;
@@ -43,7 +44,25 @@ use super::{CircuitBreakerLayer, Guarded, RetryLayer, Unclassified};
 pub fn named(name: &str) -> Named {
     Named {
         name: name.to_owned(),
-        slots: Stack::new(),
+        slots: Stack::new().fault(FaultSlot {
+            name: resil_core::fault::static_name(name),
+        }),
+    }
+}
+
+/// The fault's place of a named stack, innermost: a fault of the name
+/// ([`resil::fault`](crate::fault)) delays or aborts its calls.
+#[derive(Debug, Clone, Copy)]
+pub struct FaultSlot {
+    name: &'static str,
+}
+
+impl<Res, E> super::Slot<Res, E> for FaultSlot {
+    type Part = FaultPart<'static, &'static str>;
+
+    #[inline(always)]
+    fn part(&self) -> Self::Part {
+        FaultPart::global(self.name)
     }
 }
 
@@ -51,7 +70,9 @@ pub fn named(name: &str) -> Named {
 /// Resilience4j's order
 /// `Retry(Hedge(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service))))))`,
 /// under the name's `Deadline`, whatever the order of the calls; an aspect
-/// not asked for is left out.
+/// not asked for is left out. Innermost, a fault of the name
+/// (`[fault.instances.<name>]`, or one the actuator started) delays or
+/// aborts the calls.
 ///
 /// The stack is one service on resil's engine, failing with one
 /// `resil::Error<E>` for the inner service's error `E` (a `Timeout` reaches
@@ -60,7 +81,7 @@ pub fn named(name: &str) -> Named {
 /// live as long as the process, so a call touches no reference count.
 pub struct Named<R = (), C = (), L = (), T = (), B = (), H = (), D = ()> {
     name: String,
-    slots: Stack<D, R, H, C, L, T, B>,
+    slots: Stack<D, R, H, C, L, T, B, FaultSlot>,
 }
 
 impl<R, C, L, T, B, H, D> Named<R, C, L, T, B, H, D> {
@@ -204,7 +225,7 @@ impl<R, C, L, T, B, H, D> fmt::Debug for Named<R, C, L, T, B, H, D> {
 #[derive(Clone)]
 pub struct NamedLayer<R, C, L, T, B, H = (), D = ()> {
     name: String,
-    slots: Stack<D, R, H, C, L, T, B>,
+    slots: Stack<D, R, H, C, L, T, B, FaultSlot>,
 }
 
 impl<R, C, L, T, B, H, D> NamedLayer<R, C, L, T, B, H, D> {
@@ -216,9 +237,9 @@ impl<R, C, L, T, B, H, D> NamedLayer<R, C, L, T, B, H, D> {
 
 impl<S, R, C, L, T, B, H, D> Layer<S> for NamedLayer<R, C, L, T, B, H, D>
 where
-    Stack<D, R, H, C, L, T, B>: Clone,
+    Stack<D, R, H, C, L, T, B, FaultSlot>: Clone,
 {
-    type Service = Guarded<S, Stack<D, R, H, C, L, T, B>>;
+    type Service = Guarded<S, Stack<D, R, H, C, L, T, B, FaultSlot>>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Guarded::new(inner, self.slots.clone())

@@ -11,7 +11,7 @@
 //! | `GET /inventory/attempts` | the physical attempts that reached the inventory |
 //! | `POST /inventory/{sku}/reservations?mode=...` | reserve, with an `Idempotency-Key` header and `{"quantity": n}` |
 //! | `GET /reservations/{key}` | what the inventory knows of a reservation |
-//! | `/actuator/...` | resil's actuator: `circuitbreakers`, `circuitbreakerevents`, `prometheus`, `health`, `resilience`, ... |
+//! | `/actuator/...` | resil's actuator: `circuitbreakers`, `circuitbreakerevents`, `prometheus`, `health`, `resilience`, `faults`, ... |
 
 pub(crate) mod domain;
 pub(crate) mod downstream;

@@ -2,7 +2,10 @@
 
 use resil_core::hedge::{HedgeConfig, HedgeConfigBuilder};
 
-use super::{BASE_CONFIG, EVENT_CONSUMER_BUFFER_SIZE, KEY_LABEL, MAX_KEYS, Row, Ty, own, plain};
+use super::{
+    BASE_CONFIG, BUDGET, EVENT_CONSUMER_BUFFER_SIZE, KEY_LABEL, MAX_KEYS, Row, Ty, own,
+    own_printed, plain,
+};
 use crate::duration;
 use crate::value::Val;
 
@@ -25,12 +28,9 @@ pub(crate) const HEDGE_KEYS: &[Row<HedgeConfigBuilder, HedgeConfig>] = &[
         set!(Count, max_hedged_attempts),
         show!(|c| c.max_hedged_attempts().to_string()),
     ),
-    plain(
-        "budget",
-        Ty::Text,
-        set!(Text, budget, |x| x.as_str()),
-        |c, _| c.budget().map(|b| format!("{b:?}")),
-    ),
+    own_printed(BUDGET, Ty::Text, |c, _| {
+        c.budget().map(|b| b.name().to_owned())
+    }),
     plain(
         EVENT_CONSUMER_BUFFER_SIZE,
         Ty::Count,

@@ -166,6 +166,7 @@ use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::live::ChangeRefused;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering, ShortMutex, lock};
 use crate::{Name, Tags};
@@ -446,7 +447,10 @@ impl Bulkhead {
     where
         F: FnOnce() -> Result<T, E>,
     {
-        Stack::new().bulkhead(self.part()).call(Lift(once(f)))
+        Stack::new()
+            .bulkhead(self.part())
+            .fault(FaultPart::global(self.name()))
+            .call(Lift(once(f)))
     }
 
     /// Runs the future that `f` returns with a permit, waiting for one as
@@ -491,7 +495,10 @@ impl Bulkhead {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        Stack::new().bulkhead(self.part()).call_async(Lift(once(f)))
+        Stack::new()
+            .bulkhead(self.part())
+            .fault(FaultPart::global(self.name()))
+            .call_async(Lift(once(f)))
     }
 }
 

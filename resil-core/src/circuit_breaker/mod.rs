@@ -116,6 +116,7 @@ use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock, TimerHandle, saturating_nanos};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::live::{ChangeRefused, Live, same_printed};
 use crate::sync::{AtomicU32, AtomicU64, Mutex, Ordering, lock};
 use crate::{Name, Tags};
@@ -601,6 +602,7 @@ impl CircuitBreaker {
     {
         Stack::new()
             .circuit_breaker(self.part(CircuitBreakerClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call(Lift(once(f)))
     }
 
@@ -626,6 +628,7 @@ impl CircuitBreaker {
     {
         Stack::new()
             .circuit_breaker(self.part(CircuitBreakerClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call_async(Lift(once(f)))
     }
 

@@ -16,6 +16,9 @@
 //! unless `ignore_errors` says otherwise, and the time limiter's timeout is a
 //! failure the breaker records.
 //!
+//! Innermost, around the call, a fault of any of the instances' names
+//! ([`crate::fault`]) delays or aborts the call.
+//!
 //! A fallback wraps only its own layer, as in Resilience4j: a circuit-breaker
 //! fallback sees the errors and rejections of the breaker and of everything
 //! inside it, and the value it returns is what the retry outside sees (so a
@@ -64,6 +67,7 @@ use crate::bulkhead::Bulkhead;
 use crate::chain::{ChainFuture, Lift, Stack};
 use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use crate::deadline::Deadline;
+use crate::fault::{FaultPart, FaultSites};
 use crate::hedge::Hedge;
 use crate::rate_limiter::RateLimiter;
 use crate::retry::{Retry, RetryClassifier};
@@ -337,6 +341,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         W::Out<Option<crate::rate_limiter::RateLimiterPart<&'a crate::rate_limiter::Inner>>>,
         TL,
         W::Out<Option<crate::bulkhead::BulkheadPart<&'a crate::bulkhead::Inner>>>,
+        FaultPart<'static, &'s Self>,
     >
     where
         W: Fit<'s, 'a, T, E>,
@@ -352,6 +357,25 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
             .rate_limiter(fit.fit(self.rate_limiter.map(|l| l.part(1)), Layer::RateLimiter))
             .time_limiter(time_limiter)
             .bulkhead(fit.fit(self.bulkhead.map(Bulkhead::part), Layer::Bulkhead))
+            .fault(FaultPart::global(self))
+    }
+}
+
+/// A chain answers to the names of its instances: a fault of any of them
+/// ([`crate::fault`]) applies to its calls, innermost.
+impl<T, E, Mode> FaultSites for &Decorators<'_, T, E, Mode> {
+    fn names(&self) -> impl Iterator<Item = &str> {
+        [
+            self.deadline.map(Deadline::name),
+            self.retry.as_ref().map(|(r, _)| r.name()),
+            self.hedge.map(Hedge::name),
+            self.circuit_breaker.as_ref().map(|(c, _)| c.name()),
+            self.rate_limiter.map(RateLimiter::name),
+            self.time_limiter.map(TimeLimiter::name),
+            self.bulkhead.map(Bulkhead::name),
+        ]
+        .into_iter()
+        .flatten()
     }
 }
 

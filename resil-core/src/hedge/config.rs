@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::error::{ConfigError, Problems};
+use crate::retry::RetryBudget;
 
 /// The most hedged attempts a call may make beside its primary (Polly's
 /// upper bound for `MaxHedgedAttempts`).
@@ -15,12 +16,16 @@ pub const MAX_HEDGED_ATTEMPTS: u32 = 10;
 /// | `delay` | 100 ms (must be above zero): how long an attempt runs before it gets a sibling |
 /// | `delay_percentile` | none; `Some(p)`, 0 < p < 100: the delay is that percentile of the recent successful latencies, `delay` until enough are seen |
 /// | `max_hedged_attempts` | 1 (1 to 10): attempts made beside the primary |
-/// | `budget` | none: the name of a retry budget that hedged attempts draw on |
+/// | `budget` | none: a [`RetryBudget`] that pays for the hedged attempts |
 /// | `event_consumer_buffer_size` | 100 (the recent-events buffer a registry attaches) |
 ///
-/// `budget` is accepted, validated and shown; it names a retry budget, and
-/// hedged attempts draw on it once retry budgets exist. Until then a hedge
-/// with a budget hedges as one without.
+/// With a `budget`, each call deposits into it as it starts (as a retry's
+/// first attempt does) and each hedged attempt withdraws one retry; an
+/// attempt the budget denies is not made, the call goes on with the attempts
+/// it has, and the hedge publishes
+/// [`BudgetExhausted`](super::HedgeEvent::BudgetExhausted). A hedge and a
+/// retry may share one budget: hedged attempts and retries are both extra
+/// load on the downstream.
 ///
 /// # Examples
 ///
@@ -42,7 +47,7 @@ pub struct HedgeConfig {
     pub(crate) delay: Duration,
     pub(crate) delay_percentile: Option<f64>,
     pub(crate) max_hedged_attempts: u32,
-    pub(crate) budget: Option<crate::Name>,
+    pub(crate) budget: Option<RetryBudget>,
     pub(crate) event_consumer_buffer_size: u32,
 }
 
@@ -87,10 +92,10 @@ impl HedgeConfig {
     pub fn max_hedged_attempts(&self) -> u32 {
         self.max_hedged_attempts
     }
-    /// The retry budget hedged attempts draw on, if any (see the type's
-    /// documentation).
-    pub fn budget(&self) -> Option<&str> {
-        self.budget.as_deref()
+    /// The retry budget that pays for hedged attempts, if any (see the
+    /// type's documentation).
+    pub fn budget(&self) -> Option<&RetryBudget> {
+        self.budget.as_ref()
     }
     /// Size of the recent-events buffer that registries attach to each instance.
     pub fn event_consumer_buffer_size(&self) -> u32 {
@@ -126,9 +131,10 @@ impl HedgeConfigBuilder {
         self.config.max_hedged_attempts = max;
         self
     }
-    /// The retry budget hedged attempts draw on (see [`HedgeConfig`]).
-    pub fn budget(mut self, budget: impl Into<crate::Name>) -> Self {
-        self.config.budget = Some(budget.into());
+    /// The retry budget that pays for hedged attempts (default none; see
+    /// [`HedgeConfig`]).
+    pub fn budget(mut self, budget: impl Into<Option<RetryBudget>>) -> Self {
+        self.config.budget = budget.into();
         self
     }
     /// Size of the recent-events buffer a registry attaches (0: none).
@@ -143,7 +149,7 @@ impl HedgeConfigBuilder {
     ///
     /// A [`ConfigError`] naming each setting out of range: a zero `delay`,
     /// a `delay_percentile` outside (0, 100), `max_hedged_attempts` outside
-    /// 1 to 10, an empty `budget`.
+    /// 1 to 10.
     pub fn build(self) -> Result<HedgeConfig, ConfigError> {
         let c = self.config;
         let mut p = Problems::default();
@@ -167,14 +173,6 @@ impl HedgeConfigBuilder {
             c.max_hedged_attempts,
             "must be from 1 to 10",
         );
-        if let Some(budget) = &c.budget {
-            p.check(
-                !budget.trim().is_empty(),
-                "budget",
-                format!("{budget:?}"),
-                "must name a retry budget",
-            );
-        }
         crate::event::check_buffer_size(&mut p, c.event_consumer_buffer_size);
         p.finish(c)
     }
@@ -236,14 +234,19 @@ mod tests {
                 .build()
                 .is_ok()
         );
-        assert!(HedgeConfig::builder().budget(" ").build().is_err());
-        assert_eq!(
+        let fleet = RetryBudget::of_defaults("fleet");
+        let c = HedgeConfig::builder()
+            .budget(fleet.clone())
+            .build()
+            .unwrap();
+        assert_eq!(c.budget(), Some(&fleet));
+        assert_ne!(
+            c,
             HedgeConfig::builder()
-                .budget("fleet")
+                .budget(RetryBudget::of_defaults("fleet"))
                 .build()
-                .unwrap()
-                .budget(),
-            Some("fleet")
+                .unwrap(),
+            "equal settings, another balance"
         );
     }
 }

@@ -20,6 +20,12 @@ pub enum HedgeEvent {
         /// before it failed and it started at once.
         delay: Option<Duration>,
     },
+    /// The hedge's retry budget denied a hedged attempt: it was not made,
+    /// and the call goes on with the attempts already running.
+    BudgetExhausted {
+        /// The index the denied attempt would have had.
+        attempt: u32,
+    },
     /// A hedged call ended with a success.
     Success {
         /// The index of the attempt that won (0: the primary).
@@ -44,6 +50,8 @@ pub enum HedgeEvent {
 pub enum HedgeEventType {
     /// [`HedgeEvent::Hedged`]
     Hedged,
+    /// [`HedgeEvent::BudgetExhausted`]
+    BudgetExhausted,
     /// [`HedgeEvent::Success`]
     Success,
     /// [`HedgeEvent::Error`]
@@ -51,10 +59,12 @@ pub enum HedgeEventType {
 }
 
 impl HedgeEventType {
-    /// The event's name in the event streams: `HEDGED`, `SUCCESS`, `ERROR`.
+    /// The event's name in the event streams: `HEDGED`, `BUDGET_EXHAUSTED`,
+    /// `SUCCESS`, `ERROR`.
     pub fn as_str(self) -> &'static str {
         match self {
             HedgeEventType::Hedged => "HEDGED",
+            HedgeEventType::BudgetExhausted => "BUDGET_EXHAUSTED",
             HedgeEventType::Success => "SUCCESS",
             HedgeEventType::Error => "ERROR",
         }
@@ -67,6 +77,7 @@ impl EventKind for HedgeEvent {
     fn event_type(&self) -> HedgeEventType {
         match self {
             HedgeEvent::Hedged { .. } => HedgeEventType::Hedged,
+            HedgeEvent::BudgetExhausted { .. } => HedgeEventType::BudgetExhausted,
             HedgeEvent::Success { .. } => HedgeEventType::Success,
             HedgeEvent::Error { .. } => HedgeEventType::Error,
         }

@@ -85,27 +85,16 @@ impl<R: Deref<Target = Inner>, N> fmt::Debug for HedgeNode<R, N> {
 }
 
 pin_project_lite::pin_project! {
-    /// A call through the hedge's layer: the primary attempt, the hedged
-    /// attempts beside it and the timer of the next.
+    /// A call through the hedge's layer: the primary attempt in place, and
+    /// once it has not answered at its first poll (or failed), the race of
+    /// the hedged attempts beside it and the timer of the next. A primary
+    /// that answers at once builds no race. `primary_started` is when the
+    /// primary started, when latencies are measured.
     pub struct HedgeAttempt<A> {
         #[pin]
-        stage: Stage<A>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    #[project = StageProj]
-    enum Stage<A> {
-        Through {
-            #[pin]
-            inner: A,
-        },
-        Racing {
-            race: Race<A>,
-            #[pin]
-            primary: Primary<A>,
-        },
-        Done,
+        primary: Primary<A>,
+        race: Option<Race<A>>,
+        primary_started: Option<Nanos>,
     }
 }
 
@@ -127,14 +116,14 @@ struct Hedged<A> {
     attempt: Pin<Box<A>>,
 }
 
-/// The hedge's bookkeeping of one call.
+/// The hedge's bookkeeping of one call whose primary did not answer at
+/// once.
 struct Race<A> {
     /// Attempts the call may make, the primary included.
     allowed: u32,
     /// Attempts started.
     started: u32,
-    /// When the primary started, when latencies are measured.
-    primary_started: Option<Nanos>,
+    /// Whether latencies are measured (a percentile delay).
     measure: bool,
     /// The timer of the next hedged attempt and its delay.
     timer: Option<(Sleep, Duration)>,
@@ -143,17 +132,49 @@ struct Race<A> {
 }
 
 impl<A> Race<A> {
+    /// The race of a call whose primary is running or just failed.
+    #[cold]
+    fn new(inner: &Inner) -> Self {
+        let config = inner.config.load();
+        Race {
+            allowed: 1 + config.max_hedged_attempts,
+            started: 1,
+            measure: config.delay_percentile.is_some(),
+            timer: None,
+            hedges: Vec::new(),
+        }
+    }
+
     /// Starts the next attempt through `next` (after `delay`, or at once
-    /// after a failure); the delay of the one after restarts from now.
+    /// after a failure), when one is left and the hedge's budget pays for
+    /// it; the delay of the one after restarts from now. `false` when no
+    /// attempt started: the call has made all the attempts it will.
     #[cold]
     #[inline(never)]
-    fn launch<N>(&mut self, inner: &Inner, next: &mut N, ctx: &mut Ctx, delay: Option<Duration>)
+    fn launch<N>(
+        &mut self,
+        inner: &Inner,
+        next: &mut N,
+        ctx: &mut Ctx,
+        delay: Option<Duration>,
+    ) -> bool
     where
         N: Node + HasAttempt<Attempt = A>,
     {
+        if self.started == self.allowed {
+            return false;
+        }
         let index = self.started;
-        self.started += 1;
         self.timer = None;
+        if let Some(budget) = &inner.config.load().budget
+            && !budget.try_withdraw()
+        {
+            // No more attempts for this call: the budget said no.
+            self.allowed = self.started;
+            inner.budget_exhausted(index);
+            return false;
+        }
+        self.started += 1;
         inner.hedged(index, delay);
         ctx.user_code_ran();
         let started = self.measure.then(|| ctx.stamp.now(&inner.clock));
@@ -166,6 +187,7 @@ impl<A> Race<A> {
             started,
             attempt,
         });
+        true
     }
 }
 
@@ -188,35 +210,26 @@ where
 
     #[inline(always)]
     fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
-        let Some(part) = &self.part else {
-            return HedgeAttempt {
-                stage: Stage::Through {
-                    inner: self.next.start(ctx),
-                },
-            };
-        };
-        let config = part.inner.config.load();
-        let measure = config.delay_percentile.is_some();
-        let primary_started = if measure {
-            Some(ctx.stamp.now(&part.inner.clock))
-        } else {
-            None
-        };
-        let race = Race {
-            allowed: 1 + config.max_hedged_attempts,
-            started: 1,
-            primary_started,
-            measure,
-            timer: None,
-            hedges: Vec::new(),
+        let primary_started = match &self.part {
+            None => None,
+            Some(part) => {
+                let config = part.inner.config.load();
+                if let Some(budget) = &config.budget {
+                    budget.deposit();
+                }
+                if config.delay_percentile.is_some() {
+                    Some(ctx.stamp.now(&part.inner.clock))
+                } else {
+                    None
+                }
+            }
         };
         HedgeAttempt {
-            stage: Stage::Racing {
-                race,
-                primary: Primary::Running {
-                    inner: self.next.start(ctx),
-                },
+            primary: Primary::Running {
+                inner: self.next.start(ctx),
             },
+            race: None,
+            primary_started,
         }
     }
 
@@ -227,30 +240,66 @@ where
         cx: &mut Context<'_>,
         ctx: &mut Ctx,
     ) -> Poll<Self::Output> {
-        let mut stage = attempt.project().stage;
-        let (race, mut primary) = match stage.as_mut().project() {
-            StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
-            StageProj::Racing { race, primary } => (race, primary),
-            StageProj::Done => panic!("a hedge's attempt polled after completion"),
+        let this = attempt.project();
+        let mut primary = this.primary;
+        let Some(part) = self.part.as_ref() else {
+            return match primary.project() {
+                PrimaryProj::Running { inner } => self.next.poll(inner, cx, ctx),
+                PrimaryProj::Ended => panic!("a hedge's attempt polled after completion"),
+            };
         };
-        let part = self.part.as_ref().expect("a hedged call has its hedge");
         let inner: &Inner = &part.inner;
+        let slot = this.race;
+        // The first poll: a primary that answers at once builds no race.
+        let mut primary_polled = false;
+        if slot.is_none() {
+            let PrimaryProj::Running { inner: attempt } = primary.as_mut().project() else {
+                panic!("a hedge's attempt polled after completion")
+            };
+            primary_polled = true;
+            if let Poll::Ready(out) = self.next.poll(attempt, cx, ctx) {
+                primary.set(Primary::Ended);
+                match out {
+                    Ok(value) => {
+                        if let Some(started) = *this.primary_started {
+                            let now = ctx.stamp.now(&inner.clock);
+                            inner.record_latency(now, now.saturating_duration_since(started));
+                        }
+                        inner.primary_won();
+                        return Poll::Ready(Ok(value));
+                    }
+                    Err(e) => {
+                        let race = slot.insert(Race::new(inner));
+                        if !race.launch(inner, &mut self.next, ctx, None) {
+                            *slot = None;
+                            inner.all_failed(1, e.rejection_kind());
+                            return Poll::Ready(Err(e));
+                        }
+                    }
+                }
+            } else {
+                *slot = Some(Race::new(inner));
+            }
+        }
         let finish = 'race: loop {
-            if let PrimaryProj::Running { inner: attempt } = primary.as_mut().project()
+            if !std::mem::take(&mut primary_polled)
+                && let PrimaryProj::Running { inner: attempt } = primary.as_mut().project()
                 && let Poll::Ready(out) = self.next.poll(attempt, cx, ctx)
             {
                 // The attempt is dropped before anything else starts.
                 primary.set(Primary::Ended);
                 match out {
-                    Ok(value) => break Finish::Won(0, race.primary_started, value),
-                    Err(e) if race.started < race.allowed => {
-                        race.launch(inner, &mut self.next, ctx, None);
-                        drop(e);
+                    Ok(value) => break Finish::Won(0, *this.primary_started, value),
+                    Err(e) => {
+                        let race = slot.as_mut().expect("a racing call has its race");
+                        if !race.launch(inner, &mut self.next, ctx, None) && race.hedges.is_empty()
+                        {
+                            break Finish::Lost(e);
+                        }
                     }
-                    Err(e) if race.hedges.is_empty() => break Finish::Lost(e),
-                    Err(_) => {}
                 }
             }
+            let race = slot.as_mut().expect("a racing call has its race");
             let mut i = 0;
             while i < race.hedges.len() {
                 let Poll::Ready(out) = self.next.poll(race.hedges[i].attempt.as_mut(), cx, ctx)
@@ -262,14 +311,14 @@ where
                 let primary_running = matches!(*primary, Primary::Running { .. });
                 match out {
                     Ok(value) => break 'race Finish::Won(index, started, value),
-                    Err(e) if race.started < race.allowed => {
-                        race.launch(inner, &mut self.next, ctx, None);
-                        drop(e);
+                    Err(e) => {
+                        if !race.launch(inner, &mut self.next, ctx, None)
+                            && race.hedges.is_empty()
+                            && !primary_running
+                        {
+                            break 'race Finish::Lost(e);
+                        }
                     }
-                    Err(e) if race.hedges.is_empty() && !primary_running => {
-                        break 'race Finish::Lost(e);
-                    }
-                    Err(_) => {}
                 }
             }
             if race.started == race.allowed {
@@ -283,11 +332,14 @@ where
                 return Poll::Pending;
             }
             let delay = *delay;
+            // Denied by the budget, the call goes on with what is running.
             race.launch(inner, &mut self.next, ctx, Some(delay));
         };
-        let attempts = race.started;
         // The losers are dropped (cancelled) before the outcome is counted.
-        stage.set(Stage::Done);
+        let attempts = slot.take().map_or(1, |race| race.started);
+        if let Primary::Running { .. } = *primary {
+            primary.set(Primary::Ended);
+        }
         Poll::Ready(match finish {
             Finish::Won(winner, started, value) => {
                 if let Some(started) = started {
@@ -310,17 +362,14 @@ where
 
     #[inline]
     fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        match attempt.project().stage.project() {
-            StageProj::Through { inner } => self.next.give_up(inner),
-            StageProj::Racing { race, primary } => {
-                if let PrimaryProj::Running { inner } = primary.project() {
-                    self.next.give_up(inner);
-                }
-                for h in &mut race.hedges {
-                    self.next.give_up(h.attempt.as_mut());
-                }
+        let this = attempt.project();
+        if let PrimaryProj::Running { inner } = this.primary.project() {
+            self.next.give_up(inner);
+        }
+        if let Some(race) = this.race {
+            for h in &mut race.hedges {
+                self.next.give_up(h.attempt.as_mut());
             }
-            StageProj::Done => {}
         }
     }
 }
@@ -328,18 +377,14 @@ where
 impl<A> fmt::Debug for HedgeAttempt<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("HedgeAttempt");
-        match &self.stage {
-            Stage::Through { .. } => d.field("stage", &"through"),
-            Stage::Racing { race, primary } => d
-                .field("stage", &"racing")
-                .field("started", &race.started)
-                .field(
-                    "primary_running",
-                    &matches!(primary, Primary::Running { .. }),
-                )
-                .field("hedges_running", &race.hedges.len()),
-            Stage::Done => d.field("stage", &"done"),
-        };
+        d.field(
+            "primary_running",
+            &matches!(self.primary, Primary::Running { .. }),
+        );
+        if let Some(race) = &self.race {
+            d.field("started", &race.started)
+                .field("hedges_running", &race.hedges.len());
+        }
         d.finish_non_exhaustive()
     }
 }

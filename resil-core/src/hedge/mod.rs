@@ -93,6 +93,7 @@ use crate::chain::{Lift, Stack};
 use crate::clock::{Clock, Nanos, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::live::{ChangeRefused, Live};
 use crate::{Name, Tags};
 
@@ -152,6 +153,14 @@ impl Inner {
         self.hedged_attempts.fetch_add(1, Ordering::Relaxed);
         self.events
             .publish(|| HedgeEvent::Hedged { attempt, delay });
+    }
+
+    /// The budget denied hedged attempt `attempt`: the call goes on with
+    /// the attempts it has.
+    #[cold]
+    pub(crate) fn budget_exhausted(&self, attempt: u32) {
+        self.events
+            .publish(|| HedgeEvent::BudgetExhausted { attempt });
     }
 
     /// A call that hedged ended with a success of `winner`.
@@ -326,7 +335,10 @@ impl Hedge {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        Stack::new().hedge(self.part()).call_async(Lift(f))
+        Stack::new()
+            .hedge(self.part())
+            .fault(FaultPart::global(self.name()))
+            .call_async(Lift(f))
     }
 }
 

@@ -114,6 +114,7 @@ use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::cluster::ClusterLimiterMetrics;
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::live::ChangeRefused;
 use crate::sync::{AtomicBool, AtomicU32, Ordering};
 use crate::{Name, Tags};
@@ -589,7 +590,10 @@ impl RateLimiter {
     where
         F: FnOnce() -> Result<T, E>,
     {
-        Stack::new().rate_limiter(self.part(1)).call(Lift(once(f)))
+        Stack::new()
+            .rate_limiter(self.part(1))
+            .fault(FaultPart::global(self.name()))
+            .call(Lift(once(f)))
     }
 
     /// Runs the future that `f` returns once a permit is acquired (waiting
@@ -640,6 +644,7 @@ impl RateLimiter {
     {
         Stack::new()
             .rate_limiter(self.part(1))
+            .fault(FaultPart::global(self.name()))
             .call_async(Lift(once(f)))
     }
 }

@@ -7,8 +7,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::fleet::Fleet;
 use crate::Name;
 use crate::clock::{Clock, SharedClock, SystemClock};
+use crate::cluster::RetryBudgetCluster;
 use crate::error::{ConfigError, Dur, Problems};
 
 /// The settings of a [`RetryBudget`].
@@ -18,6 +20,7 @@ use crate::error::{ConfigError, Dur, Problems};
 /// | `ratio` | 0.2 (retries per first attempt, from 0 to 1000) |
 /// | `min_retries_per_second` | 10 (a reserve for callers with little traffic) |
 /// | `ttl` | 10 s (how long a deposit counts; from 1 ms to 1 h) |
+/// | `cluster` | none: the process's own budget; `Some` shares one budget across a fleet ([`RetryBudgetCluster`]) |
 ///
 /// # Examples
 ///
@@ -31,11 +34,12 @@ use crate::error::{ConfigError, Dur, Problems};
 /// assert!(RetryBudgetConfig::builder().ttl(Duration::ZERO).build().is_err());
 /// # Ok::<(), resil_core::ConfigError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RetryBudgetConfig {
     ratio: f64,
     min_retries_per_second: u32,
     ttl: Duration,
+    cluster: Option<RetryBudgetCluster>,
 }
 
 impl Default for RetryBudgetConfig {
@@ -44,6 +48,7 @@ impl Default for RetryBudgetConfig {
             ratio: 0.2,
             min_retries_per_second: 10,
             ttl: Duration::from_secs(10),
+            cluster: None,
         }
     }
 }
@@ -70,10 +75,15 @@ impl RetryBudgetConfig {
     pub fn ttl(&self) -> Duration {
         self.ttl
     }
+
+    /// The fleet the budget is shared with, if any.
+    pub fn cluster(&self) -> Option<&RetryBudgetCluster> {
+        self.cluster.as_ref()
+    }
 }
 
-/// Builds a [`RetryBudgetConfig`].
-#[derive(Debug, Clone, Copy)]
+/// Builds a [`RetryBudgetConfig`] (the default: the defaults).
+#[derive(Debug, Clone, Default)]
 pub struct RetryBudgetConfigBuilder {
     config: RetryBudgetConfig,
 }
@@ -98,6 +108,13 @@ impl RetryBudgetConfigBuilder {
         self
     }
 
+    /// Shares the budget across a fleet (see [`RetryBudgetCluster`]);
+    /// `None` (the default) keeps it the process's own.
+    pub fn cluster(mut self, cluster: Option<RetryBudgetCluster>) -> Self {
+        self.config.cluster = cluster;
+        self
+    }
+
     /// Checks the settings.
     ///
     /// # Errors
@@ -118,10 +135,20 @@ impl RetryBudgetConfigBuilder {
             Dur(c.ttl),
             "must be more than zero: from 1ms to 1h",
         );
+        if let Some(cluster) = &c.cluster {
+            p.check(
+                (1..=MAX_LEASE).contains(&cluster.lease),
+                "cluster_lease",
+                cluster.lease,
+                "must be from 1 to 1000",
+            );
+        }
         p.finish(c)
     }
 }
 
+/// The largest lease of a fleet budget.
+const MAX_LEASE: u32 = 1000;
 /// The most `ratio` accepted.
 const MAX_RATIO: f64 = 1000.0;
 /// The shortest `ttl` accepted: its tenths are whole microseconds.
@@ -137,6 +164,9 @@ const SLICES: u64 = 10;
 /// [`SLICES`] slices ending at the current one (never longer than `ttl`),
 /// a retry for one more (never shorter than `ttl`).
 const PLACES: usize = SLICES as usize + 1;
+
+/// A tenth of `ttl`: the slices of a budget's window.
+pub(super) const SLICES_PER_TTL: u64 = SLICES;
 
 /// A slice's count packed with the slice it counts: the slice's number
 /// (its low 32 bits) above, the count below.
@@ -189,10 +219,20 @@ pub struct RetryBudget {
     inner: Arc<BudgetInner>,
 }
 
+/// Two budgets are equal when they are the same budget (clones of one
+/// [`RetryBudget`]): equal settings do not make one balance.
+impl PartialEq for RetryBudget {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for RetryBudget {}
+
 /// The budgets made, for [`RetryBudget::live`].
 static LIVE: Mutex<Vec<std::sync::Weak<BudgetInner>>> = Mutex::new(Vec::new());
 
-struct BudgetInner {
+pub(super) struct BudgetInner {
     name: Name,
     config: RetryBudgetConfig,
     clock: SharedClock,
@@ -210,6 +250,8 @@ struct BudgetInner {
     /// and the moves of the head.
     serial: Mutex<()>,
     denied: AtomicU64,
+    /// The fleet's share, when the budget has a cluster.
+    fleet: Option<Fleet>,
 }
 
 impl RetryBudget {
@@ -238,9 +280,14 @@ impl RetryBudget {
             let back = (head % PLACES as u64 + PLACES as u64 - i as u64) % PLACES as u64;
             AtomicU64::new(pack(head.wrapping_sub(back), 0))
         };
+        let name: Name = name.into();
+        let fleet = config
+            .cluster
+            .as_ref()
+            .map(|c| Fleet::new(c, &name, &config, ttl_nanos));
         let budget = RetryBudget {
             inner: Arc::new(BudgetInner {
-                name: name.into(),
+                name,
                 config,
                 clock,
                 deposit,
@@ -251,6 +298,7 @@ impl RetryBudget {
                 withdrawals: std::array::from_fn(place),
                 serial: Mutex::new(()),
                 denied: AtomicU64::new(0),
+                fleet,
             }),
         };
         let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
@@ -287,7 +335,13 @@ impl RetryBudget {
     #[inline]
     pub fn deposit(&self) {
         let inner = &*self.inner;
-        if inner.deposit != 0 {
+        if let Some(fleet) = &inner.fleet {
+            let slice = inner.slice_now();
+            if inner.deposit != 0 {
+                BudgetInner::add(&inner.deposits, slice);
+            }
+            fleet.deposit(&self.inner, slice);
+        } else if inner.deposit != 0 {
             let slice = inner.slice_now();
             BudgetInner::add(&inner.deposits, slice);
         }
@@ -297,6 +351,20 @@ impl RetryBudget {
     /// the balance cannot pay for it.
     pub fn try_withdraw(&self) -> bool {
         let inner = &*self.inner;
+        if let Some(fleet) = &inner.fleet {
+            let slice = inner.slice_now();
+            if let Some(allowed) = fleet.withdraw(&self.inner, slice) {
+                if allowed {
+                    // the process's own window follows the fleet's, for the
+                    // `local` failure mode
+                    let _serial = inner.lock();
+                    BudgetInner::add(&inner.withdrawals, slice);
+                } else {
+                    inner.denied.fetch_add(1, Ordering::Relaxed);
+                }
+                return allowed;
+            }
+        }
         let _serial = inner.lock();
         let slice = inner.clock.now().as_u64() / inner.slice_nanos;
         inner.advance_locked(slice);
@@ -309,10 +377,18 @@ impl RetryBudget {
         }
     }
 
-    /// The retries the balance pays for now.
+    /// The retries the balance pays for now; of a fleet budget whose
+    /// backend is up, the retries this process holds plus what the fleet's
+    /// balance paid for at the last round trip.
     pub fn balance(&self) -> u64 {
         let inner = &*self.inner;
-        let tokens = inner.tokens(inner.slice_now());
+        let slice = inner.slice_now();
+        if let Some(fleet) = &inner.fleet
+            && let Some(balance) = fleet.balance(slice)
+        {
+            return balance;
+        }
+        let tokens = inner.tokens(slice);
         u64::try_from(tokens / SCALE).unwrap_or(0)
     }
 
@@ -326,6 +402,10 @@ impl RetryBudget {
 }
 
 impl BudgetInner {
+    pub(super) fn fleet(&self) -> Option<&Fleet> {
+        self.fleet.as_ref()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
         self.serial.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -333,7 +413,7 @@ impl BudgetInner {
     /// The current slice, after clearing the places of the slices the
     /// window moved past since the last operation.
     #[inline]
-    fn slice_now(&self) -> u64 {
+    pub(super) fn slice_now(&self) -> u64 {
         let slice = self.clock.now().as_u64() / self.slice_nanos;
         if slice > self.head.load(Ordering::Acquire) {
             self.advance(slice);

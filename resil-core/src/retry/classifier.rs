@@ -165,6 +165,7 @@ impl<T, E> RetryClassifier<T, E> {
             Error::Timeout(r) => Some(r),
             Error::MaxRetriesExceeded(r) => Some(r),
             Error::DeadlineExceeded(r) => Some(r),
+            Error::FaultInjected(r) => Some(r),
         }
     }
 }

@@ -114,6 +114,7 @@ mod config;
 mod core;
 mod counter;
 mod event;
+mod fleet;
 mod interval;
 mod layer;
 mod metrics;
@@ -135,6 +136,7 @@ pub use crate::rejection::MaxRetriesExceeded;
 pub use self::interval::{IntervalBiFunction, RetryOutcome};
 pub use self::metrics::RetryMetrics;
 use crate::chain::{Lift, Stack};
+use crate::fault::FaultPart;
 pub use crate::interval::IntervalFunction;
 
 use self::core::Counters;
@@ -288,6 +290,7 @@ impl Retry {
     {
         Stack::new()
             .retry(self.part(RetryClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call(Lift(f))
     }
 
@@ -316,6 +319,7 @@ impl Retry {
     {
         Stack::new()
             .retry(self.part(RetryClassifier::new()))
+            .fault(FaultPart::global(self.name()))
             .call_async(Lift(f))
     }
 }

@@ -106,6 +106,7 @@ use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::live::{ChangeRefused, Live};
 use crate::thread_pool_bulkhead::Submission;
 use crate::{Name, Tags};
@@ -263,6 +264,7 @@ impl TimeLimiter {
     {
         Stack::new()
             .time_limiter(self.part())
+            .fault(FaultPart::global(self.name()))
             .call_async(Lift(once(f)))
     }
 

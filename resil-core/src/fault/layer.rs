@@ -1,0 +1,235 @@
+//! The fault's layer of a chain, innermost: with no fault in force it
+//! passes the call through after one load; otherwise it delays the call on
+//! the fault's clock, or aborts it.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use super::{Decision, FaultInjected, Faults};
+use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::clock::{Clock, Sleep};
+use crate::error::Error;
+
+/// The names a call site answers to: a fault of any of them applies to its
+/// calls (the first one in force, in this order).
+pub trait FaultSites {
+    /// The names, in order.
+    fn names(&self) -> impl Iterator<Item = &str>;
+}
+
+impl<const K: usize> FaultSites for [&str; K] {
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.iter().copied()
+    }
+}
+
+impl FaultSites for &[&str] {
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.iter().copied()
+    }
+}
+
+impl FaultSites for &str {
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(*self)
+    }
+}
+
+/// The fault's part in a [`Stack`](crate::chain::Stack): the board it
+/// consults and the call site's names.
+///
+/// Made by [`Faults::part`] (or [`FaultPart::global`]).
+#[derive(Clone, Copy)]
+pub struct FaultPart<'f, S> {
+    faults: &'f Faults,
+    sites: S,
+}
+
+impl Faults {
+    /// This board's part for a call site of these names.
+    #[inline(always)]
+    pub fn part<S: FaultSites>(&self, sites: S) -> FaultPart<'_, S> {
+        FaultPart {
+            faults: self,
+            sites,
+        }
+    }
+}
+
+impl<S: FaultSites> FaultPart<'static, S> {
+    /// The process-wide board's part ([`Faults::global`]).
+    #[inline(always)]
+    pub fn global(sites: S) -> Self {
+        Faults::global().part(sites)
+    }
+}
+
+impl<S: FaultSites> FaultPart<'_, S> {
+    /// What the fault in force does to this call, if any: one load when
+    /// none is.
+    #[inline(always)]
+    fn decide(&self) -> Option<Decision> {
+        if !self.faults.any_in_force() {
+            return None;
+        }
+        self.faults.decide(self.sites.names())
+    }
+}
+
+impl<S> fmt::Debug for FaultPart<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FaultPart").finish_non_exhaustive()
+    }
+}
+
+/// The fault's layer around `N`.
+pub struct FaultNode<'f, S, N> {
+    part: FaultPart<'f, S>,
+    next: N,
+}
+
+impl<'f, S, N> Wrap<N> for FaultPart<'f, S> {
+    type Node = FaultNode<'f, S, N>;
+
+    #[inline(always)]
+    fn wrap(self, next: N) -> Self::Node {
+        FaultNode { part: self, next }
+    }
+}
+
+impl<S, N> fmt::Debug for FaultNode<'_, S, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FaultNode").finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call through the fault's layer: the call itself, or the delay
+    /// before it, or the abort.
+    pub struct FaultAttempt<A> {
+        #[pin]
+        stage: Stage<A>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StageProj]
+    enum Stage<A> {
+        Through {
+            #[pin]
+            inner: A,
+        },
+        Delayed {
+            sleep: Sleep,
+        },
+        Aborted {
+            error: Option<FaultInjected>,
+        },
+    }
+}
+
+impl<S, N: HasAttempt> HasAttempt for FaultNode<'_, S, N> {
+    type Attempt = FaultAttempt<N::Attempt>;
+}
+
+impl<S, N, T, E> Node for FaultNode<'_, S, N>
+where
+    S: FaultSites,
+    N: Node<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    #[inline(always)]
+    fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
+        let stage = match self.part.decide() {
+            None => Stage::Through {
+                inner: self.next.start(ctx),
+            },
+            Some(decision) => faulted(decision),
+        };
+        FaultAttempt { stage }
+    }
+
+    #[inline]
+    fn poll(
+        &mut self,
+        attempt: Pin<&mut Self::Attempt>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Self::Output> {
+        let mut stage = attempt.project().stage;
+        loop {
+            match stage.as_mut().project() {
+                StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
+                StageProj::Delayed { sleep } => {
+                    ready!(Pin::new(sleep).poll(cx));
+                    ctx.user_code_ran();
+                    let inner = self.next.start(ctx);
+                    stage.set(Stage::Through { inner });
+                }
+                StageProj::Aborted { error } => {
+                    let error = error.take().expect("an aborted call is polled once");
+                    return Poll::Ready(Err(Error::FaultInjected(error)));
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
+        if let StageProj::Through { inner } = attempt.project().stage.project() {
+            self.next.give_up(inner);
+        }
+    }
+}
+
+/// The attempt of a call that the fault delays or aborts.
+#[cold]
+fn faulted<A>(decision: Decision) -> Stage<A> {
+    match decision {
+        Decision::Delay(delay, clock) => Stage::Delayed {
+            sleep: clock.sleep_async(delay),
+        },
+        Decision::Abort(error) => Stage::Aborted { error: Some(error) },
+    }
+}
+
+impl<S, N, T, E> SyncNode for FaultNode<'_, S, N>
+where
+    S: FaultSites,
+    N: SyncNode<Output = Result<T, Error<E>>>,
+{
+    type Output = Result<T, Error<E>>;
+
+    /// A delayed call sleeps on the fault's clock (blocking the thread, as
+    /// every wait of a blocking call does), then runs.
+    #[inline(always)]
+    fn call(&mut self, ctx: &mut Ctx) -> Self::Output {
+        match self.part.decide() {
+            None => self.next.call(ctx),
+            Some(Decision::Abort(error)) => Err(Error::FaultInjected(error)),
+            Some(Decision::Delay(delay, clock)) => {
+                clock.sleep(delay);
+                ctx.user_code_ran();
+                self.next.call(ctx)
+            }
+        }
+    }
+}
+
+impl<A> fmt::Debug for FaultAttempt<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stage = match &self.stage {
+            Stage::Through { .. } => "through",
+            Stage::Delayed { .. } => "delayed",
+            Stage::Aborted { .. } => "aborted",
+        };
+        f.debug_struct("FaultAttempt")
+            .field("stage", &stage)
+            .finish_non_exhaustive()
+    }
+}
