@@ -179,6 +179,11 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                                         .kind_fn()
                                                 }),
                                         )
+                                        .fault(
+                                            ::resil::__private::FaultPart::global(
+                                                &["inventory-query"] as &[&str],
+                                            ),
+                                        )
                                         .call_async(
                                             ::resil::__private::Lift(
                                                 ::resil::__private::once(|| ::resil::__private::body_async(async || -> Result<

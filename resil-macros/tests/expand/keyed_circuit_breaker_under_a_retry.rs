@@ -65,6 +65,7 @@ async fn charge(
                         __resil_circuit_breaker_instance
                             .part(&__resil_circuit_breaker_classifier),
                     )
+                    .fault(::resil::__private::FaultPart::global(&["pay"] as &[&str]))
                     .call_async(
                         ::resil::__private::Lift(|| {
                             #[allow(unused_variables)]

@@ -68,6 +68,9 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
             .circuit_breaker(
                 __RESIL_CIRCUIT_BREAKER.get().part(&__resil_circuit_breaker_classifier),
             )
+            .fault(
+                ::resil::__private::FaultPart::global(&["inventory-query"] as &[&str]),
+            )
             .call(
                 ::resil::__private::Lift(
                     ::resil::__private::once(|| -> Result<View, DbError> {

@@ -27,6 +27,9 @@ fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Erro
             || {
                 ::my_resil::__private::Stack::new()
                     .retry(__RESIL_RETRY.get().part(&__resil_retry_classifier))
+                    .fault(
+                        ::my_resil::__private::FaultPart::global(&["upload"] as &[&str]),
+                    )
                     .call(
                         ::my_resil::__private::Lift(|| {
                             #[allow(unused_variables)]
