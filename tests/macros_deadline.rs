@@ -3,7 +3,8 @@
 //! the caller as `Error::DeadlineExceeded` (through `From<Rejection>` or the
 //! fallback), and a call it cuts short is not a failure for the breaker.
 //! Both forms: `name` (resilience.toml's `[deadline.instances.*]`) and
-//! `timeout` (fixed by the attribute).
+//! `timeout` (fixed by the attribute), sync and async, across the thread-pool
+//! hop and through tower's `named`.
 //!
 //! Tokio's time is paused and the registries run on a `TokioClock`: the
 //! times below are exact and nothing sleeps for real.
@@ -212,4 +213,27 @@ async fn tower_named_takes_the_deadline_of_its_name() {
         clock.now().saturating_duration_since(started),
         Duration::from_millis(300)
     );
+}
+
+/// The time left, read on a thread-pool bulkhead's worker.
+#[resil::deadline(timeout = "5s")]
+#[resil::thread_pool_bulkhead(name = "deadline-pool")]
+fn on_the_pool() -> Result<Option<Duration>, CheckoutError> {
+    Ok(resil::deadline::remaining())
+}
+
+#[test]
+fn the_deadline_crosses_the_thread_pool_hop() {
+    let left = on_the_pool()
+        .unwrap()
+        .expect("the worker sees the deadline");
+    assert!(left <= Duration::from_secs(5), "{left:?}");
+    // an enclosing deadline that has passed: the task is not run
+    let clock = resil::clock::ManualClock::new();
+    let _outer = resil::deadline::enter_on(clock.clone(), Duration::from_millis(10));
+    clock.advance(Duration::from_millis(10));
+    assert!(matches!(
+        on_the_pool(),
+        Err(CheckoutError::Rejected(Rejection::DeadlineExceeded(_)))
+    ));
 }
