@@ -8,7 +8,9 @@
 //! `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))` whatever
 //! the order of the attributes in the source. Beyond Resilience4j, a hedge
 //! ([`hedge`](macro@hedge)) starts a slow call again beside itself, inside
-//! the retry and outside the breaker.
+//! the retry and outside the breaker, and a deadline
+//! ([`deadline`](macro@deadline)) gives the whole call one budget of time,
+//! outermost, which every layer beneath it spends.
 //!
 //! ```
 //! #[derive(Debug, resil::Classify)]
@@ -123,8 +125,8 @@ pub mod config {
 }
 
 pub use resil_macros::{
-    Classify, bulkhead, circuit_breaker, hedge, rate_limiter, retry, thread_pool_bulkhead,
-    time_limiter,
+    Classify, bulkhead, circuit_breaker, deadline, hedge, rate_limiter, retry,
+    thread_pool_bulkhead, time_limiter,
 };
 
 #[doc(hidden)]

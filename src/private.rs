@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 pub use inventory;
 pub use resil_config::declared::{KindsOf, NoKinds};
@@ -17,6 +17,7 @@ pub use resil_core::Classify;
 pub use resil_core::bulkhead::Bulkhead;
 pub use resil_core::chain::{Call, Lift, Stack, once};
 pub use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
+pub use resil_core::deadline::Deadline;
 pub use resil_core::fault::FaultPart;
 pub use resil_core::hedge::Hedge;
 pub use resil_core::rate_limiter::RateLimiter;
@@ -25,6 +26,41 @@ pub use resil_core::thread_pool_bulkhead::Jobs;
 pub use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 pub use resil_core::time_limiter::{DetachingPart, TimeLimiter, TimeLimiterPart};
 pub use resil_core::{Error, Rejection};
+
+/// The deadline of `#[deadline(timeout = "..")]`: fixed by the attribute,
+/// not in the registries, on their clock; made on the first call.
+pub struct FixedDeadline {
+    name: &'static str,
+    nanos: u64,
+    cell: OnceLock<Deadline>,
+}
+
+impl FixedDeadline {
+    /// The deadline of `name`, `nanos` long (the attribute checked it is
+    /// more than zero).
+    pub const fn new(name: &'static str, nanos: u64) -> Self {
+        FixedDeadline {
+            name,
+            nanos,
+            cell: OnceLock::new(),
+        }
+    }
+
+    /// The deadline.
+    #[inline]
+    pub fn get(&self) -> &Deadline {
+        self.cell.get_or_init(|| {
+            let timeout = std::time::Duration::from_nanos(self.nanos);
+            let config = resil_core::deadline::DeadlineConfig::builder()
+                .timeout(timeout)
+                .build()
+                // the attribute refuses a zero timeout at compile time
+                .unwrap_or_default();
+            let clock = resil_config::registries().deadlines().clock().clone();
+            Deadline::with_clock(self.name, config, clock)
+        })
+    }
+}
 
 /// `Result<T, E>`, seen through a type that may be an alias (`io::Result<T>`).
 pub trait IsResult {

@@ -1293,6 +1293,7 @@ async fn resilience_shows_call_sites_with_configuration_and_state() {
                 ),
             },
             "hedge": {},
+            "deadline": {},
         },
         "cloud": {
             "default-group-tag": "none",

@@ -344,6 +344,26 @@ async fn failures_degrade_open_the_breaker_and_the_actuator_shows_it() {
         "{read}"
     );
     assert_eq!(read["settings"]["delay-percentile"], json!("90"));
+    // the query's deadline, outermost in its stack
+    let deadline = &doc["instances"]["deadline"]["inventory-query"];
+    assert_eq!(deadline["settings"]["timeout"], json!("2s"), "{deadline}");
+    assert_eq!(deadline["state"]["timeout"], json!("2s"), "{deadline}");
+    assert_eq!(
+        deadline["usedBy"],
+        json!(["inventory_service::app::gateway::query"]),
+        "{deadline}"
+    );
+    let query = doc["callSites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["function"] == json!("inventory_service::app::gateway::query"))
+        .expect("the query's call site");
+    assert_eq!(query["stack"][0]["aspect"], json!("deadline"), "{query}");
+    assert_eq!(
+        get(addr, "/actuator/deadlines").await.json(),
+        json!({"deadlines": ["inventory-query"]})
+    );
     assert_eq!(read["state"]["numberOfPrimaryWins"], json!(2), "{read}");
     assert_eq!(read["state"]["numberOfHedgedAttempts"], json!(1), "{read}");
 }

@@ -1,7 +1,8 @@
 //! The attributes' success path allocates nothing once the call site has
 //! found its instances: the four sync layers and the five async layers, on
 //! the global registries' instances with their defaults (recent-events
-//! buffers on, as the actuator reads them), counted by the counting allocator.
+//! buffers on, as the actuator reads them), counted by the counting allocator;
+//! and a deadline, named or fixed, around them.
 
 use std::hint::black_box;
 use std::task::{Context, Poll, Waker};
@@ -40,6 +41,20 @@ async fn five_layers(x: u64) -> Result<u64, DbError> {
 }
 
 /// Polls a future that completes without waiting, once.
+#[resil::deadline(name = "alloc-deadline")]
+#[resil::retry(name = "alloc-deadline")]
+#[resil::circuit_breaker(name = "alloc-deadline")]
+fn named_deadline(x: u64) -> Result<u64, DbError> {
+    Ok(x + 1)
+}
+
+#[resil::deadline(timeout = "800ms")]
+#[resil::retry(name = "alloc-deadline")]
+#[resil::time_limiter(name = "alloc-deadline")]
+async fn fixed_deadline(x: u64) -> Result<u64, DbError> {
+    Ok(x + 1)
+}
+
 fn poll_once<F: std::future::Future>(f: F) -> Poll<F::Output> {
     let f = std::pin::pin!(f);
     f.poll(&mut Context::from_waker(Waker::noop()))
@@ -75,4 +90,33 @@ fn the_attributes_success_path_allocates_nothing() {
         }
     });
     assert_eq!(n, 0, "allocations of the five async attributes");
+}
+
+#[test]
+fn a_deadline_adds_no_allocation() {
+    for _ in 0..200 {
+        named_deadline(1).expect("permitted");
+        assert!(matches!(poll_once(fixed_deadline(1)), Poll::Ready(Ok(2))));
+    }
+    let (_, n) = resil_testkit::allocations_during(|| {
+        for _ in 0..100 {
+            black_box(named_deadline(black_box(1)).ok());
+        }
+    });
+    assert_eq!(
+        n, 0,
+        "allocations of a named deadline outside sync attributes"
+    );
+    let (_, n) = resil_testkit::allocations_during(|| {
+        for _ in 0..100 {
+            assert!(matches!(
+                poll_once(fixed_deadline(black_box(1))),
+                Poll::Ready(Ok(2))
+            ));
+        }
+    });
+    assert_eq!(
+        n, 0,
+        "allocations of a fixed deadline outside async attributes"
+    );
 }

@@ -61,10 +61,17 @@ async fn every_meter_the_runbook_names_is_exported_after_traffic() {
         }
     };
     // Each incident's traffic: successes, a refused connection (retried), a
-    // timeout, failures until the breaker opens, a refusal.
+    // timeout, failures until the breaker opens, a refusal, a deadline.
     for mode in ["success", "connect", "slow"] {
         get(format!("/inventory/SKU-1001?mode={mode}")).await;
     }
+    // a slow query under a caller's deadline of 5 ms, which the query's
+    // `#[deadline]` cuts short (before the breaker opens)
+    resil::deadline::scope(
+        std::time::Duration::from_millis(5),
+        get("/inventory/SKU-1001?mode=slow".to_owned()),
+    )
+    .await;
     for _ in 0..10 {
         get("/inventory/SKU-1001?mode=fail".to_owned()).await;
     }

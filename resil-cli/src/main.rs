@@ -4,7 +4,8 @@
 //! ```text
 //! resil check [FILE]     # exit 1 on any problem, warnings printed, exit 0 otherwise
 //! resil explain [FILE]   # each instance's effective settings, and where each came from,
-//!                        # and the worst case of each retrying name, term by term
+//!                        # and the worst case of each retrying name (or one with
+//!                        # a deadline), term by term, against its deadline
 //! ```
 //!
 //! Both list the faults the file enables (`[fault.instances.*]`), one line
@@ -55,7 +56,8 @@ enum Command {
     /// Prints each instance's effective settings and where each value came
     /// from: the instance's table, a base configuration, `configs.default`, an
     /// environment variable, or the library default; then the worst case of
-    /// each retrying name, term by term.
+    /// each retrying name (or one with a deadline), term by term, against the
+    /// deadline.
     Explain {
         /// The file, as for `check`.
         file: Option<PathBuf>,
@@ -188,7 +190,7 @@ fn explain(file: Option<PathBuf>) -> ExitCode {
         }
     }
     if !report.worst_cases().is_empty() {
-        let _ = writeln!(out, "worst case of each retrying name:");
+        let _ = writeln!(out, "worst case of each call site, against its deadline:");
         for worst in report.worst_cases() {
             let _ = writeln!(out, "    {worst}");
         }

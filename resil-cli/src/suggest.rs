@@ -3,8 +3,9 @@
 //! bulkhead, a breaker window that decides within the detection time at the
 //! given rate (and holds twice its minimum number of calls, widened at low
 //! rates, so that the breaker can open at any rate, and still when the rate
-//! drops), a timeout between the normal p99 and the deadline, and retry
-//! attempts that fit the deadline (no retry when only one attempt fits).
+//! drops), a timeout between the normal p99 and the deadline, retry
+//! attempts that fit the deadline (no retry when only one attempt fits), and
+//! the deadline itself, with the worst case that fits in it.
 //! Every number says how it was derived, and what it writes passes `resil
 //! check --strict`.
 
@@ -271,6 +272,7 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
             out,
             "# No retry: {retry_note}; a retry of one attempt could not retry, so none is written (shorten the timeout or lengthen the deadline to make room for a second attempt)."
         );
+        deadline_section(&mut out, c, timeout, 1, wait);
         return Ok(out);
     }
     let _ = writeln!(out, "[retry.instances.{name}]");
@@ -289,7 +291,46 @@ pub(crate) fn suggest(c: &Capacity) -> Result<String, String> {
         out,
         "ignore-errors = [\"CallNotPermitted\", \"BulkheadFull\", \"Timeout\"]"
     );
+    deadline_section(&mut out, c, timeout, attempts, wait);
     Ok(out)
+}
+
+/// `[deadline.instances.<name>]` of `--deadline`, with the worst case of
+/// what was written above (`attempts` of at most `timeout`, `wait` between
+/// them, no bulkhead wait) that fits in it; nothing without `--deadline`.
+fn deadline_section(
+    out: &mut String,
+    c: &Capacity,
+    timeout: Duration,
+    attempts: u32,
+    wait: Duration,
+) {
+    let Some(d) = c.deadline else {
+        return;
+    };
+    let worst = timeout * attempts + wait * (attempts - 1);
+    let arithmetic = if attempts > 1 {
+        format!(
+            "{attempts} attempts x {} (the timeout; the bulkhead does not wait) + {} waits x {} = {}",
+            millis(timeout),
+            attempts - 1,
+            millis(wait),
+            millis(worst)
+        )
+    } else {
+        format!(
+            "1 attempt x {} (the timeout) = {}",
+            millis(timeout),
+            millis(worst)
+        )
+    };
+    let _ = writeln!(out, "\n[deadline.instances.{}]", c.name);
+    let _ = writeln!(
+        out,
+        "# The whole call's budget (--deadline), outermost: `#[resil::deadline(name = \"{}\")]`. Its worst case, {arithmetic}, fits in it, so no call is cut short before its attempts run out; a caller's shorter deadline still wins.",
+        c.name
+    );
+    let _ = writeln!(out, "timeout = \"{}\"", millis(d));
 }
 
 #[cfg(test)]
@@ -334,6 +375,33 @@ mod tests {
         // retry, and the comment says why.
         assert!(!toml.contains("[retry."), "{toml}");
         assert!(toml.contains("# No retry: 1 attempt(s) of at most 600ms plus 100ms between fit the deadline of 1s"), "{toml}");
+        // the deadline, with the worst case that fits in it
+        assert!(
+            toml.contains("\n[deadline.instances.inventory-query]\n"),
+            "{toml}"
+        );
+        assert!(
+            toml.contains("Its worst case, 1 attempt x 600ms (the timeout) = 600ms, fits in it"),
+            "{toml}"
+        );
+        assert_eq!(value(&toml, "timeout"), "\"1s\"");
+    }
+
+    #[test]
+    fn with_room_for_retries_the_deadline_shows_their_arithmetic() {
+        let mut c = capacity();
+        c.deadline = Some(ms(2500));
+        let toml = suggest(&c).unwrap();
+        // (2500 + 100) / (600 + 100) = 3.7: three attempts
+        assert_eq!(value(&toml, "max-attempts"), "3");
+        assert!(
+            toml.contains("Its worst case, 3 attempts x 600ms (the timeout; the bulkhead does not wait) + 2 waits x 100ms = 2s, fits in it"),
+            "{toml}"
+        );
+        assert_eq!(value(&toml, "timeout"), "\"2500ms\"");
+        // without --deadline, none is written
+        c.deadline = None;
+        assert!(!suggest(&c).unwrap().contains("[deadline."));
     }
 
     /// Failures at `actual` calls/s on the suggested breaker, on a manual
@@ -404,11 +472,12 @@ mod tests {
                     }
                 }
                 if let Some(d) = deadline {
-                    // the worst case of what it writes fits the deadline
+                    // the deadline it writes, and the worst case of what it
+                    // writes fits in it (strict would refuse it otherwise)
                     let loaded = strict.unwrap();
-                    if let Some(w) = loaded.report().worst_cases().first() {
-                        assert!(w.total().unwrap() <= d, "{w}");
-                    }
+                    let w = &loaded.report().worst_cases()[0];
+                    assert_eq!(w.deadline(), Some(d), "{w}");
+                    assert!(w.total().unwrap() <= d && !w.exceeds_deadline(), "{w}");
                 }
             }
         }

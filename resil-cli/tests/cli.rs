@@ -179,7 +179,7 @@ fn explain_says_where_each_value_came_from() {
     // the worst case of the retrying name, term by term
     assert!(
         stdout.ends_with(
-            "worst case of each retrying name:\n    orders: 2 attempts × (timelimiter timeout-duration 2s) + retry waits (500ms) = 4500ms\n"
+            "worst case of each call site, against its deadline:\n    orders: 2 attempts × (timelimiter timeout-duration 2s) + retry waits (500ms) = 4500ms\n"
         ),
         "{stdout}"
     );
@@ -250,6 +250,7 @@ fn suggest_writes_a_file_that_check_accepts() {
         "timeout-duration",
         "minimum-number-of-calls",
         "max-attempts",
+        "timeout",
     ] {
         let lines: Vec<&str> = toml.lines().collect();
         let at = lines.iter().position(|l| l.starts_with(key)).unwrap();
@@ -263,7 +264,21 @@ fn suggest_writes_a_file_that_check_accepts() {
     assert!(check.status.success(), "{}", text(&check.stderr));
     assert_eq!(
         text(&check.stdout),
-        "ok: resilience.toml (4 instances, 0 warnings)\n"
+        "ok: resilience.toml (5 instances, 0 warnings)\n"
+    );
+    // the deadline it derived, and explain weighs the worst case against it
+    assert!(
+        toml.contains("\n[deadline.instances.inventory-query]\n"),
+        "{toml}"
+    );
+    assert!(toml.contains("\ntimeout = \"2s\"\n"), "{toml}");
+    let explain = resil(&["explain"], &dir);
+    assert!(
+        text(&explain.stdout).contains(
+            "inventory-query: 3 attempts × (timelimiter timeout-duration 600ms) + retry waits (100ms + 100ms) = 2s <= deadline timeout 2s"
+        ),
+        "{}",
+        text(&explain.stdout)
     );
 }
 

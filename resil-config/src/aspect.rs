@@ -1,8 +1,8 @@
-//! The seven aspects, at the bottom of the crate: every other module names them.
+//! The eight aspects, at the bottom of the crate: every other module names them.
 
 use std::fmt;
 
-/// The seven aspects, named as the tables of resilience.toml name them.
+/// The eight aspects, named as the tables of resilience.toml name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Aspect {
     /// `#[circuit_breaker]`, table `circuitbreaker`.
@@ -19,11 +19,13 @@ pub enum Aspect {
     TimeLimiter,
     /// `#[hedge]`, table `hedge`.
     Hedge,
+    /// `#[deadline]`, table `deadline`.
+    Deadline,
 }
 
 impl Aspect {
     /// Every aspect, in the order of resilience.toml's documentation.
-    pub const ALL: [Aspect; 7] = [
+    pub const ALL: [Aspect; 8] = [
         Aspect::CircuitBreaker,
         Aspect::Retry,
         Aspect::Bulkhead,
@@ -31,11 +33,13 @@ impl Aspect {
         Aspect::RateLimiter,
         Aspect::TimeLimiter,
         Aspect::Hedge,
+        Aspect::Deadline,
     ];
 
     /// The table of resilience.toml (Resilience4j's property prefix without
     /// `resilience4j.`): `circuitbreaker`, `retry`, `bulkhead`,
-    /// `thread-pool-bulkhead`, `ratelimiter`, `timelimiter`, `hedge`.
+    /// `thread-pool-bulkhead`, `ratelimiter`, `timelimiter`, `hedge`,
+    /// `deadline`.
     ///
     /// # Examples
     ///
@@ -52,6 +56,7 @@ impl Aspect {
             Aspect::RateLimiter => "ratelimiter",
             Aspect::TimeLimiter => "timelimiter",
             Aspect::Hedge => "hedge",
+            Aspect::Deadline => "deadline",
         }
     }
 
@@ -65,6 +70,7 @@ impl Aspect {
             Aspect::RateLimiter => "rate_limiter",
             Aspect::TimeLimiter => "time_limiter",
             Aspect::Hedge => "hedge",
+            Aspect::Deadline => "deadline",
         }
     }
 
@@ -87,6 +93,7 @@ impl Aspect {
             Aspect::RateLimiter => Layer::RateLimiter,
             Aspect::TimeLimiter => Layer::TimeLimiter,
             Aspect::Hedge => Layer::Hedge,
+            Aspect::Deadline => Layer::Deadline,
         }
     }
 

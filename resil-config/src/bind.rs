@@ -43,6 +43,7 @@ use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
 };
 use resil_core::cluster::{CircuitBreakerCluster, RateLimiterCluster};
+use resil_core::deadline::{Deadline, DeadlineConfig, DeadlineConfigBuilder};
 use resil_core::hedge::{Hedge, HedgeConfig, HedgeConfigBuilder};
 use resil_core::interval::{DEFAULT_MULTIPLIER, DEFAULT_RANDOMIZATION_FACTOR, IntervalFunction};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
@@ -947,6 +948,21 @@ impl Binder for Hedge {
         b.build()
     }
     fn kinds(_: &HedgeConfig) -> Vec<(&'static str, Vec<String>)> {
+        Vec::new()
+    }
+}
+
+impl Binder for Deadline {
+    const ASPECT: Aspect = Aspect::Deadline;
+    type Builder = DeadlineConfigBuilder;
+    const KEYS: &'static [Row<Self::Builder, Self::Config>] = keys::DEADLINE_KEYS;
+    fn builder() -> Self::Builder {
+        DeadlineConfig::builder()
+    }
+    fn build(b: Self::Builder) -> Result<DeadlineConfig, ConfigError> {
+        b.build()
+    }
+    fn kinds(_: &DeadlineConfig) -> Vec<(&'static str, Vec<String>)> {
         Vec::new()
     }
 }

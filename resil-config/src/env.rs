@@ -508,7 +508,7 @@ fn map_instances(
                 t.what,
                 match did_you_mean(key_seg, names.iter().copied()) {
                     Some(k) => format!("; did you mean `{k}`?"),
-                    None => format!("; expected one of {}", value::list(&names)),
+                    None => format!("; expected one of {}", value::list(names)),
                 }
             ),
         );

@@ -61,7 +61,7 @@ pub(crate) fn instance_aliases(aspect: Aspect) -> &'static [&'static str] {
             &["backends"]
         }
         Aspect::RateLimiter => &["limiters"],
-        Aspect::TimeLimiter | Aspect::Hedge => &[],
+        Aspect::TimeLimiter | Aspect::Hedge | Aspect::Deadline => &[],
     }
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn aspect_order_key(aspect: Aspect) -> Option<&'static str> {
         Aspect::Retry => Some("retry-aspect-order"),
         Aspect::RateLimiter => Some("rate-limiter-aspect-order"),
         Aspect::TimeLimiter => Some("time-limiter-aspect-order"),
-        Aspect::Bulkhead | Aspect::ThreadPoolBulkhead | Aspect::Hedge => None,
+        Aspect::Bulkhead | Aspect::ThreadPoolBulkhead | Aspect::Hedge | Aspect::Deadline => None,
     }
 }
 
@@ -165,7 +165,7 @@ pub(crate) struct Module {
 /// The whole file, typed.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Document {
-    pub(crate) modules: [Module; 7],
+    pub(crate) modules: [Module; 8],
     /// `[cloud]` (Spring Cloud CircuitBreaker's properties), when given.
     pub(crate) cloud: Option<CloudSettings>,
     /// Its keys as written, for messages (a reload cannot change them).
@@ -199,7 +199,7 @@ fn spring_only(key: &str) -> Option<&'static str> {
 /// Reads the merged tree into a [`Document`], reporting every mistake in `d`.
 pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics) -> Document {
     let mut doc = Document::default();
-    let mut seen: [Option<&str>; 7] = [None; 7];
+    let mut seen: [Option<&str>; 8] = [None; 8];
     let mut cloud_seen: Option<&str> = None;
     let mut budget_seen: Option<&str> = None;
     let mut fault_seen: Option<&str> = None;

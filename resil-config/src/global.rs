@@ -1,6 +1,6 @@
 //! The process-wide registries that generated code uses.
 //!
-//! There is one set of seven registries per process. [`init`](crate::init)
+//! There is one set of eight registries per process. [`init`](crate::init)
 //! builds it from resilience.toml; if a protected function runs first, it is
 //! built on the library defaults instead, and resil says so once through
 //! `tracing` (a `WARN` event of target `resil`). Either way it is built once:
@@ -20,12 +20,13 @@ use std::sync::{Arc, OnceLock};
 use resil_core::Tags;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::deadline::Deadline;
 use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::registry::{
-    BulkheadRegistry, CircuitBreakerRegistry, HedgeRegistry, Primitive, RateLimiterRegistry,
-    Registry, RegistryEvent, RegistryEventType, RetryRegistry, ThreadPoolBulkheadRegistry,
-    TimeLimiterRegistry,
+    BulkheadRegistry, CircuitBreakerRegistry, DeadlineRegistry, HedgeRegistry, Primitive,
+    RateLimiterRegistry, Registry, RegistryEvent, RegistryEventType, RetryRegistry,
+    ThreadPoolBulkheadRegistry, TimeLimiterRegistry,
 };
 use resil_core::retry::Retry;
 use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
@@ -39,7 +40,7 @@ use crate::keyed_table::{DEFAULT_MAX_KEYS, Keyed, KeyedRegistry, KeyedSettings};
 use crate::reloader::Reloader;
 use crate::report::{InstanceReport, Report};
 
-/// The seven registries, one per aspect.
+/// The eight registries, one per aspect.
 ///
 /// # Examples
 ///
@@ -58,12 +59,13 @@ pub struct Registries {
     rate_limiters: RateLimiterRegistry,
     time_limiters: TimeLimiterRegistry,
     hedges: HedgeRegistry,
+    deadlines: DeadlineRegistry,
     cloud: CloudSettings,
     keyed: KeyedRegistries,
     extension: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
-/// The keyed tables of the seven aspects.
+/// The keyed tables of the eight aspects.
 #[derive(Debug)]
 struct KeyedRegistries {
     circuit_breakers: KeyedRegistry<CircuitBreaker>,
@@ -73,6 +75,7 @@ struct KeyedRegistries {
     rate_limiters: KeyedRegistry<RateLimiter>,
     time_limiters: KeyedRegistry<TimeLimiter>,
     hedges: KeyedRegistry<Hedge>,
+    deadlines: KeyedRegistry<Deadline>,
 }
 
 impl KeyedRegistries {
@@ -85,12 +88,13 @@ impl KeyedRegistries {
             rate_limiters: KeyedRegistry::new(),
             time_limiters: KeyedRegistry::new(),
             hedges: KeyedRegistry::new(),
+            deadlines: KeyedRegistry::new(),
         }
     }
 }
 
 impl Registries {
-    /// Seven registries on the library defaults and the system clock.
+    /// Eight registries on the library defaults and the system clock.
     pub fn of_defaults() -> Self {
         Registries {
             circuit_breakers: Registry::of_defaults(),
@@ -103,6 +107,7 @@ impl Registries {
             rate_limiters: Registry::of_defaults(),
             time_limiters: Registry::of_defaults(),
             hedges: Registry::of_defaults(),
+            deadlines: Registry::of_defaults(),
             cloud: CloudSettings::default(),
             keyed: KeyedRegistries::new(),
             extension: OnceLock::new(),
@@ -126,6 +131,7 @@ impl Registries {
             rate_limiters,
             time_limiters,
             hedges: Registry::of_defaults(),
+            deadlines: Registry::of_defaults(),
             cloud,
             keyed: KeyedRegistries::new(),
             extension: OnceLock::new(),
@@ -135,6 +141,12 @@ impl Registries {
     /// These registries with `hedges`.
     pub(crate) fn with_hedges(mut self, hedges: HedgeRegistry) -> Self {
         self.hedges = hedges;
+        self
+    }
+
+    /// These registries with `deadlines`.
+    pub(crate) fn with_deadlines(mut self, deadlines: DeadlineRegistry) -> Self {
+        self.deadlines = deadlines;
         self
     }
 
@@ -197,6 +209,10 @@ impl Registries {
     pub fn hedges(&self) -> &HedgeRegistry {
         &self.hedges
     }
+    /// The deadlines.
+    pub fn deadlines(&self) -> &DeadlineRegistry {
+        &self.deadlines
+    }
 
     /// The `[cloud]` settings (Spring Cloud CircuitBreaker's properties),
     /// which resil's `cloud` facade reads.
@@ -235,6 +251,7 @@ impl Registries {
         watch(&self.rate_limiters, Aspect::RateLimiter);
         watch(&self.time_limiters, Aspect::TimeLimiter);
         watch(&self.hedges, Aspect::Hedge);
+        watch(&self.deadlines, Aspect::Deadline);
     }
 }
 
@@ -271,6 +288,7 @@ impl fmt::Debug for Registries {
             .field("rate_limiters", &self.rate_limiters)
             .field("time_limiters", &self.time_limiters)
             .field("hedges", &self.hedges)
+            .field("deadlines", &self.deadlines)
             .finish_non_exhaustive()
     }
 }
@@ -279,7 +297,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A primitive that has a registry among the global [`Registries`]: the seven of resil-core.
+/// A primitive that has a registry among the global [`Registries`]: the eight of resil-core.
 pub trait GlobalPrimitive: Primitive + sealed::Sealed {
     /// Its aspect.
     const ASPECT: Aspect;
@@ -358,6 +376,7 @@ global_primitive!(ThreadPoolBulkhead, thread_pool_bulkheads);
 global_primitive!(RateLimiter, rate_limiters);
 global_primitive!(TimeLimiter, time_limiters);
 global_primitive!(Hedge, hedges);
+global_primitive!(Deadline, deadlines);
 
 enum Origin {
     /// Built by `init`: its report, and what reloads read again.

@@ -37,7 +37,7 @@ pub use resil_core::error::REJECTION_KINDS;
 /// Reads `./resilience.toml` (or the file `RESIL_CONFIG` names; a missing
 /// named file is an error, a missing `./resilience.toml` means defaults),
 /// applies `RESIL_*` environment overrides, validates everything, builds the
-/// seven registries with every configured and every declared instance, and
+/// eight registries with every configured and every declared instance, and
 /// checks the configuration against the declarations of protected functions.
 /// Call it once, at the start of `main`, before any protected call; inside or
 /// outside a tokio runtime.
@@ -377,6 +377,7 @@ impl ResilienceBuilder {
         let rate_limiters = parts.aspect::<resil_core::rate_limiter::RateLimiter>();
         let time_limiters = parts.aspect::<resil_core::time_limiter::TimeLimiter>();
         let hedges = parts.aspect::<resil_core::hedge::Hedge>();
+        let deadlines = parts.aspect::<resil_core::deadline::Deadline>();
         let mut d = parts.d;
         if d.errors.is_empty() {
             budget::check_spent(&doc.budgets, &retries, &mut d);
@@ -400,6 +401,7 @@ impl ResilienceBuilder {
                 bulkheads: &bulkheads,
                 rate_limiters: &rate_limiters,
                 time_limiters: &time_limiters,
+                deadlines: &deadlines,
             };
             worst_cases = worst_case::compute(&layers, &at, &mut d);
         }
@@ -421,7 +423,8 @@ impl ResilienceBuilder {
             time_limiters,
             doc.cloud.clone().unwrap_or_default(),
         )
-        .with_hedges(hedges);
+        .with_hedges(hedges)
+        .with_deadlines(deadlines);
         let defaults = parts.defaults;
         let mut instances = parts.instances;
         instances.sort_by(|a, b| (a.aspect, &a.name).cmp(&(b.aspect, &b.name)));

@@ -215,8 +215,10 @@ macro_rules! show {
     };
 }
 
+mod deadline;
 mod hedge;
 mod time_limiter;
+pub(crate) use self::deadline::DEADLINE_KEYS;
 pub(crate) use self::hedge::HEDGE_KEYS;
 pub(crate) use self::time_limiter::TIME_LIMITER_KEYS;
 
@@ -270,6 +272,7 @@ pub(crate) fn defs(aspect: Aspect) -> Vec<&'static KeyDef> {
         Aspect::RateLimiter => of(RATE_LIMITER_KEYS),
         Aspect::TimeLimiter => of(TIME_LIMITER_KEYS),
         Aspect::Hedge => of(HEDGE_KEYS),
+        Aspect::Deadline => of(DEADLINE_KEYS),
     }
 }
 

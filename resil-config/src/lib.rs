@@ -70,6 +70,7 @@
 //! | `thread-pool-bulkhead` | `max-thread-pool-size`, `core-thread-pool-size`, `queue-capacity`, `keep-alive-duration`, `shadow`, `context-propagators` (names registered with `resil::context_propagator!`; unlisted: the defaults, `tracing`'s span with that feature; `[]`: none) |
 //! | `ratelimiter` | `limit-for-period`, `limit-refresh-period`, `timeout-duration`, `shadow`, `subscribe-for-events`, `register-health-indicator`, `allow-health-indicator-to-fail` |
 //! | `timelimiter` | `timeout-duration`, `cancel-running-future`, `shadow` |
+//! | `deadline` | `timeout`: the whole call's budget of time, outermost (`base-config` only besides; no events, so no buffer) |
 //! | `retrybudget` (`instances` only) | `ratio`, `min-retries-per-second`, `ttl`: a budget that retries share (Finagle's) |
 //! | `fault` (`instances` only) | `enabled`, `delay`, `delay-percent`, `abort-percent`: injected delays and failures for the call sites of the name, for drills |
 //! | every table | `base-config`, `event-consumer-buffer-size` |
@@ -131,7 +132,7 @@
 //! # Start-up
 //!
 //! [`init`] reads `./resilience.toml` (or the file named by `RESIL_CONFIG`),
-//! applies the overrides, validates, builds the seven registries eagerly (every
+//! applies the overrides, validates, builds the eight registries eagerly (every
 //! configured instance, and every declared one), checks the file against the
 //! [`Declaration`]s of protected functions and returns a [`Report`] to log.
 //! A declared name without configuration runs on `configs.default` (the

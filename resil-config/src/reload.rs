@@ -90,6 +90,7 @@ impl Reloader {
         plan.configurations::<resil_core::rate_limiter::RateLimiter>(live, loaded.registries());
         plan.configurations::<resil_core::time_limiter::TimeLimiter>(live, loaded.registries());
         plan.configurations::<resil_core::hedge::Hedge>(live, loaded.registries());
+        plan.configurations::<resil_core::deadline::Deadline>(live, loaded.registries());
         plan.aspect::<resil_core::circuit_breaker::CircuitBreaker>(live, &old, &new);
         plan.aspect::<resil_core::retry::Retry>(live, &old, &new);
         plan.aspect::<resil_core::bulkhead::Bulkhead>(live, &old, &new);
@@ -97,6 +98,7 @@ impl Reloader {
         plan.aspect::<resil_core::rate_limiter::RateLimiter>(live, &old, &new);
         plan.aspect::<resil_core::time_limiter::TimeLimiter>(live, &old, &new);
         plan.aspect::<resil_core::hedge::Hedge>(live, &old, &new);
+        plan.aspect::<resil_core::deadline::Deadline>(live, &old, &new);
         if !plan.problems.is_empty() {
             let mut problems = plan.problems;
             problems.sort();

@@ -33,7 +33,7 @@ pub struct InstanceReport {
 /// written, and the keys resil-core does not hold.
 #[derive(Debug, Clone)]
 pub(crate) struct Effective {
-    /// The aspect's configuration type, behind `Any` so that one report holds all seven.
+    /// The aspect's configuration type, behind `Any` so that one report holds all eight.
     pub(crate) config: Arc<dyn Any + Send + Sync>,
     pub(crate) chain: Vec<String>,
     pub(crate) settings: Vec<(&'static str, String)>,

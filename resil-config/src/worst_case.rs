@@ -1,6 +1,7 @@
-//! The budget arithmetic of each retrying name: how long a call through it
-//! can take at worst, term by term, and a warning (an error under
-//! `strict`) where nothing bounds it.
+//! The budget arithmetic of each retrying name (and each name with a
+//! deadline): how long a call through it can take at worst, term by term,
+//! and a warning (an error under `strict`) where nothing bounds it or where
+//! the worst case exceeds the name's deadline.
 //!
 //! Instances of one name are taken as one function's stack, as the
 //! attributes build it (see the anti-patterns). For a name with a retry, the
@@ -8,7 +9,10 @@
 //! max-wait-duration + rate-limiter timeout-duration) + the retry's waits`,
 //! each wait at its largest (the growth of an exponential backoff, the top
 //! of a randomized one). Without a time limiter an attempt can hang for
-//! ever: there is no bound, which is a warning. A wait written in code
+//! ever: with no deadline either there is no bound, which is a warning; a
+//! deadline of the name (`[deadline.instances.<name>]`) bounds the call
+//! instead. A worst case longer than the deadline is a warning too: the
+//! deadline cuts calls short before their attempts run out. A wait written in code
 //! (`interval_bi_function`, `#[retry(retry_after = ..)]`) cannot be read:
 //! the worst case then says so instead of a total.
 
@@ -61,6 +65,8 @@ pub struct WorstCase {
     /// retry's wait is written in code.
     waits: Option<Vec<Duration>>,
     timed: bool,
+    /// The `timeout` of the name's deadline, if it has one.
+    deadline: Option<Duration>,
 }
 
 impl WorstCase {
@@ -91,6 +97,27 @@ impl WorstCase {
         self.timed
     }
 
+    /// The `timeout` of the name's deadline (`[deadline.instances.<name>]`),
+    /// which bounds the whole call, if it has one.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.deadline
+    }
+
+    /// Whether the worst case is longer than the deadline: the deadline
+    /// then cuts calls short before their attempts run out.
+    pub fn exceeds_deadline(&self) -> bool {
+        matches!((self.total(), self.deadline), (Some(t), Some(d)) if t > d)
+    }
+
+    /// The longest a call can take: the worst case or the deadline,
+    /// whichever is shorter; `None` when neither bounds it.
+    pub fn bound(&self) -> Option<Duration> {
+        match (self.total(), self.deadline) {
+            (Some(t), Some(d)) => Some(t.min(d)),
+            (t, d) => t.or(d),
+        }
+    }
+
     /// The worst case: `None` without a time limiter (an attempt may hang
     /// for ever) or when the wait is written in code.
     pub fn total(&self) -> Option<Duration> {
@@ -114,7 +141,12 @@ impl fmt::Display for WorstCase {
             .map(|(aspect, key, d)| format!("{aspect} {key} {}", format_duration(*d)))
             .collect();
         if !self.timed {
-            terms.insert(0, "no time limiter: unbounded".to_owned());
+            let what = if self.deadline.is_some() {
+                "no time limiter"
+            } else {
+                "no time limiter: unbounded"
+            };
+            terms.insert(0, what.to_owned());
         }
         if !terms.is_empty() {
             write!(f, " × ({})", terms.join(" + "))?;
@@ -127,9 +159,27 @@ impl fmt::Display for WorstCase {
             Some(_) => {}
             None => write!(f, " + retry waits written in code")?,
         }
-        match self.total() {
-            Some(total) => write!(f, " = {}", format_duration(total)),
-            None => write!(f, ": no bound"),
+        match (self.total(), self.deadline) {
+            (Some(total), Some(d)) if total > d => write!(
+                f,
+                " = {} > deadline timeout {}: over by {}",
+                format_duration(total),
+                format_duration(d),
+                format_duration(total - d)
+            ),
+            (Some(total), Some(d)) => write!(
+                f,
+                " = {} <= deadline timeout {}",
+                format_duration(total),
+                format_duration(d)
+            ),
+            (Some(total), None) => write!(f, " = {}", format_duration(total)),
+            (None, Some(d)) => write!(
+                f,
+                ": bounded by the deadline timeout {}",
+                format_duration(d)
+            ),
+            (None, None) => write!(f, ": no bound"),
         }
     }
 }
@@ -140,20 +190,32 @@ pub(crate) struct Layers<'a> {
     pub(crate) bulkheads: &'a Registry<resil_core::bulkhead::Bulkhead>,
     pub(crate) rate_limiters: &'a Registry<resil_core::rate_limiter::RateLimiter>,
     pub(crate) time_limiters: &'a Registry<resil_core::time_limiter::TimeLimiter>,
+    pub(crate) deadlines: &'a Registry<resil_core::deadline::Deadline>,
 }
 
-/// The worst case of each name with a retry, sorted by name; a warning in
-/// `d` for each that retries with nothing to bound it.
+/// The worst case of each name with a retry or a deadline, sorted by name;
+/// a warning in `d` for each that retries with nothing to bound it, and for
+/// each whose worst case exceeds its deadline.
 pub(crate) fn compute(
     built: &Layers<'_>,
     at: &dyn Fn(Aspect, &str, String) -> ConfigProblem,
     d: &mut Diagnostics,
 ) -> Vec<WorstCase> {
+    let mut names: Vec<String> = built
+        .retries
+        .all()
+        .iter()
+        .map(|r| r.name().to_owned())
+        .chain(built.deadlines.all().iter().map(|d| d.name().to_owned()))
+        .collect();
+    names.sort();
+    names.dedup();
     let mut out = Vec::new();
-    for retry in built.retries.all() {
-        let name = retry.name();
-        let config = retry.config();
-        let attempts = config.max_attempts();
+    for name in &names {
+        let name = name.as_str();
+        let retry = built.retries.find(name);
+        let attempts = retry.as_ref().map_or(1, |r| r.config().max_attempts());
+        let deadline = built.deadlines.find(name).map(|d| d.config().timeout());
         let limiter = built.time_limiters.find(name);
         let mut per_attempt = Vec::new();
         if let Some(tl) = &limiter {
@@ -177,27 +239,41 @@ pub(crate) fn compute(
                 rl.config().timeout_duration(),
             ));
         }
-        let interval = config.interval_bi_function();
-        let waits: Option<Vec<Duration>> = (1..attempts).map(|n| interval.largest(n)).collect();
+        let waits: Option<Vec<Duration>> = match &retry {
+            Some(r) => {
+                let interval = r.config().interval_bi_function();
+                (1..attempts).map(|n| interval.largest(n)).collect()
+            }
+            None => Some(Vec::new()),
+        };
         let worst = WorstCase {
             name: name.to_owned(),
             attempts,
             per_attempt,
             waits,
             timed: limiter.is_some(),
+            deadline,
         };
-        if attempts > 1 && limiter.is_none() {
+        let segment = crate::value::segment(name);
+        if attempts > 1 && limiter.is_none() && deadline.is_none() {
             d.warn(at(
                 Aspect::Retry,
                 name,
                 format!(
-                    "retry `{name}` makes up to {attempts} attempts with no time limiter `{name}`: nothing bounds how long a call takes (an attempt that hangs is never retried, and the caller waits on); add `[timelimiter.instances.{}]` with a `timeout-duration`",
-                    crate::value::segment(name)
+                    "retry `{name}` makes up to {attempts} attempts with no time limiter `{name}` and no deadline `{name}`: nothing bounds how long a call takes (an attempt that hangs is never retried, and the caller waits on); add `[timelimiter.instances.{segment}]` with a `timeout-duration`, or `[deadline.instances.{segment}]` with a `timeout`"
+                ),
+            ));
+        }
+        if worst.exceeds_deadline() {
+            d.warn(at(
+                Aspect::Deadline,
+                name,
+                format!(
+                    "the worst case of `{name}` exceeds its deadline, which cuts calls short before their attempts run out: {worst}; lower the retry's `max-attempts` or the timeouts and waits, or raise the deadline's `timeout`"
                 ),
             ));
         }
         out.push(worst);
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }

@@ -130,3 +130,74 @@ fn a_reload_computes_it_again_and_under_strict_refuses_no_bound() {
         "the old state stays in force"
     );
 }
+
+#[test]
+fn a_worst_case_over_its_deadline_is_a_warning_with_its_terms_and_an_error_under_strict() {
+    // 4 × 1.25 s + 1.05 s of waits = 6.05 s, against a deadline of 5 s
+    let text = format!("{FULL}\n[deadline.instances.orders]\ntimeout = \"5s\"\n");
+    let loaded = builder(&text).load().unwrap_or_else(|e| panic!("{e}"));
+    let warnings = loaded.report().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].key(), "deadline.instances.orders");
+    assert!(
+        warnings[0].message().starts_with("the worst case of `orders` exceeds its deadline")
+            && warnings[0].message().contains(
+                "orders: 4 attempts × (timelimiter timeout-duration 1s + ratelimiter timeout-duration 250ms) + retry waits (150ms + 300ms + 600ms) = 6050ms > deadline timeout 5s: over by 1050ms"
+            ),
+        "{}",
+        warnings[0]
+    );
+    let w = &loaded.report().worst_cases()[0];
+    assert_eq!(w.deadline(), Some(Duration::from_secs(5)));
+    assert!(w.exceeds_deadline());
+    assert_eq!(w.bound(), Some(Duration::from_secs(5)));
+
+    let err = builder(&text).strict(true).load().unwrap_err();
+    assert_eq!(err.problems().len(), 1, "{err}");
+    assert_eq!(err.problems()[0].key(), "deadline.instances.orders");
+
+    // a deadline the worst case fits in: quiet under strict, and said so
+    let fits = format!("{FULL}\n[deadline.instances.orders]\ntimeout = \"7s\"\n");
+    let loaded = builder(&fits)
+        .strict(true)
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let w = &loaded.report().worst_cases()[0];
+    assert!(!w.exceeds_deadline());
+    assert!(
+        w.to_string().ends_with("= 6050ms <= deadline timeout 7s"),
+        "{w}"
+    );
+
+    // a reload that makes it exceed is refused, the old timeout in force
+    let refused = loaded
+        .reload_from_contents("resilience.toml", text.clone())
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("deadline.instances.orders"),
+        "{refused}"
+    );
+    assert_eq!(
+        loaded.current_report().worst_cases()[0].deadline(),
+        Some(Duration::from_secs(7))
+    );
+}
+
+#[test]
+fn a_retry_bounded_only_by_a_deadline_is_not_unbounded() {
+    let text = "[retry.instances.lookup]\nretry-errors = [\"ConnectionRefused\"]\n\
+                [deadline.instances.lookup]\ntimeout = \"2s\"\n";
+    let loaded = builder(text)
+        .strict(true)
+        .load()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.report().warnings().is_empty());
+    let w = &loaded.report().worst_cases()[0];
+    assert!(!w.is_bounded());
+    assert_eq!(w.total(), None);
+    assert_eq!(w.bound(), Some(Duration::from_secs(2)));
+    assert_eq!(
+        w.to_string(),
+        "lookup: 3 attempts × (no time limiter) + retry waits (500ms + 500ms): bounded by the deadline timeout 2s"
+    );
+}

@@ -35,6 +35,7 @@ use crate::Name;
 use crate::bulkhead::{Bulkhead, BulkheadConfig};
 use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
 use crate::clock::{Clock, SharedClock};
+use crate::deadline::{Deadline, DeadlineConfig};
 use crate::error::{ConfigurationNotFound, DefaultConfigReserved};
 use crate::event::{EventKind, EventPublisher};
 use crate::hedge::{Hedge, HedgeConfig};
@@ -53,7 +54,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A primitive that a [`Registry`] can hold. Implemented by the seven primitives.
+/// A primitive that a [`Registry`] can hold. Implemented by the eight primitives.
 pub trait Primitive: sealed::Sealed + fmt::Debug + Send + Sync + Sized + 'static {
     /// Its configuration.
     type Config: Clone + Default + fmt::Debug + Send + Sync + 'static;
@@ -150,6 +151,25 @@ primitive!(ThreadPoolBulkhead, ThreadPoolBulkheadConfig);
 primitive!(RateLimiter, RateLimiterConfig);
 primitive!(TimeLimiter, TimeLimiterConfig);
 primitive!(Hedge, HedgeConfig);
+
+// A deadline publishes no events of its own (the patterns that notice it
+// count `resil_deadline_exceeded_total`): it has no buffer to size.
+impl sealed::Sealed for Deadline {}
+impl Primitive for Deadline {
+    type Config = DeadlineConfig;
+    fn create(name: Name, config: DeadlineConfig, clock: SharedClock, tags: Tags) -> Self {
+        Deadline::with_parts(name, config, clock, tags)
+    }
+    fn instance_name(&self) -> &str {
+        self.name()
+    }
+    fn change_config(&self, config: DeadlineConfig) -> Result<(), ChangeRefused> {
+        Deadline::change_config(self, config)
+    }
+    fn can_change_config(&self, config: &DeadlineConfig) -> Result<(), ChangeRefused> {
+        Deadline::can_change_config(self, config)
+    }
+}
 
 /// What happened to a registry's entries.
 #[derive(Debug)]
@@ -555,6 +575,10 @@ typed!(
     /// A registry of time limiters.
     TimeLimiterRegistry, TimeLimiter, TimeLimiterConfig,
     time_limiter, time_limiter_with_config, time_limiter_with
+);
+typed!(
+    /// A registry of deadlines.
+    DeadlineRegistry, Deadline, DeadlineConfig, deadline, deadline_with_config, deadline_with
 );
 typed!(
     /// A registry of hedges.

@@ -577,3 +577,28 @@ fn decorators_put_the_deadline_outermost() {
     });
     assert_eq!(n, 0, "a call through Decorators with a deadline");
 }
+
+#[test]
+fn a_fallback_on_the_deadline_layer_answers_a_call_with_no_time_left() {
+    use resil_core::Decorators;
+    use resil_core::chain::Layer;
+
+    let clock = ManualClock::new();
+    let checkout = checkout(ms(800), clock.clone());
+    let _outer = deadline::enter_on(clock.clone(), ms(50));
+    clock.advance(ms(50));
+    let ran = AtomicBool::new(false);
+    let answered = Decorators::<u32, ()>::new()
+        .with_deadline(&checkout)
+        .with_fallback(Layer::Deadline, |e| match e {
+            Error::DeadlineExceeded(_) => Ok(0),
+            other => Err(other),
+        })
+        .call(|| {
+            ran.store(true, Ordering::Relaxed);
+            Ok(7)
+        });
+    assert_eq!(answered, Ok(0));
+    assert!(!ran.load(Ordering::Relaxed));
+    assert_eq!(Layer::ORDER[0], Layer::Deadline, "outermost");
+}

@@ -15,6 +15,7 @@ use crate::symbol::{self, Symbol};
 /// One resil attribute.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub(crate) enum Aspect {
+    Deadline,
     Retry,
     Hedge,
     CircuitBreaker,
@@ -26,10 +27,12 @@ pub(crate) enum Aspect {
 
 /// The order of the aspects, outermost first: Resilience4j's default
 /// `Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(fn)))))`, with the
-/// hedge (which Resilience4j lacks) between the retry and the breaker. The
+/// hedge (which Resilience4j lacks) between the retry and the breaker, and
+/// the request's deadline around them all. The
 /// thread-pool bulkhead takes the bulkhead's place (Resilience4j's
 /// `@Bulkhead(type = THREADPOOL)`); a function has one or the other.
-pub(crate) const ORDER: [Aspect; 7] = [
+pub(crate) const ORDER: [Aspect; 8] = [
+    Aspect::Deadline,
     Aspect::Retry,
     Aspect::Hedge,
     Aspect::CircuitBreaker,
@@ -43,6 +46,7 @@ impl Aspect {
     /// The attribute's name, as users write it.
     pub(crate) fn symbol(self) -> Symbol {
         match self {
+            Aspect::Deadline => symbol::DEADLINE,
             Aspect::Retry => symbol::RETRY,
             Aspect::Hedge => symbol::HEDGE,
             Aspect::CircuitBreaker => symbol::CIRCUIT_BREAKER,
@@ -61,6 +65,7 @@ impl Aspect {
     /// The variant of the runtime's `Aspect` and the primitive's type name.
     pub(crate) fn variant(self) -> &'static str {
         match self {
+            Aspect::Deadline => "Deadline",
             Aspect::Retry => "Retry",
             Aspect::Hedge => "Hedge",
             Aspect::CircuitBreaker => "CircuitBreaker",
@@ -115,6 +120,8 @@ impl Aspect {
                 CRATE,
             ],
             Aspect::RateLimiter => &[NAME, KEY, FALLBACK, PERMITS, CRATE],
+            // one deadline per call site: no `key`
+            Aspect::Deadline => &[NAME, TIMEOUT, FALLBACK, CRATE],
             _ => &[NAME, KEY, FALLBACK, CRATE],
         }
     }
@@ -149,6 +156,9 @@ pub(crate) struct AspectArgs {
     pub(crate) permits: Option<syn::LitInt>,
     /// `key = expr`: the expression whose `Display` picks the keyed instance.
     pub(crate) key: Option<Expr>,
+    /// `timeout = "800ms"` of `#[deadline]`: the literal and its nanoseconds
+    /// (more than zero).
+    pub(crate) timeout: Option<(LitStr, u64)>,
     pub(crate) krate: Option<Path>,
     /// `name` was written (maybe wrongly) or an unknown key was reported as
     /// a misspelling of it: a missing `name` is then the same mistake,
@@ -177,6 +187,7 @@ impl AspectArgs {
         let mut permits = Attr::none(cx, owner, symbol::PERMITS);
         let mut key_expr = Attr::none(cx, owner, symbol::KEY);
         let mut krate = Attr::none(cx, owner, symbol::CRATE);
+        let mut timeout = Attr::none(cx, owner, symbol::TIMEOUT);
         let mut name_attempted = false;
 
         let parser = syn::meta::parser(|meta| {
@@ -213,6 +224,20 @@ impl AspectArgs {
                     None => cx.error_spanned_by(
                         tokens,
                         "`crate` takes the path of the resil crate as a string, like `crate = \"::resil\"`",
+                    ),
+                }
+            } else if key == symbol::TIMEOUT {
+                // timeout = "800ms"
+                name_attempted = true;
+                let (tokens, value) = string_value(&meta, "timeout = \"800ms\"")?;
+                match value {
+                    Some(lit) => match timeout_nanos(&lit.value()) {
+                        Ok(nanos) => timeout.set(&meta.path, (lit, nanos)),
+                        Err(why) => cx.error_spanned_by(&lit, why),
+                    },
+                    None => cx.error_spanned_by(
+                        tokens,
+                        "`timeout` takes a duration as a string literal, like `#[deadline(timeout = \"800ms\")]`",
                     ),
                 }
             } else if key == symbol::PERMITS {
@@ -299,6 +324,7 @@ impl AspectArgs {
             transition_on_result: transition_on_result.get(),
             permits: permits.get(),
             key: key_expr.get(),
+            timeout: timeout.get(),
             krate: krate.get(),
             name_attempted,
             attr: None,
@@ -368,6 +394,16 @@ pub(crate) fn layers(cx: &Ctxt, first: AspectArgs, attrs: &mut Vec<Attribute>) -
 fn unknown_key(cx: &Ctxt, aspect: Aspect, meta: &ParseNestedMeta) -> Option<Symbol> {
     let owner = aspect.attr_name();
     let key = meta.path.to_token_stream().to_string().replace(' ', "");
+    if aspect == Aspect::Deadline && meta.path == symbol::KEY {
+        cx.error_spanned_by(
+            &meta.path,
+            format!(
+                "a request has one deadline: `#[deadline]` takes no `key`; expected {}",
+                expected_list(aspect)
+            ),
+        );
+        return None;
+    }
     // A key of another attribute: say where it belongs.
     if let Some(other) = symbol::ALL.iter().find(|k| meta.path == **k) {
         let home: Vec<&str> = ORDER
@@ -459,6 +495,33 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
 }
 
 /// `key = "..."`: the tokens of the value, and the literal when it is a string.
+/// The nanoseconds of a `timeout` literal: a duration as resilience.toml
+/// writes one (`"800ms"`, `"1m 30s"`; a whole number is milliseconds), more
+/// than zero.
+pub(crate) fn timeout_nanos(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let parsed = if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        trimmed
+            .parse::<u64>()
+            .ok()
+            .map(std::time::Duration::from_millis)
+    } else {
+        humantime::parse_duration(trimmed).ok()
+    };
+    let Some(d) = parsed else {
+        return Err(format!(
+            "`timeout = {text:?}` is not a duration; expected one like \"800ms\", \"2s\" or \"1m 30s\""
+        ));
+    };
+    match u64::try_from(d.as_nanos()) {
+        Ok(0) => Err(format!(
+            "`timeout = {text:?}` is zero: no call could run; give the time a request may take, like \"800ms\""
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`timeout = {text:?}` is too long")),
+    }
+}
+
 fn string_value(
     meta: &ParseNestedMeta,
     example: &str,

@@ -209,17 +209,29 @@ impl<'a> Chain<'a> {
         format_ident!("__RESIL_{}", aspect.attr_name().to_uppercase())
     }
 
-    pub(crate) fn name(args: &AspectArgs) -> &syn::LitStr {
-        args.name.as_ref().expect("validated")
+    /// The instance's name: `name`, or for a deadline of a fixed
+    /// `timeout` the function's.
+    pub(crate) fn name(&self, args: &AspectArgs) -> syn::LitStr {
+        match &args.name {
+            Some(name) => name.clone(),
+            None => {
+                let ident = &self.func.item.sig.ident;
+                syn::LitStr::new(&ident.to_string(), ident.span())
+            }
+        }
     }
 
     /// The declaration submitted to the link-time registry, as a nested item
     /// (the only place that works for free functions, inherent, trait and
     /// generic methods alike).
     fn declaration(&self, args: &AspectArgs) -> TokenStream {
+        if args.name.is_none() {
+            // a deadline of a fixed `timeout`: no instance of the registries
+            return TokenStream::new();
+        }
         let p = &self.p;
         let kind = format_ident!("{}", args.aspect.variant());
-        let name = Self::name(args);
+        let name = self.name(args);
         let function = self.func.item.sig.ident.to_string();
         let fallback = match &args.fallback {
             Some(f) => {
@@ -297,7 +309,15 @@ impl<'a> Chain<'a> {
         let p = &self.p;
         let ident = Self::static_ident(args.aspect);
         let ty = format_ident!("{}", args.aspect.variant());
-        let name = Self::name(args);
+        let name = self.name(args);
+        if let Some((_, nanos)) = &args.timeout {
+            return quote! {
+                static #ident: #p::FixedDeadline = #p::FixedDeadline::new(
+                    #name,
+                    #nanos,
+                );
+            };
+        }
         if args.key.is_some() {
             quote! {
                 static #ident: #p::KeyedCallSite<#p::#ty> = #p::KeyedCallSite::new(#name);

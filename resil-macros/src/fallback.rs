@@ -139,7 +139,7 @@ impl Chain<'_> {
         };
         // counted as `resil_fallback_calls_total{name, layer, cause, outcome}`
         let p = &self.p;
-        let name = Self::name(args);
+        let name = self.name(args);
         let aspect = format_ident!("{}", args.aspect.variant());
         quote! {
             #p::count_fallback(

@@ -84,7 +84,7 @@ impl Chain<'_> {
             Some(l) if l.aspect == Aspect::Retry => {
                 // In a retry scope, so that a retrying call inside another
                 // one is seen (`resil_retry_nested_total`).
-                let name = Self::name(l);
+                let name = self.name(l);
                 if is_async {
                     quote!(#p::retry_scope_async(#name, #stack.call_async(#call)).await)
                 } else {
@@ -107,6 +107,7 @@ impl Chain<'_> {
         let p = &self.p;
         let inst = self.instance(args);
         match args.aspect {
+            Aspect::Deadline => quote!(.deadline(#inst.part())),
             Aspect::Retry => quote!(.retry(#inst.part(&__resil_retry_classifier))),
             Aspect::Hedge => quote!(.hedge(#inst.part())),
             Aspect::CircuitBreaker => {
@@ -262,8 +263,11 @@ impl Chain<'_> {
     fn fault_part(&self) -> TokenStream {
         let p = &self.p;
         let mut names: Vec<String> = Vec::new();
+        // a deadline of a fixed `timeout` has no name of the configuration
         for l in self.layers.iter().rev() {
-            let name = Self::name(l).value();
+            let Some(name) = l.name.as_ref().map(syn::LitStr::value) else {
+                continue;
+            };
             if !names.contains(&name) {
                 names.push(name);
             }

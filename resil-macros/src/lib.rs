@@ -34,6 +34,12 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::aspect(Aspect::CircuitBreaker, args.into(), item.into()).into()
 }
 
+#[doc = include_str!("../docs/deadline.md")]
+#[proc_macro_attribute]
+pub fn deadline(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::aspect(Aspect::Deadline, args.into(), item.into()).into()
+}
+
 #[doc = include_str!("../docs/retry.md")]
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {

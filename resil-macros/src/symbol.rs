@@ -9,6 +9,7 @@ use syn::{Ident, Path};
 #[derive(Copy, Clone, PartialEq, Eq)]
 pub(crate) struct Symbol(pub(crate) &'static str);
 
+pub(crate) const DEADLINE: Symbol = Symbol("deadline");
 pub(crate) const RETRY: Symbol = Symbol("retry");
 pub(crate) const HEDGE: Symbol = Symbol("hedge");
 pub(crate) const CIRCUIT_BREAKER: Symbol = Symbol("circuit_breaker");
@@ -31,6 +32,8 @@ pub(crate) const RETRY_AFTER: Symbol = Symbol("retry_after");
 pub(crate) const CONSUME_RESULT: Symbol = Symbol("consume_result");
 pub(crate) const TRANSITION_ON_RESULT: Symbol = Symbol("transition_on_result");
 pub(crate) const PERMITS: Symbol = Symbol("permits");
+/// `timeout = "800ms"` of `#[deadline]`: a deadline without a table.
+pub(crate) const TIMEOUT: Symbol = Symbol("timeout");
 /// `key = expr`: one instance per distinct key.
 pub(crate) const KEY: Symbol = Symbol("key");
 /// `#[classify(kind = "...")]` on a variant of a `#[derive(Classify)]` enum.
@@ -52,6 +55,7 @@ pub(crate) const ALL: &[Symbol] = &[
     TRANSITION_ON_RESULT,
     PERMITS,
     KEY,
+    TIMEOUT,
 ];
 
 impl PartialEq<Symbol> for Ident {

@@ -39,6 +39,25 @@ pub(crate) fn chain(cx: &Ctxt, func: &Func) {
 /// overrides can carry).
 fn name(cx: &Ctxt, args: &AspectArgs) {
     let owner = args.aspect.attr_name();
+    if args.aspect == Aspect::Deadline {
+        match (&args.name, &args.timeout) {
+            (Some(_), Some((lit, _))) => {
+                cx.error_spanned_by(
+                    lit,
+                    "`#[deadline]` takes `name` (its timeout set in resilience.toml) or `timeout` (fixed here), not both",
+                );
+                return;
+            }
+            (None, Some(_)) => return,
+            (None, None) if !args.name_attempted => {
+                cx.syn_error(args.error(
+                    "missing `name` or `timeout` in `#[deadline]`; expected `#[deadline(name = \"checkout\")]` or `#[deadline(timeout = \"800ms\")]`",
+                ));
+                return;
+            }
+            _ => {}
+        }
+    }
     let Some(lit) = &args.name else {
         if args.name_attempted {
             return;

@@ -4,7 +4,7 @@
 
 use resil_config::keyed::Keyed;
 
-use super::json::Shown;
+use super::json::Listed;
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
@@ -33,7 +33,10 @@ pub(super) async fn circuit_breakers(State(s): St) -> Response {
 /// breaker), then by key, at most `max-keys` of them (the table exceeds
 /// its bound only by calls in flight): each `{"key": .., ..state}`, with
 /// what `add` adds.
-pub(super) fn keys<P: Shown>(table: &Keyed<P>, add: impl Fn(&P, &mut Map<String, Value>)) -> Value {
+pub(super) fn keys<P: Listed>(
+    table: &Keyed<P>,
+    add: impl Fn(&P, &mut Map<String, Value>),
+) -> Value {
     let mut entries: Vec<(u8, String, std::sync::Arc<P>)> = table
         .entries()
         .into_iter()
@@ -57,7 +60,7 @@ pub(super) fn keys<P: Shown>(table: &Keyed<P>, add: impl Fn(&P, &mut Map<String,
 }
 
 /// The keyed names of `P`: `{"name":..,"maxKeys":..,"keys":[..]}` each.
-fn keyed_of<P: Shown>(registries: &Registries) -> Vec<Value> {
+fn keyed_of<P: Listed>(registries: &Registries) -> Vec<Value> {
     registries
         .keyed::<P>()
         .tables()
@@ -83,7 +86,7 @@ fn list(list_key: &str, names: Vec<String>, keyed: Vec<Value>) -> Response {
 }
 
 /// The names of `P`'s instances, sorted.
-fn names_of<P: Shown>(registries: &Registries) -> Vec<String> {
+fn names_of<P: Listed>(registries: &Registries) -> Vec<String> {
     P::registry(registries)
         .all()
         .iter()
@@ -93,7 +96,7 @@ fn names_of<P: Shown>(registries: &Registries) -> Vec<String> {
 
 /// `/actuator/retries`, `/actuator/ratelimiters`, ...: the names of `P`'s
 /// instances, and the keys of its keyed names.
-pub(super) async fn names<P: Shown>(State(s): St) -> Response {
+pub(super) async fn names<P: Listed>(State(s): St) -> Response {
     let registries = s.registries();
     list(
         P::LIST_KEY,

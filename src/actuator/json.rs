@@ -10,8 +10,10 @@
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use resil_config::GlobalPrimitive;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent};
+use resil_core::deadline::{Deadline, DeadlineConfig};
 use resil_core::event::{Event, EventKind};
 use resil_core::hedge::{Hedge, HedgeConfig, HedgeEvent};
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig, RateLimiterEvent};
@@ -266,14 +268,9 @@ event_json! {
 }
 
 /// What the actuator shows of one kind of primitive.
-pub(crate) trait Shown: EventJson {
-    /// The key of its list and of its events in the endpoints' JSON
-    /// (`circuitBreakers`, `circuitBreakerEvents`).
+pub(crate) trait Listed: GlobalPrimitive {
+    /// The key of its list in the endpoints' JSON (`circuitBreakers`).
     const LIST_KEY: &'static str;
-    /// The key of its events list.
-    const EVENTS_KEY: &'static str;
-    /// Every event type name Resilience4j's enum has (`valueOf` accepts them).
-    const EVENT_TYPES: &'static [&'static str];
 
     /// Its live state.
     fn state(&self) -> Value;
@@ -285,6 +282,15 @@ pub(crate) trait Shown: EventJson {
     }
     /// Its current configuration.
     fn current_config(&self) -> Self::Config;
+}
+
+/// What the actuator shows of a kind of primitive that publishes events.
+pub(crate) trait Shown: Listed + EventJson {
+    /// The key of its events list (`circuitBreakerEvents`).
+    const EVENTS_KEY: &'static str;
+    /// Every event type name Resilience4j's enum has (`valueOf` accepts them).
+    const EVENT_TYPES: &'static [&'static str];
+
     /// Its buffered events, oldest first, with their time for sorting.
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)>;
 }
@@ -318,23 +324,8 @@ pub(crate) fn circuit_breaker_details(cb: &CircuitBreaker) -> Value {
     })
 }
 
-impl Shown for CircuitBreaker {
+impl Listed for CircuitBreaker {
     const LIST_KEY: &'static str = "circuitBreakers";
-    const EVENTS_KEY: &'static str = "circuitBreakerEvents";
-    const EVENT_TYPES: &'static [&'static str] = &[
-        "ERROR",
-        "IGNORED_ERROR",
-        "SUCCESS",
-        "NOT_PERMITTED",
-        "STATE_TRANSITION",
-        "RESET",
-        "FORCED_OPEN",
-        "DISABLED",
-        "FAILURE_RATE_EXCEEDED",
-        "SLOW_CALL_RATE_EXCEEDED",
-        "CLUSTER_BACKEND_CHANGED",
-    ];
-
     fn state(&self) -> Value {
         circuit_breaker_details(self)
     }
@@ -349,23 +340,30 @@ impl Shown for CircuitBreaker {
     fn current_config(&self) -> CircuitBreakerConfig {
         self.config().clone()
     }
+}
+
+impl Shown for CircuitBreaker {
+    const EVENTS_KEY: &'static str = "circuitBreakerEvents";
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "ERROR",
+        "IGNORED_ERROR",
+        "SUCCESS",
+        "NOT_PERMITTED",
+        "STATE_TRANSITION",
+        "RESET",
+        "FORCED_OPEN",
+        "DISABLED",
+        "FAILURE_RATE_EXCEEDED",
+        "SLOW_CALL_RATE_EXCEEDED",
+        "CLUSTER_BACKEND_CHANGED",
+    ];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
 }
 
-impl Shown for Retry {
+impl Listed for Retry {
     const LIST_KEY: &'static str = "retries";
-    const EVENTS_KEY: &'static str = "retryEvents";
-    const EVENT_TYPES: &'static [&'static str] = &[
-        "RETRY",
-        "ERROR",
-        "SUCCESS",
-        "IGNORED_ERROR",
-        "SHADOW_REFUSAL",
-        "BUDGET_EXHAUSTED",
-    ];
-
     /// Resilience4j's `Retry.Metrics`, and the retry budget it spends, if any
     /// (`retryBudget`: its name, the retries its balance pays for, the
     /// retries it denied).
@@ -386,6 +384,18 @@ impl Shown for Retry {
     fn current_config(&self) -> RetryConfig {
         self.config().clone()
     }
+}
+
+impl Shown for Retry {
+    const EVENTS_KEY: &'static str = "retryEvents";
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "RETRY",
+        "ERROR",
+        "SUCCESS",
+        "IGNORED_ERROR",
+        "SHADOW_REFUSAL",
+        "BUDGET_EXHAUSTED",
+    ];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
@@ -409,17 +419,8 @@ const BULKHEAD_EVENT_TYPES: &[&str] = &[
     "SHADOW_REFUSAL",
 ];
 
-impl Shown for Bulkhead {
+impl Listed for Bulkhead {
     const LIST_KEY: &'static str = "bulkheads";
-    const EVENTS_KEY: &'static str = "bulkheadEvents";
-    const EVENT_TYPES: &'static [&'static str] = &[
-        "CALL_PERMITTED",
-        "CALL_REJECTED",
-        "CALL_FINISHED",
-        "SHADOW_REFUSAL",
-        "LIMIT_CHANGED",
-    ];
-
     /// Resilience4j's `Bulkhead.Metrics` (the limit is the live one, which
     /// an adaptive bulkhead moves).
     fn state(&self) -> Value {
@@ -439,16 +440,24 @@ impl Shown for Bulkhead {
     fn current_config(&self) -> BulkheadConfig {
         self.config()
     }
+}
+
+impl Shown for Bulkhead {
+    const EVENTS_KEY: &'static str = "bulkheadEvents";
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "CALL_PERMITTED",
+        "CALL_REJECTED",
+        "CALL_FINISHED",
+        "SHADOW_REFUSAL",
+        "LIMIT_CHANGED",
+    ];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
 }
 
-impl Shown for ThreadPoolBulkhead {
+impl Listed for ThreadPoolBulkhead {
     const LIST_KEY: &'static str = "threadPoolBulkheads";
-    const EVENTS_KEY: &'static str = "threadPoolBulkheadEvents";
-    const EVENT_TYPES: &'static [&'static str] = BULKHEAD_EVENT_TYPES;
-
     /// Resilience4j's `ThreadPoolBulkhead.Metrics`.
     fn state(&self) -> Value {
         let m = self.metrics();
@@ -474,22 +483,18 @@ impl Shown for ThreadPoolBulkhead {
     fn current_config(&self) -> ThreadPoolBulkheadConfig {
         self.config().clone()
     }
+}
+
+impl Shown for ThreadPoolBulkhead {
+    const EVENTS_KEY: &'static str = "threadPoolBulkheadEvents";
+    const EVENT_TYPES: &'static [&'static str] = BULKHEAD_EVENT_TYPES;
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
 }
 
-impl Shown for RateLimiter {
+impl Listed for RateLimiter {
     const LIST_KEY: &'static str = "rateLimiters";
-    const EVENTS_KEY: &'static str = "rateLimiterEvents";
-    const EVENT_TYPES: &'static [&'static str] = &[
-        "SUCCESSFUL_ACQUIRE",
-        "FAILED_ACQUIRE",
-        "DRAINED",
-        "CLUSTER_BACKEND_CHANGED",
-        "SHADOW_REFUSAL",
-    ];
-
     /// Resilience4j's `RateLimiter.Metrics`.
     fn state(&self) -> Value {
         let m = self.metrics();
@@ -508,16 +513,24 @@ impl Shown for RateLimiter {
     fn current_config(&self) -> RateLimiterConfig {
         self.config()
     }
+}
+
+impl Shown for RateLimiter {
+    const EVENTS_KEY: &'static str = "rateLimiterEvents";
+    const EVENT_TYPES: &'static [&'static str] = &[
+        "SUCCESSFUL_ACQUIRE",
+        "FAILED_ACQUIRE",
+        "DRAINED",
+        "CLUSTER_BACKEND_CHANGED",
+        "SHADOW_REFUSAL",
+    ];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
 }
 
-impl Shown for TimeLimiter {
+impl Listed for TimeLimiter {
     const LIST_KEY: &'static str = "timeLimiters";
-    const EVENTS_KEY: &'static str = "timeLimiterEvents";
-    const EVENT_TYPES: &'static [&'static str] = &["SUCCESS", "ERROR", "TIMEOUT", "SHADOW_REFUSAL"];
-
     /// The time limiter's counts (Resilience4j's time limiter has no metrics object).
     fn state(&self) -> Value {
         let m = self.metrics();
@@ -530,17 +543,18 @@ impl Shown for TimeLimiter {
     fn current_config(&self) -> TimeLimiterConfig {
         *self.config()
     }
+}
+
+impl Shown for TimeLimiter {
+    const EVENTS_KEY: &'static str = "timeLimiterEvents";
+    const EVENT_TYPES: &'static [&'static str] = &["SUCCESS", "ERROR", "TIMEOUT", "SHADOW_REFUSAL"];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
     }
 }
 
-impl Shown for Hedge {
+impl Listed for Hedge {
     const LIST_KEY: &'static str = "hedges";
-    const EVENTS_KEY: &'static str = "hedgeEvents";
-    const EVENT_TYPES: &'static [&'static str] =
-        &["HEDGED", "BUDGET_EXHAUSTED", "SUCCESS", "ERROR"];
-
     /// The hedge's counts, the delay a call would wait now, and the retry
     /// budget it spends, if any (`retryBudget`, as a retry's).
     fn state(&self) -> Value {
@@ -560,8 +574,30 @@ impl Shown for Hedge {
     fn current_config(&self) -> HedgeConfig {
         self.config().clone()
     }
+}
+
+impl Shown for Hedge {
+    const EVENTS_KEY: &'static str = "hedgeEvents";
+    const EVENT_TYPES: &'static [&'static str] =
+        &["HEDGED", "BUDGET_EXHAUSTED", "SUCCESS", "ERROR"];
     fn events(&self) -> Vec<(resil_core::clock::Nanos, Value)> {
         events!(self)
+    }
+}
+
+/// A deadline publishes no events (the pattern that notices it counts
+/// `resil_deadline_exceeded_total`): it is listed, with its timeout.
+impl Listed for Deadline {
+    const LIST_KEY: &'static str = "deadlines";
+
+    /// The timeout a call passing the deadline gets now.
+    fn state(&self) -> Value {
+        json!({
+            "timeout": resil_core::clock::format_duration(self.config().timeout()),
+        })
+    }
+    fn current_config(&self) -> DeadlineConfig {
+        *self.config()
     }
 }
 

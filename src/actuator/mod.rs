@@ -36,7 +36,7 @@
 //! | `/actuator/health` | Spring Boot's health document; see below |
 //! | `/actuator/health/{component}` | one component (`circuitBreakers`, `rateLimiters`, `ping`) |
 //! | `/actuator/circuitbreakers` | `{"circuitBreakers":{"inventory-query":{..details..}}}`; a keyed name's details hold its `keys` (see [Keyed instances](#keyed-instances)) |
-//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters`, `/actuator/hedges` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`, `hedges`), and `keyed` when a name has keys |
+//! | `/actuator/retries`, `/actuator/ratelimiters`, `/actuator/timelimiters`, `/actuator/hedges`, `/actuator/deadlines` | `{"retries":["inventory-query"]}` (`rateLimiters`, `timeLimiters`, `hedges`, `deadlines`), and `keyed` when a name has keys |
 //! | `/actuator/bulkheads` | `{"bulkheads":[..]}`: semaphore and thread-pool bulkheads, as Resilience4j lists them, and `keyed` |
 //! | `/actuator/threadpoolbulkheads` | `{"threadPoolBulkheads":[..]}` (resil's), and `keyed` |
 //! | `/actuator/{kind}events[/{name}[/{eventType}]]` | `{"circuitBreakerEvents":[..]}`; kinds `circuitbreaker`, `retry`, `bulkhead` (both kinds of bulkhead), `threadpoolbulkhead`, `ratelimiter`, `timelimiter`, `hedge` (`HEDGED`, `SUCCESS`, `ERROR`: `hedgeEvents`) |
@@ -103,7 +103,7 @@
 //!       "state":{"numberOfSuccessfulCallsWithoutRetryAttempt":7,..}},
 //!      {"aspect":"circuitbreaker","name":"inventory-query","line":42,"fallback":"Self::unknown",..}]}],
 //!  "instances":{"circuitbreaker":{"inventory-query":{..,"usedBy":["inventory::Inventory::query"]}},
-//!    "retry":{..},"bulkhead":{..},"thread-pool-bulkhead":{},"ratelimiter":{},"timelimiter":{..},"hedge":{}}}
+//!    "retry":{..},"bulkhead":{..},"thread-pool-bulkhead":{},"ratelimiter":{},"timelimiter":{..},"hedge":{},"deadline":{}}}
 //! ```
 //!
 //! `POST /actuator/circuitbreakers/inventory-query` with
@@ -269,6 +269,7 @@ use resil_config::{Aspect, InitError, Registries, ReloadReport, Report, Resilien
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
 use resil_core::clock::Nanos;
+use resil_core::deadline::Deadline;
 use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;

@@ -9,6 +9,7 @@ use axum::response::Response;
 use resil_config::{Aspect, Declaration, InstanceReport, Registries, Report};
 use resil_core::bulkhead::Bulkhead;
 use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::deadline::Deadline;
 use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::Retry;
@@ -16,11 +17,11 @@ use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 use resil_core::time_limiter::TimeLimiter;
 use serde_json::{Map, Value, json};
 
-use super::json::Shown;
+use super::json::Listed;
 use super::response::{St, ok};
 
 /// The configuration and state of one instance, as JSON fields.
-fn instance_fields<P: Shown>(
+fn instance_fields<P: Listed>(
     registries: &Registries,
     report: Option<&Report>,
     name: &str,
@@ -87,6 +88,7 @@ fn instance_fields_of(
         Aspect::RateLimiter => instance_fields::<RateLimiter>(registries, report, name),
         Aspect::TimeLimiter => instance_fields::<TimeLimiter>(registries, report, name),
         Aspect::Hedge => instance_fields::<Hedge>(registries, report, name),
+        Aspect::Deadline => instance_fields::<Deadline>(registries, report, name),
     }
 }
 
@@ -163,7 +165,7 @@ fn call_site(
     Value::Object(site)
 }
 
-fn instances<P: Shown>(
+fn instances<P: Listed>(
     registries: &Registries,
     report: Option<&Report>,
     declarations: &[&'static Declaration],
@@ -246,6 +248,7 @@ pub(crate) fn document(
             "ratelimiter": instances::<RateLimiter>(registries, report, &declarations),
             "timelimiter": instances::<TimeLimiter>(registries, report, &declarations),
             "hedge": instances::<Hedge>(registries, report, &declarations),
+            "deadline": instances::<Deadline>(registries, report, &declarations),
         },
     })
 }

@@ -24,6 +24,7 @@ pub(super) fn routes(s: &Arc<Shared>) -> Router {
         .route("/actuator/ratelimiters", get(names::<RateLimiter>))
         .route("/actuator/timelimiters", get(names::<TimeLimiter>))
         .route("/actuator/hedges", get(names::<Hedge>))
+        .route("/actuator/deadlines", get(names::<Deadline>))
         .route("/actuator/faults", get(faults))
         .route("/actuator/resilience", get(resilience_document));
     r = events_routes::<CircuitBreaker>(r, "circuitbreaker", &[Aspect::CircuitBreaker]);

@@ -22,7 +22,7 @@ use super::{Once, ServiceCall};
 /// (`H`, `M`, `S`, `m`, `u`, `n`).
 pub const GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
 
-/// Runs each request under a deadline (see [`resil::deadline`](crate::deadline)):
+/// Runs each request under a deadline (see [`resil::deadline`](mod@crate::deadline)):
 /// every pattern beneath it spends from it, a request with no time left is
 /// refused with [`Error::DeadlineExceeded`] (504 through axum), and a
 /// response still pending when the deadline passes is dropped.

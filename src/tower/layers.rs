@@ -8,6 +8,7 @@ use resil_core::chain::Stack;
 use resil_core::circuit_breaker::{
     self, CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerPart,
 };
+use resil_core::deadline::{self, Deadline, DeadlinePart};
 use resil_core::hedge::{self, Hedge, HedgePart};
 use resil_core::rate_limiter::{self, RateLimiter, RateLimiterPart};
 use resil_core::retry::{self, Retry, RetryClassifier, RetryPart};
@@ -90,6 +91,12 @@ pub struct HedgeSlot<H> {
     pub(super) hedge: H,
 }
 
+/// The deadline's place, outermost.
+#[derive(Clone)]
+pub struct DeadlineSlot<H> {
+    pub(super) deadline: H,
+}
+
 impl<H, P> Attempts for RetrySlot<H, P> {
     type Requests = Cloned;
 }
@@ -142,6 +149,7 @@ macro_rules! slots {
     (@part TimerSlot, $r:ty) => { TimeLimiterPart<$r> };
     (@part BulkheadSlot, $r:ty) => { BulkheadPart<$r> };
     (@part HedgeSlot, $r:ty) => { HedgePart<$r> };
+    (@part DeadlineSlot, $r:ty) => { DeadlinePart<$r> };
 }
 
 slots! {
@@ -157,6 +165,8 @@ slots! {
         => |s| s.bulkhead.shared_part(), s.bulkhead.part();
     HedgeSlot<> => hedge: Hedge, hedge
         => |s| s.hedge.shared_part(), s.hedge.part();
+    DeadlineSlot<> => deadline: Deadline, deadline
+        => |s| s.deadline.shared_part(), s.deadline.part();
 }
 
 /// A [`tower::Layer`](tower_layer::Layer) that guards a service with a

@@ -101,9 +101,9 @@ use tower_service::Service;
 pub use self::deadline::{DeadlineFuture, DeadlineLayer, DeadlineService, GRPC_TIMEOUT};
 pub use self::layers::{
     BreakerSlot, BulkheadLayer, BulkheadService, BulkheadSlot, CircuitBreakerLayer,
-    CircuitBreakerService, HedgeLayer, HedgeService, HedgeSlot, LimiterSlot, RateLimiterLayer,
-    RateLimiterService, RetryLayer, RetryService, RetrySlot, TimeLimiterLayer, TimeLimiterService,
-    TimerSlot,
+    CircuitBreakerService, DeadlineSlot, HedgeLayer, HedgeService, HedgeSlot, LimiterSlot,
+    RateLimiterLayer, RateLimiterService, RetryLayer, RetryService, RetrySlot, TimeLimiterLayer,
+    TimeLimiterService, TimerSlot,
 };
 pub use self::named::{FaultSlot, Named, NamedLayer, named};
 #[cfg(feature = "actuator")]

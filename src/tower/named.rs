@@ -5,6 +5,7 @@ use std::fmt;
 use resil_core::bulkhead::Bulkhead;
 use resil_core::chain::Stack;
 use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::deadline::Deadline;
 use resil_core::fault::FaultPart;
 use resil_core::hedge::Hedge;
 use resil_core::rate_limiter::RateLimiter;
@@ -12,7 +13,9 @@ use resil_core::retry::Retry;
 use resil_core::time_limiter::TimeLimiter;
 use tower_layer::Layer;
 
-use super::layers::{BreakerSlot, BulkheadSlot, HedgeSlot, LimiterSlot, RetrySlot, TimerSlot};
+use super::layers::{
+    BreakerSlot, BulkheadSlot, DeadlineSlot, HedgeSlot, LimiterSlot, RetrySlot, TimerSlot,
+};
 use super::{CircuitBreakerLayer, Guarded, RetryLayer, Unclassified};
 
 /// Starts the stack of the global instances named `name` (see [`Named`]).
@@ -65,24 +68,25 @@ impl<Res, E> super::Slot<Res, E> for FaultSlot {
 
 /// A builder of the stack of one name's global instances, always composed in
 /// Resilience4j's order
-/// `Retry(Hedge(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service))))))`
-/// whatever the order of the calls; an aspect not asked for is left out.
-/// Innermost, a fault of the name (`[fault.instances.<name>]`, or one the
-/// actuator started) delays or aborts the calls.
+/// `Retry(Hedge(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service))))))`,
+/// under the name's `Deadline`, whatever the order of the calls; an aspect
+/// not asked for is left out. Innermost, a fault of the name
+/// (`[fault.instances.<name>]`, or one the actuator started) delays or
+/// aborts the calls.
 ///
 /// The stack is one service on resil's engine, failing with one
 /// `resil::Error<E>` for the inner service's error `E` (a `Timeout` reaches
 /// the breaker as a rejection to record, and the retry as one to retry or
 /// not). It holds each instance by a plain reference: the global instances
 /// live as long as the process, so a call touches no reference count.
-pub struct Named<R = (), C = (), L = (), T = (), B = (), H = ()> {
+pub struct Named<R = (), C = (), L = (), T = (), B = (), H = (), D = ()> {
     name: String,
-    slots: Stack<(), R, H, C, L, T, B, FaultSlot>,
+    slots: Stack<D, R, H, C, L, T, B, FaultSlot>,
 }
 
-impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
+impl<R, C, L, T, B, H, D> Named<R, C, L, T, B, H, D> {
     /// Adds the global retry of this name, outermost.
-    pub fn retry(self) -> Named<RetrySlot<&'static Retry, Unclassified>, C, L, T, B, H> {
+    pub fn retry(self) -> Named<RetrySlot<&'static Retry, Unclassified>, C, L, T, B, H, D> {
         self.retry_with(|layer| layer)
     }
 
@@ -91,7 +95,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     pub fn retry_with<P>(
         self,
         classify: impl FnOnce(RetryLayer<Unclassified, &'static Retry>) -> RetryLayer<P, &'static Retry>,
-    ) -> Named<RetrySlot<&'static Retry, P>, C, L, T, B, H> {
+    ) -> Named<RetrySlot<&'static Retry, P>, C, L, T, B, H, D> {
         let retry = resil_config::global::pinned::<Retry>(&self.name);
         Named {
             slots: self.slots.retry(classify(RetryLayer::of(retry)).slot),
@@ -102,7 +106,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     /// Adds the global circuit breaker of this name, inside the retry.
     pub fn circuit_breaker(
         self,
-    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, Unclassified>, L, T, B, H> {
+    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, Unclassified>, L, T, B, H, D> {
         self.circuit_breaker_with(|layer| layer)
     }
 
@@ -137,7 +141,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
         classify: impl FnOnce(
             CircuitBreakerLayer<Unclassified, &'static CircuitBreaker>,
         ) -> CircuitBreakerLayer<P, &'static CircuitBreaker>,
-    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, P>, L, T, B, H> {
+    ) -> Named<R, BreakerSlot<&'static CircuitBreaker, P>, L, T, B, H, D> {
         let cb = resil_config::global::pinned::<CircuitBreaker>(&self.name);
         Named {
             slots: self
@@ -148,7 +152,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     }
 
     /// Adds the global rate limiter of this name, inside the breaker.
-    pub fn rate_limiter(self) -> Named<R, C, LimiterSlot<&'static RateLimiter>, T, B, H> {
+    pub fn rate_limiter(self) -> Named<R, C, LimiterSlot<&'static RateLimiter>, T, B, H, D> {
         let limiter = resil_config::global::pinned::<RateLimiter>(&self.name);
         Named {
             slots: self.slots.rate_limiter(LimiterSlot { limiter }),
@@ -157,7 +161,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     }
 
     /// Adds the global time limiter of this name, inside the rate limiter.
-    pub fn time_limiter(self) -> Named<R, C, L, TimerSlot<&'static TimeLimiter>, B, H> {
+    pub fn time_limiter(self) -> Named<R, C, L, TimerSlot<&'static TimeLimiter>, B, H, D> {
         let time_limiter = resil_config::global::pinned::<TimeLimiter>(&self.name);
         Named {
             slots: self.slots.time_limiter(TimerSlot { time_limiter }),
@@ -166,7 +170,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     }
 
     /// Adds the global (semaphore) bulkhead of this name, innermost.
-    pub fn bulkhead(self) -> Named<R, C, L, T, BulkheadSlot<&'static Bulkhead>, H> {
+    pub fn bulkhead(self) -> Named<R, C, L, T, BulkheadSlot<&'static Bulkhead>, H, D> {
         let bulkhead = resil_config::global::pinned::<Bulkhead>(&self.name);
         Named {
             slots: self.slots.bulkhead(BulkheadSlot { bulkhead }),
@@ -177,7 +181,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     /// Adds the global hedge of this name, inside the retry and outside
     /// the breaker: each hedged attempt passes the breaker and the layers
     /// inside it. The request must be `Clone`.
-    pub fn hedge(self) -> Named<R, C, L, T, B, HedgeSlot<&'static Hedge>> {
+    pub fn hedge(self) -> Named<R, C, L, T, B, HedgeSlot<&'static Hedge>, D> {
         let hedge = resil_config::global::pinned::<Hedge>(&self.name);
         Named {
             slots: self.slots.hedge(HedgeSlot { hedge }),
@@ -185,8 +189,21 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
         }
     }
 
+    /// Adds the global deadline of this name (`[deadline.instances.<name>]`),
+    /// outermost: every layer inside spends it, and a request that finds no
+    /// time left is refused with `Error::DeadlineExceeded`. An enclosing
+    /// deadline that ends earlier (a [`DeadlineLayer`](super::DeadlineLayer)
+    /// outside, reading `grpc-timeout`) wins.
+    pub fn deadline(self) -> Named<R, C, L, T, B, H, DeadlineSlot<&'static Deadline>> {
+        let deadline = resil_config::global::pinned::<Deadline>(&self.name);
+        Named {
+            slots: self.slots.deadline(DeadlineSlot { deadline }),
+            name: self.name,
+        }
+    }
+
     /// The layer of the stack.
-    pub fn build(self) -> NamedLayer<R, C, L, T, B, H> {
+    pub fn build(self) -> NamedLayer<R, C, L, T, B, H, D> {
         NamedLayer {
             name: self.name,
             slots: self.slots,
@@ -194,7 +211,7 @@ impl<R, C, L, T, B, H> Named<R, C, L, T, B, H> {
     }
 }
 
-impl<R, C, L, T, B, H> fmt::Debug for Named<R, C, L, T, B, H> {
+impl<R, C, L, T, B, H, D> fmt::Debug for Named<R, C, L, T, B, H, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Named")
             .field("name", &self.name)
@@ -206,30 +223,30 @@ impl<R, C, L, T, B, H> fmt::Debug for Named<R, C, L, T, B, H> {
 /// `Retry(Hedge(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(service))))))`
 /// of the aspects asked for, as one service.
 #[derive(Clone)]
-pub struct NamedLayer<R, C, L, T, B, H = ()> {
+pub struct NamedLayer<R, C, L, T, B, H = (), D = ()> {
     name: String,
-    slots: Stack<(), R, H, C, L, T, B, FaultSlot>,
+    slots: Stack<D, R, H, C, L, T, B, FaultSlot>,
 }
 
-impl<R, C, L, T, B, H> NamedLayer<R, C, L, T, B, H> {
+impl<R, C, L, T, B, H, D> NamedLayer<R, C, L, T, B, H, D> {
     /// The instances' name.
     pub fn name(&self) -> &str {
         &self.name
     }
 }
 
-impl<S, R, C, L, T, B, H> Layer<S> for NamedLayer<R, C, L, T, B, H>
+impl<S, R, C, L, T, B, H, D> Layer<S> for NamedLayer<R, C, L, T, B, H, D>
 where
-    Stack<(), R, H, C, L, T, B, FaultSlot>: Clone,
+    Stack<D, R, H, C, L, T, B, FaultSlot>: Clone,
 {
-    type Service = Guarded<S, Stack<(), R, H, C, L, T, B, FaultSlot>>;
+    type Service = Guarded<S, Stack<D, R, H, C, L, T, B, FaultSlot>>;
 
     fn layer(&self, inner: S) -> Self::Service {
         Guarded::new(inner, self.slots.clone())
     }
 }
 
-impl<R, C, L, T, B, H> fmt::Debug for NamedLayer<R, C, L, T, B, H> {
+impl<R, C, L, T, B, H, D> fmt::Debug for NamedLayer<R, C, L, T, B, H, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NamedLayer")
             .field("name", &self.name)

@@ -37,7 +37,10 @@ impl InventoryGateway {
     /// # Errors
     ///
     /// Only the caller's mistakes (`InvalidSku`): a fallback answers every
-    /// failure of the inventory and every rejection.
+    /// failure of the inventory and every rejection; and, when the request's
+    /// deadline (`[deadline.instances.inventory-query]`, or a caller's that
+    /// ends earlier) has passed, `DeadlineExceeded`.
+    #[resil::deadline(name = "inventory-query")]
     #[resil::retry(name = "inventory-query", fallback = Self::unknown_inventory)]
     #[resil::circuit_breaker(name = "inventory-query")]
     #[resil::time_limiter(name = "inventory-query")]

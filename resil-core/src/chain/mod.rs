@@ -73,7 +73,10 @@ pub use self::node::{Call, Ctx, HasAttempt, Lift, Node, SyncNode, Wrap};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Layer {
-    /// The outermost layer: its attempts pass every layer inside it.
+    /// The outermost layer: the request's deadline, which every layer
+    /// inside it spends.
+    Deadline,
+    /// Inside the deadline: its attempts pass every layer inside it.
     Retry,
     /// Inside the retry: its attempts, the primary and the hedged ones,
     /// pass every layer inside it (async calls only).
@@ -93,7 +96,8 @@ pub enum Layer {
 impl Layer {
     /// The layers from the outermost to the innermost. A call has at most
     /// one of the two bulkheads.
-    pub const ORDER: [Layer; 7] = [
+    pub const ORDER: [Layer; 8] = [
+        Layer::Deadline,
         Layer::Retry,
         Layer::Hedge,
         Layer::CircuitBreaker,

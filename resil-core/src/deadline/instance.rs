@@ -4,10 +4,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::Name;
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::{ConfigError, Dur, Problems};
 use crate::live::{ChangeRefused, Live};
+use crate::{Name, Tags};
 
 /// The configuration of a deadline.
 ///
@@ -103,6 +103,7 @@ pub struct Inner {
     pub(crate) name: Name,
     pub(crate) clock: SharedClock,
     pub(crate) config: Live<DeadlineConfig>,
+    pub(crate) tags: Tags,
 }
 
 impl Deadline {
@@ -118,11 +119,22 @@ impl Deadline {
 
     /// A deadline on `clock`.
     pub fn with_clock(name: impl Into<Name>, config: DeadlineConfig, clock: impl Clock) -> Self {
+        Self::with_parts(name.into(), config, clock.into_shared(), Tags::new())
+    }
+
+    /// A deadline of a registry: its clock and tags.
+    pub(crate) fn with_parts(
+        name: Name,
+        config: DeadlineConfig,
+        clock: SharedClock,
+        tags: Tags,
+    ) -> Self {
         Deadline {
             inner: Arc::new(Inner {
-                name: name.into(),
-                clock: clock.into_shared(),
+                name,
+                clock,
                 config: Live::new(config),
+                tags,
             }),
         }
     }
@@ -130,6 +142,16 @@ impl Deadline {
     /// The deadline's name.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// Its tags (a registry's overlaid by its own; none outside a registry).
+    pub fn tags(&self) -> &Tags {
+        &self.inner.tags
+    }
+
+    /// The clock the deadline is read on.
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
     }
 
     /// The current settings.

@@ -327,7 +327,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         hedge: HG,
         time_limiter: TL,
     ) -> Stack<
-        Option<crate::deadline::DeadlinePart<&'a crate::deadline::Inner>>,
+        W::Out<Option<crate::deadline::DeadlinePart<&'a crate::deadline::Inner>>>,
         W::Out<Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>>,
         HG,
         W::Out<
@@ -347,7 +347,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         W: Fit<'s, 'a, T, E>,
     {
         Stack::new()
-            .deadline(self.deadline.map(Deadline::part))
+            .deadline(fit.fit(self.deadline.map(Deadline::part), Layer::Deadline))
             .retry(fit.fit(self.retry.as_ref().map(|(r, c)| r.part(c)), Layer::Retry))
             .hedge(hedge)
             .circuit_breaker(fit.fit(

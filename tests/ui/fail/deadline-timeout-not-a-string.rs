@@ -1,0 +1,18 @@
+#[derive(Debug)]
+pub enum DbError {
+    Unavailable,
+    Rejected(resil::Rejection),
+}
+
+impl From<resil::Rejection> for DbError {
+    fn from(r: resil::Rejection) -> Self {
+        DbError::Rejected(r)
+    }
+}
+
+#[resil::deadline(timeout = 800)]
+async fn checkout(cart: u64) -> Result<u64, DbError> {
+    Ok(cart)
+}
+
+fn main() {}
