@@ -19,6 +19,13 @@ pub use resil_core::chain::{Call, Lift, Stack, once};
 pub use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 pub use resil_core::deadline::Deadline;
 pub use resil_core::fault::FaultPart;
+
+/// The process's faults of the names `sites` (a call site's and its
+/// keyed parent's), for the fault place of an attribute's chain.
+#[inline(always)]
+pub fn fault(sites: &'static [&'static str]) -> FaultPart<'static, &'static [&'static str]> {
+    FaultPart::global(sites)
+}
 pub use resil_core::hedge::Hedge;
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};

@@ -183,6 +183,7 @@ impl<'a> Chain<'a> {
             .iter()
             .filter(|l| l.fallback.is_some())
             .map(|l| self.fallback_trait(l));
+        let kinds = self.kinds(0);
         let classifiers = self.layers.iter().filter_map(|l| self.classifier(l));
         let arg_checks = self.argument_checks();
         let keys = self.keys();
@@ -196,6 +197,7 @@ impl<'a> Chain<'a> {
             #(#nested)*
             #(#fallback_traits)*
             #arg_checks
+            #kinds
             #(#classifiers)*
             #keys
             let __resil_outcome = #chain;
@@ -362,14 +364,36 @@ impl<'a> Chain<'a> {
         quote!(#(#lets)*)
     }
 
+    /// `__resil_kinds`: the error type's `Classify::kind`, if it has one
+    /// (chosen by autoref on the user's type), for the classifiers, an
+    /// adaptive bulkhead's `limit-drop-errors` and the fallbacks' meters;
+    /// once per function (or per nested function, for the layers from `j`),
+    /// where any of them needs it.
+    pub(crate) fn kinds(&self, j: usize) -> TokenStream {
+        let needed = self.layers[j..].iter().any(|l| {
+            l.fallback.is_some()
+                || matches!(
+                    l.aspect,
+                    Aspect::CircuitBreaker | Aspect::Retry | Aspect::Bulkhead
+                )
+        });
+        if !needed {
+            return TokenStream::new();
+        }
+        let (p, err) = (&self.p, &self.err);
+        quote! {
+            let __resil_kinds = {
+                #[allow(unused_imports)]
+                use #p::{KindsOfAny as _, KindsOfClassify as _};
+                (&&#p::Kinds::<#err>::new()).kind_fn()
+            };
+        }
+    }
+
     fn classifier(&self, args: &AspectArgs) -> Option<TokenStream> {
         let p = &self.p;
         let (ok, err) = (&self.ok, &self.err);
-        let kind_fn = quote! {{
-            #[allow(unused_imports)]
-            use #p::{KindsOfAny as _, KindsOfClassify as _};
-            (&&#p::Kinds::<#err>::new()).kind_fn()
-        }};
+        let kind_fn = quote!(__resil_kinds);
         let pred = |method: &str, path: &Option<syn::ExprPath>| {
             path.as_ref().map(|path| {
                 let m = Ident::new(method, path.span());

@@ -142,17 +142,8 @@ impl Chain<'_> {
         let name = self.name(args);
         let aspect = format_ident!("{}", args.aspect.variant());
         quote! {
-            #p::count_fallback(
-                #name,
-                #p::Aspect::#aspect,
-                &__resil_error,
-                {
-                    #[allow(unused_imports)]
-                    use #p::{KindsOfAny as _, KindsOfClassify as _};
-                    (&&#p::Kinds::<#err>::new()).kind_fn()
-                },
-            )
-            .ran(#call)
+            #p::count_fallback(#name, #p::Aspect::#aspect, &__resil_error, __resil_kinds)
+                .ran(#call)
         }
     }
 
@@ -160,17 +151,15 @@ impl Chain<'_> {
     pub(crate) fn finish(&self) -> TokenStream {
         let p = &self.p;
         let outer = &self.layers[0];
-        let on_error = match &outer.fallback {
-            Some(_) => self.fallback_call(outer, &self.receiver_ident(false)),
-            None => {
-                let output = self.output;
-                let span = match &output.err {
-                    Some(e) => e.span(),
-                    None => output.ty.span(),
-                };
-                quote_spanned!(span=> ::core::result::Result::Err(#p::into_error(__resil_error)))
-            }
-        };
+        if outer.fallback.is_none() {
+            let output = self.output;
+            let span = match &output.err {
+                Some(e) => e.span(),
+                None => output.ty.span(),
+            };
+            return quote_spanned!(span=> ::core::result::Result::map_err(__resil_outcome, #p::into_error));
+        }
+        let on_error = self.fallback_call(outer, &self.receiver_ident(false));
         quote! {
             match __resil_outcome {
                 ::core::result::Result::Ok(__resil_value) => ::core::result::Result::Ok(__resil_value),

@@ -129,16 +129,7 @@ impl Chain<'_> {
             },
             Aspect::TimeLimiter => quote!(.time_limiter(#inst.part())),
             // The error kinds, for an adaptive limit's `limit-drop-errors`.
-            Aspect::Bulkhead => {
-                let err = &self.err;
-                quote! {
-                    .bulkhead(#inst.part().kinds({
-                        #[allow(unused_imports)]
-                        use #p::{KindsOfAny as _, KindsOfClassify as _};
-                        (&&#p::Kinds::<#err>::new()).kind_fn()
-                    }))
-                }
-            }
+            Aspect::Bulkhead => quote!(.bulkhead(#inst.part().kinds(__resil_kinds))),
             Aspect::ThreadPoolBulkhead => quote!(.bulkhead(#inst.part())),
         }
     }
@@ -206,10 +197,10 @@ impl Chain<'_> {
         let fallback = self.fallback_call(args, recv);
         let recovered = quote! {
             match #inner {
-                ::core::result::Result::Ok(__resil_value) => ::core::result::Result::Ok(__resil_value),
                 ::core::result::Result::Err(__resil_error) => {
                     ::core::result::Result::map_err(#fallback, #p::Error::Inner)
                 }
+                __resil_done => __resil_done,
             }
         };
         match (self.func.is_async(), retry) {
@@ -231,6 +222,7 @@ impl Chain<'_> {
     ) -> (TokenStream, TokenStream) {
         let p = &self.p;
         let next = self.layers_from(j, &self.receiver_ident(false));
+        let kinds = self.kinds(j);
         let (ok, err) = (&self.ok, &self.err);
         let params = self.func.params.iter().map(|a| {
             let (ident, ty) = (&a.ident, &a.ty);
@@ -244,6 +236,7 @@ impl Chain<'_> {
             async fn #f(#(#params),*)
                 -> ::core::result::Result<#ok, #p::Error<#err>>
             {
+                #kinds
                 #next
             }
         });
@@ -272,7 +265,7 @@ impl Chain<'_> {
                 names.push(name);
             }
         }
-        quote!(.fault(#p::FaultPart::global(&[#(#names),*] as &[&str])))
+        quote!(.fault(#p::fault(&[#(#names),*])))
     }
 
     /// The innermost expression when nothing but the body is left (inside a

@@ -127,23 +127,20 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             self(a0, a1, a2)
         }
     }
+    let __resil_kinds = {
+        #[allow(unused_imports)]
+        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+        (&&::resil::__private::Kinds::<InventoryError>::new()).kind_fn()
+    };
     let __resil_retry_classifier = ::resil::__private::retry_classifier(
         ::resil::__private::RetryClassifier::<View, InventoryError>::new()
             .retry_on(is_transient),
-        {
-            #[allow(unused_imports)]
-            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-            (&&::resil::__private::Kinds::<InventoryError>::new()).kind_fn()
-        },
+        __resil_kinds,
     );
     let __resil_circuit_breaker_classifier = ::resil::__private::circuit_breaker_classifier(
         ::resil::__private::CircuitBreakerClassifier::<View, InventoryError>::new()
             .record(is_transient),
-        {
-            #[allow(unused_imports)]
-            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-            (&&::resil::__private::Kinds::<InventoryError>::new()).kind_fn()
-        },
+        __resil_kinds,
     );
     let __resil_outcome = {
         ::resil::__private::retry_scope_async(
@@ -167,23 +164,9 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                         .rate_limiter(__RESIL_RATE_LIMITER.get().part(1))
                                         .time_limiter(__RESIL_TIME_LIMITER.get().part())
                                         .bulkhead(
-                                            __RESIL_BULKHEAD
-                                                .get()
-                                                .part()
-                                                .kinds({
-                                                    #[allow(unused_imports)]
-                                                    use ::resil::__private::{
-                                                        KindsOfAny as _, KindsOfClassify as _,
-                                                    };
-                                                    (&&::resil::__private::Kinds::<InventoryError>::new())
-                                                        .kind_fn()
-                                                }),
+                                            __RESIL_BULKHEAD.get().part().kinds(__resil_kinds),
                                         )
-                                        .fault(
-                                            ::resil::__private::FaultPart::global(
-                                                &["inventory-query"] as &[&str],
-                                            ),
-                                        )
+                                        .fault(::resil::__private::fault(&["inventory-query"]))
                                         .call_async(
                                             ::resil::__private::Lift(
                                                 ::resil::__private::once(|| ::resil::__private::body_async(async || -> Result<
@@ -194,23 +177,13 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                         )
                                         .await
                                 } {
-                                    ::core::result::Result::Ok(__resil_value) => {
-                                        ::core::result::Result::Ok(__resil_value)
-                                    }
                                     ::core::result::Result::Err(__resil_error) => {
                                         ::core::result::Result::map_err(
                                             ::resil::__private::count_fallback(
                                                     "inventory-query",
                                                     ::resil::__private::Aspect::CircuitBreaker,
                                                     &__resil_error,
-                                                    {
-                                                        #[allow(unused_imports)]
-                                                        use ::resil::__private::{
-                                                            KindsOfAny as _, KindsOfClassify as _,
-                                                        };
-                                                        (&&::resil::__private::Kinds::<InventoryError>::new())
-                                                            .kind_fn()
-                                                    },
+                                                    __resil_kinds,
                                                 )
                                                 .ran(
                                                     __ResilCircuitBreakerFallback::<
@@ -224,6 +197,7 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
                                             ::resil::__private::Error::Inner,
                                         )
                                     }
+                                    __resil_done => __resil_done,
                                 }
                             }
                         }),
@@ -231,12 +205,5 @@ pub async fn query(&self, sku: String, mode: Mode) -> Result<View, InventoryErro
             )
             .await
     };
-    match __resil_outcome {
-        ::core::result::Result::Ok(__resil_value) => {
-            ::core::result::Result::Ok(__resil_value)
-        }
-        ::core::result::Result::Err(__resil_error) => {
-            ::core::result::Result::Err(::resil::__private::into_error(__resil_error))
-        }
-    }
+    ::core::result::Result::map_err(__resil_outcome, ::resil::__private::into_error)
 }

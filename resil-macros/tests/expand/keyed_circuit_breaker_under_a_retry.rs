@@ -30,21 +30,18 @@ async fn charge(
     static __RESIL_CIRCUIT_BREAKER: ::resil::__private::KeyedCallSite<
         ::resil::__private::CircuitBreaker,
     > = ::resil::__private::KeyedCallSite::new("pay");
+    let __resil_kinds = {
+        #[allow(unused_imports)]
+        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+        (&&::resil::__private::Kinds::<PayError>::new()).kind_fn()
+    };
     let __resil_retry_classifier = ::resil::__private::retry_classifier(
         ::resil::__private::RetryClassifier::<Receipt, PayError>::new(),
-        {
-            #[allow(unused_imports)]
-            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-            (&&::resil::__private::Kinds::<PayError>::new()).kind_fn()
-        },
+        __resil_kinds,
     );
     let __resil_circuit_breaker_classifier = ::resil::__private::circuit_breaker_classifier(
         ::resil::__private::CircuitBreakerClassifier::<Receipt, PayError>::new(),
-        {
-            #[allow(unused_imports)]
-            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-            (&&::resil::__private::Kinds::<PayError>::new()).kind_fn()
-        },
+        __resil_kinds,
     );
     let __resil_retry_keyed = ::resil::__private::keyed(
         &__RESIL_RETRY,
@@ -65,7 +62,7 @@ async fn charge(
                         __resil_circuit_breaker_instance
                             .part(&__resil_circuit_breaker_classifier),
                     )
-                    .fault(::resil::__private::FaultPart::global(&["pay"] as &[&str]))
+                    .fault(::resil::__private::fault(&["pay"]))
                     .call_async(
                         ::resil::__private::Lift(|| {
                             #[allow(unused_variables)]
@@ -84,12 +81,5 @@ async fn charge(
             )
             .await
     };
-    match __resil_outcome {
-        ::core::result::Result::Ok(__resil_value) => {
-            ::core::result::Result::Ok(__resil_value)
-        }
-        ::core::result::Result::Err(__resil_error) => {
-            ::core::result::Result::Err(::resil::__private::into_error(__resil_error))
-        }
-    }
+    ::core::result::Result::map_err(__resil_outcome, ::resil::__private::into_error)
 }

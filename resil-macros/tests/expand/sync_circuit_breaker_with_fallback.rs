@@ -55,22 +55,21 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
             self(a0, a1)
         }
     }
+    let __resil_kinds = {
+        #[allow(unused_imports)]
+        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+        (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
+    };
     let __resil_circuit_breaker_classifier = ::resil::__private::circuit_breaker_classifier(
         ::resil::__private::CircuitBreakerClassifier::<View, DbError>::new(),
-        {
-            #[allow(unused_imports)]
-            use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-            (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
-        },
+        __resil_kinds,
     );
     let __resil_outcome = {
         ::resil::__private::Stack::new()
             .circuit_breaker(
                 __RESIL_CIRCUIT_BREAKER.get().part(&__resil_circuit_breaker_classifier),
             )
-            .fault(
-                ::resil::__private::FaultPart::global(&["inventory-query"] as &[&str]),
-            )
+            .fault(::resil::__private::fault(&["inventory-query"]))
             .call(
                 ::resil::__private::Lift(
                     ::resil::__private::once(|| -> Result<View, DbError> {
@@ -88,11 +87,7 @@ fn query(sku: &str, mode: Mode) -> Result<View, DbError> {
                     "inventory-query",
                     ::resil::__private::Aspect::CircuitBreaker,
                     &__resil_error,
-                    {
-                        #[allow(unused_imports)]
-                        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-                        (&&::resil::__private::Kinds::<DbError>::new()).kind_fn()
-                    },
+                    __resil_kinds,
                 )
                 .ran(
                     __ResilCircuitBreakerFallback::<

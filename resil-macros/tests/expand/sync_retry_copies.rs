@@ -13,13 +13,14 @@ fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Erro
     static __RESIL_RETRY: ::my_resil::__private::CallSite<
         ::my_resil::__private::Retry,
     > = ::my_resil::__private::CallSite::new("upload");
+    let __resil_kinds = {
+        #[allow(unused_imports)]
+        use ::my_resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+        (&&::my_resil::__private::Kinds::<Error>::new()).kind_fn()
+    };
     let __resil_retry_classifier = ::my_resil::__private::retry_classifier(
         ::my_resil::__private::RetryClassifier::<(), Error>::new(),
-        {
-            #[allow(unused_imports)]
-            use ::my_resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-            (&&::my_resil::__private::Kinds::<Error>::new()).kind_fn()
-        },
+        __resil_kinds,
     );
     let __resil_outcome = {
         ::my_resil::__private::retry_scope(
@@ -27,9 +28,7 @@ fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Erro
             || {
                 ::my_resil::__private::Stack::new()
                     .retry(__RESIL_RETRY.get().part(&__resil_retry_classifier))
-                    .fault(
-                        ::my_resil::__private::FaultPart::global(&["upload"] as &[&str]),
-                    )
+                    .fault(::my_resil::__private::fault(&["upload"]))
                     .call(
                         ::my_resil::__private::Lift(|| {
                             #[allow(unused_variables)]
@@ -50,12 +49,5 @@ fn upload(&mut self, body: Vec<u8>, __resil_arg2: (u32, u32)) -> Result<(), Erro
             },
         )
     };
-    match __resil_outcome {
-        ::core::result::Result::Ok(__resil_value) => {
-            ::core::result::Result::Ok(__resil_value)
-        }
-        ::core::result::Result::Err(__resil_error) => {
-            ::core::result::Result::Err(::my_resil::__private::into_error(__resil_error))
-        }
-    }
+    ::core::result::Result::map_err(__resil_outcome, ::my_resil::__private::into_error)
 }

@@ -68,6 +68,14 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
         ::resil::__private::pool_arg(&id);
         ::resil::__private::pool_output::<io::Result<Report>>();
     }
+    let __resil_kinds = {
+        #[allow(unused_imports)]
+        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
+        (&&::resil::__private::Kinds::<
+            <io::Result<Report> as ::resil::__private::IsResult>::Err,
+        >::new())
+            .kind_fn()
+    };
     let __resil_outcome = {
         ::resil::__private::Stack::new()
             .bulkhead(__RESIL_THREAD_POOL_BULKHEAD.get().part())
@@ -90,14 +98,7 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
                     "report-export",
                     ::resil::__private::Aspect::ThreadPoolBulkhead,
                     &__resil_error,
-                    {
-                        #[allow(unused_imports)]
-                        use ::resil::__private::{KindsOfAny as _, KindsOfClassify as _};
-                        (&&::resil::__private::Kinds::<
-                            <io::Result<Report> as ::resil::__private::IsResult>::Err,
-                        >::new())
-                            .kind_fn()
-                    },
+                    __resil_kinds,
                 )
                 .ran(
                     __ResilThreadPoolBulkheadFallback::<
