@@ -66,6 +66,7 @@
 //! | [`actuator`] (feature `actuator`) | Spring Boot's actuator endpoints as an axum router |
 //! | [`cloud`] (feature `cloud`) | Spring Cloud CircuitBreaker's `CircuitBreakerFactory` and `run(supplier, fallback)` |
 //! | [`cluster`](mod@cluster), `redis` (feature `redis`) | rate limits and half-open probes shared by a fleet, on Redis |
+//! | [`testing`] (feature `testing`) | test scopes: annotated functions tested in parallel, each test with its own settings, state and clock |
 //!
 //! # Features
 //!
@@ -78,6 +79,7 @@
 //! | `cloud` | Spring Cloud CircuitBreaker's facade, `factory().create_in_group(id, group).run(..)` ([`cloud`]) |
 //! | `redis` | `cluster-url` on rate limiters and circuit breakers: a limit, and a half-open episode (its probes and its verdict), shared by every process through Redis (the [`redis`](https://docs.rs/redis) crate on tokio; [`cluster`](mod@cluster)) |
 //! | `watch` | [`watch`]: reload when `resilience.toml` changes (the [`notify`](https://docs.rs/notify) crate) |
+//! | `testing` | [`testing`]: test scopes, for your tests (`[dev-dependencies]`); without it a call site pays nothing for them |
 //! | `full` | all of them |
 //!
 //! With any of them, the global registries are observed from the moment
@@ -190,9 +192,16 @@ pub mod actuator;
 pub mod cloud;
 #[cfg(feature = "metrics")]
 pub mod metrics;
-#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
+#[cfg(any(
+    feature = "metrics",
+    feature = "tracing",
+    feature = "actuator",
+    feature = "testing"
+))]
 mod observe;
 mod sync;
+#[cfg(feature = "testing")]
+pub mod testing;
 #[cfg(feature = "tower")]
 pub mod tower;
 
@@ -204,5 +213,10 @@ pub mod redis {
 #[cfg(feature = "tracing")]
 mod trace;
 
-#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
+#[cfg(any(
+    feature = "metrics",
+    feature = "tracing",
+    feature = "actuator",
+    feature = "testing"
+))]
 pub use crate::observe::observe;

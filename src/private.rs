@@ -24,6 +24,10 @@ pub use resil_core::fault::FaultPart;
 /// keyed parent's), for the fault place of an attribute's chain.
 #[inline(always)]
 pub fn fault(sites: &'static [&'static str]) -> FaultPart<'static, &'static [&'static str]> {
+    #[cfg(feature = "testing")]
+    if let Some(scope) = resil_config::scoped::current() {
+        return scope.faults().part(sites);
+    }
     FaultPart::global(sites)
 }
 pub use resil_core::hedge::Hedge;
@@ -56,16 +60,25 @@ impl FixedDeadline {
     /// The deadline.
     #[inline]
     pub fn get(&self) -> &Deadline {
-        self.cell.get_or_init(|| {
+        #[cfg(feature = "testing")]
+        if let Some(scope) = resil_config::scoped::current() {
+            return scope.pin(self.name, || self.make(scope.clock().clone()));
+        }
+        self.cell
+            .get_or_init(|| self.make(resil_config::registries().deadlines().clock().clone()))
+    }
+
+    #[cold]
+    fn make(&self, clock: resil_core::clock::SharedClock) -> Deadline {
+        {
             let timeout = std::time::Duration::from_nanos(self.nanos);
             let config = resil_core::deadline::DeadlineConfig::builder()
                 .timeout(timeout)
                 .build()
                 // the attribute refuses a zero timeout at compile time
                 .unwrap_or_default();
-            let clock = resil_config::registries().deadlines().clock().clone();
             Deadline::with_clock(self.name, config, clock)
-        })
+        }
     }
 }
 

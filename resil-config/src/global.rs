@@ -617,7 +617,22 @@ fn pin_named<P: GlobalPrimitive>(name: &str) -> &'static P {
 pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keyed<P> {
     let named = pin::<P>(name);
     let registries = global(|| format!("{} `{name}`", P::ASPECT));
-    let extras = current_report()
+    let report = current_report();
+    let table = keyed_table(registries, report.as_deref(), named, name);
+    let leaked: &'static Arc<Keyed<P>> = Box::leak(Box::new(table));
+    leaked
+}
+
+/// The keyed table of `name` in `registries`, made with the settings,
+/// tags and clock of `named` and the name's `max-keys` and `key-label` in
+/// `report`.
+pub(crate) fn keyed_table<P: GlobalPrimitive>(
+    registries: &Registries,
+    report: Option<&Report>,
+    named: &P,
+    name: &'static str,
+) -> Arc<Keyed<P>> {
+    let extras = report
         .and_then(|r| r.instance(P::ASPECT, name).map(InstanceReport::extras))
         .unwrap_or_default();
     let settings = KeyedSettings {
@@ -625,7 +640,7 @@ pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keye
         key_label: extras.key_label.unwrap_or(false),
     };
     let clock = P::registry(registries).clock().clone();
-    let table = P::keyed(registries).table_or_create(name, |listeners| {
+    P::keyed(registries).table_or_create(name, |listeners| {
         Keyed::new(
             name,
             named.configuration(),
@@ -634,7 +649,5 @@ pub(crate) fn pin_keyed<P: GlobalPrimitive>(name: &'static str) -> &'static Keye
             settings,
             listeners,
         )
-    });
-    let leaked: &'static Arc<Keyed<P>> = Box::leak(Box::new(table));
-    leaked
+    })
 }

@@ -196,6 +196,8 @@ mod reload;
 mod reloader;
 mod report;
 mod resil_table;
+#[cfg(feature = "testing")]
+pub mod scoped;
 mod source;
 mod sync;
 mod typed;

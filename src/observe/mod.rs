@@ -57,6 +57,12 @@ inventory::submit! {
     GlobalHook(observe)
 }
 
+/// The binding of `registries` (made and attached if there is none yet).
+#[cfg(feature = "testing")]
+pub(crate) fn binding(registries: &Registries) -> Arc<Binding> {
+    Binding::of(registries)
+}
+
 /// Every binding, by the address of its registries, for [`refresh_all`]
 /// (and to find a binding when another extension took the registries' slot).
 /// A binding lives as long as its registries: their publishers hold it.

@@ -103,6 +103,9 @@ pub(super) fn registered() -> Box<[Arc<dyn DynSink>]> {
         // one broadcast channel per binding: its registries' streams
         #[cfg(feature = "actuator")]
         Arc::new(crate::actuator::stream::Hub::new()),
+        // off but in a test scope's binding
+        #[cfg(feature = "testing")]
+        Arc::new(crate::testing::EventLog::default()),
     ];
     sinks.into_boxed_slice()
 }
