@@ -352,6 +352,7 @@ impl ResilienceBuilder {
             file: file_name,
             prefix,
             cloud,
+            writable: !self.offline,
         };
         let doc = file::read(&root, &ctx, &mut d);
         let clock = inputs.clock.clone();
@@ -439,6 +440,7 @@ impl ResilienceBuilder {
             budgets: doc.budgets.clone(),
             worst_cases,
             reload_stagger: doc.resil.reload_stagger,
+            record: doc.resil.record.clone(),
         };
         let reloader = Reloader::new(inputs, report.clone());
         Ok(Resilience {
