@@ -64,6 +64,7 @@
 //! | [`actuator`] (feature `actuator`) | Spring Boot's actuator endpoints as an axum router |
 //! | [`cloud`] (feature `cloud`) | Spring Cloud CircuitBreaker's `CircuitBreakerFactory` and `run(supplier, fallback)` |
 //! | [`cluster`](mod@cluster), `redis` (feature `redis`) | rate limits and half-open probes shared by a fleet, on Redis |
+//! | [`record`] | every call outcome as a JSON line (`[resil] record`), for `resil replay` to try a candidate configuration over |
 //!
 //! # Features
 //!
@@ -78,7 +79,8 @@
 //! | `watch` | [`watch`]: reload when `resilience.toml` changes (the [`notify`](https://docs.rs/notify) crate) |
 //! | `full` | all of them |
 //!
-//! With any of them, the global registries are observed from the moment
+//! The global registries are observed (for these features and for
+//! [`record`]) from the moment
 //! they are built (by [`init`] or by the first protected call); registries
 //! built with [`Resilience::builder()`](config::Resilience::builder)`.load()` are
 //! observed with [`observe`].
@@ -188,8 +190,8 @@ pub mod actuator;
 pub mod cloud;
 #[cfg(feature = "metrics")]
 pub mod metrics;
-#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
 mod observe;
+pub mod record;
 mod sync;
 #[cfg(feature = "tower")]
 pub mod tower;
@@ -202,5 +204,4 @@ pub mod redis {
 #[cfg(feature = "tracing")]
 mod trace;
 
-#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
 pub use crate::observe::observe;
