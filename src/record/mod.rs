@@ -193,6 +193,21 @@ pub fn dropped() -> u64 {
     DROPPED.load(Ordering::Relaxed)
 }
 
+/// Stops the recording in force, whichever started it (`[resil] record`
+/// or [`to_file`]): what was sent is written and the file closed. A
+/// [`reload`](crate::reload()) that changes `[resil] record` starts one
+/// again.
+pub fn stop() {
+    let writer = ACTIVE
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    ON.store(false, Ordering::Release);
+    if let Some(w) = writer {
+        w.stop();
+    }
+}
+
 /// The file being recorded to, if a recording is on.
 pub fn active() -> Option<PathBuf> {
     read_active().as_ref().map(|w| w.path.clone())
