@@ -140,7 +140,8 @@ pub(crate) fn run(calls: &Path, config: &Path, against: Option<&Path>) -> Result
         }
     }
     for ((kind, name), count) in others {
-        let _ = writeln!(out, "\n{kind} `{name}`: {count} lines, not replayed");
+        let lines = if count == 1 { "line" } else { "lines" };
+        let _ = writeln!(out, "\n{kind} `{name}`: {count} {lines}, not replayed");
     }
     Ok(out)
 }
