@@ -12,7 +12,8 @@
 //! Edits of `resilience.toml` apply while it runs: on `POST /actuator/refresh`
 //! (a state change), or as soon as the file is saved with `WATCH_CONFIG=1`
 //! (`resil::watch()`). The README walks through the checks to run against
-//! it, with the answers this service gives.
+//! it, with the answers this service gives. `RESIL_RESIL__RECORD=calls.jsonl`
+//! records its calls for `resil replay` (docs/replay.md walks a drill).
 
 mod app;
 
