@@ -67,6 +67,7 @@
 //! | [`cloud`] (feature `cloud`) | Spring Cloud CircuitBreaker's `CircuitBreakerFactory` and `run(supplier, fallback)` |
 //! | [`cluster`](mod@cluster), `redis` (feature `redis`) | rate limits and half-open probes shared by a fleet, on Redis |
 //! | [`testing`] (feature `testing`) | test scopes: annotated functions tested in parallel, each test with its own settings, state and clock |
+//! | [`record`] | every call outcome as a JSON line (`[resil] record`), for `resil replay` to try a candidate configuration over |
 //!
 //! # Features
 //!
@@ -82,7 +83,8 @@
 //! | `testing` | [`testing`]: test scopes, for your tests (`[dev-dependencies]`); without it a call site pays nothing for them |
 //! | `full` | all of them |
 //!
-//! With any of them, the global registries are observed from the moment
+//! The global registries are observed (for these features and for
+//! [`record`]) from the moment
 //! they are built (by [`init`] or by the first protected call); registries
 //! built with [`Resilience::builder()`](config::Resilience::builder)`.load()` are
 //! observed with [`observe`].
@@ -192,13 +194,8 @@ pub mod actuator;
 pub mod cloud;
 #[cfg(feature = "metrics")]
 pub mod metrics;
-#[cfg(any(
-    feature = "metrics",
-    feature = "tracing",
-    feature = "actuator",
-    feature = "testing"
-))]
 mod observe;
+pub mod record;
 mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -213,10 +210,4 @@ pub mod redis {
 #[cfg(feature = "tracing")]
 mod trace;
 
-#[cfg(any(
-    feature = "metrics",
-    feature = "tracing",
-    feature = "actuator",
-    feature = "testing"
-))]
 pub use crate::observe::observe;

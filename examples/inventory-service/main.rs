@@ -12,8 +12,10 @@
 //! Edits of `resilience.toml` apply while it runs: on `POST /actuator/refresh`
 //! (a state change), or as soon as the file is saved with `WATCH_CONFIG=1`
 //! (`resil::watch()`). The README walks through the checks to run against
-//! it, with the answers this service gives. A drill fails the inventory
-//! without a code change, for ten minutes at most, and ends it:
+//! it, with the answers this service gives. `RESIL_RESIL__RECORD=calls.jsonl`
+//! records its calls for `resil replay` (docs/replay.md walks a drill). A
+//! drill fails the inventory without a code change, for ten minutes at
+//! most, and ends it:
 //!
 //! ```text
 //! curl -X POST -H "Authorization: Bearer $ACTUATOR_TOKEN" -H 'Content-Type: application/json' \

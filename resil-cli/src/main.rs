@@ -14,6 +14,8 @@
 //! ```text
 //! resil suggest --rate 200/s --latency-p50 100ms --latency-p99 400ms [--deadline 1s] [--pool 30]
 //!                        # a commented resilience.toml derived from capacity
+//! resil replay --calls calls.jsonl --config candidate.toml [--against current.toml]
+//!                        # the candidate's instances run over a recording (`[resil] record`)
 //! ```
 //!
 //! `FILE` defaults to what `init()` reads: `$RESIL_CONFIG`, else
@@ -30,6 +32,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use resil_config::{InitError, Resilience};
 
+mod replay;
 mod suggest;
 
 /// Checks and explains resil's configuration offline.
@@ -90,6 +93,24 @@ enum Command {
         #[arg(long, default_value = "my-dependency")]
         name: String,
     },
+    /// Runs a candidate configuration's circuit breakers, rate limiters,
+    /// bulkheads, retries and retry budgets over a recording (`[resil]
+    /// record`) on a virtual clock, and prints per instance the calls, the
+    /// refusals, each OPEN with its time and the retries, beside the
+    /// recording's (or `--against`'s replay). The same input gives the same
+    /// output; a bad line stops it with exit status 1.
+    Replay {
+        /// The recording: one JSON line per call outcome.
+        #[arg(long)]
+        calls: PathBuf,
+        /// The candidate configuration.
+        #[arg(long)]
+        config: PathBuf,
+        /// A configuration to compare with instead of the recording (the
+        /// one in force, say), replayed the same way.
+        #[arg(long)]
+        against: Option<PathBuf>,
+    },
 }
 
 fn load(file: Option<PathBuf>, strict: bool) -> Result<Resilience, InitError> {
@@ -132,6 +153,17 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Replay {
+            calls,
+            config,
+            against,
+        } => match replay::run(&calls, &config, against.as_deref()) {
+            Ok(report) => print_out(&report),
+            Err(e) => {
+                eprintln!("resil replay: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

@@ -238,7 +238,7 @@ pub(crate) fn read(root: &BTreeMap<String, Node>, ctx: &Ctx, d: &mut Diagnostics
                 ));
                 continue;
             }
-            doc.resil = resil_table::read(key, node, ctx, d);
+            doc.resil = resil_table::read(key, node, ctx, ctx.writable, d);
             continue;
         }
         if relaxed(key) == cloud::TABLE {

@@ -354,6 +354,7 @@ impl ResilienceBuilder {
             file: file_name,
             prefix,
             cloud,
+            writable: !self.offline,
         };
         let doc = file::read(&root, &ctx, &mut d);
         let clock = inputs.clock.clone();
@@ -445,6 +446,7 @@ impl ResilienceBuilder {
             faults: doc.faults.clone(),
             worst_cases,
             reload_stagger: doc.resil.reload_stagger,
+            record: doc.resil.record.clone(),
         };
         let reloader = Reloader::new(inputs, report.clone());
         Ok(Resilience {

@@ -219,6 +219,7 @@ pub use crate::keyed::{Keyed, KeyedCallSite, KeyedRegistry};
 pub use crate::propagators::{NamedContextPropagator, context_propagators};
 pub use crate::reload::{ReloadHook, reload, reload_dry_run};
 pub use crate::report::{InstanceReport, Report};
+pub use crate::resil_table::{DEFAULT_RECORD_MAX_BYTES, RecordSettings};
 #[cfg(feature = "watch")]
 pub use crate::watch::{DEFAULT_DEBOUNCE, PendingHook, Watcher, watch};
 pub use crate::worst_case::WorstCase;

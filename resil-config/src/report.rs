@@ -143,6 +143,8 @@ pub struct Report {
     pub(crate) worst_cases: Vec<crate::worst_case::WorstCase>,
     /// `[resil] reload-stagger`.
     pub(crate) reload_stagger: std::time::Duration,
+    /// `[resil] record` and `record-max-bytes`.
+    pub(crate) record: Option<crate::RecordSettings>,
 }
 
 impl Report {
@@ -165,6 +167,11 @@ impl Report {
     /// random delay below it, drawn per process (zero: at once).
     pub fn reload_stagger(&self) -> std::time::Duration {
         self.reload_stagger
+    }
+    /// `[resil] record` and `record-max-bytes`: where resil records the
+    /// calls, when the file turns recording on.
+    pub fn record(&self) -> Option<&crate::RecordSettings> {
+        self.record.as_ref()
     }
     /// The file read, if any.
     pub fn file(&self) -> Option<&str> {

@@ -267,6 +267,9 @@ pub(crate) struct Ctx {
     /// Where `[cloud]` came from: the TOML table, or an `application.yml`'s
     /// `spring.cloud.circuitbreaker.resilience4j`.
     pub(crate) cloud: CloudPrefix,
+    /// Whether files the configuration names for writing are opened to
+    /// check them (not offline: `resil check` writes nothing).
+    pub(crate) writable: bool,
 }
 
 impl Ctx {

@@ -30,7 +30,8 @@ pub(crate) mod sink;
 
 /// Observes `registries`: from now on every instance they hold or will hold
 /// feeds the enabled features (metrics, `tracing`, the actuator's event
-/// streams). Binding the same registries again does nothing.
+/// streams) and the recording ([`record`](crate::record)), when one is on.
+/// Binding the same registries again does nothing.
 ///
 /// The global registries are observed without this call (as soon as
 /// [`init`](crate::init) or the first protected call builds them); call it

@@ -103,6 +103,8 @@ pub(super) fn registered() -> Box<[Arc<dyn DynSink>]> {
         // one broadcast channel per binding: its registries' streams
         #[cfg(feature = "actuator")]
         Arc::new(crate::actuator::stream::Hub::new()),
+        // one load per event while no recording is on
+        Arc::new(crate::record::sink::RecordSink),
         // off but in a test scope's binding
         #[cfg(feature = "testing")]
         Arc::new(crate::testing::EventLog::default()),

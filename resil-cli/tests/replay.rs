@@ -1,0 +1,353 @@
+//! `resil replay` as a process: a recording written here line by line, two
+//! candidate configurations that disagree about opening, the same bytes on
+//! every run, the calls the recording refused counted as inferred, and a
+//! corrupt line or a bad configuration stopping it with exit status 1.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn resil(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_resil"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RESIL_CONFIG")
+        .output()
+        .expect("the resil binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `2026-12-05T00:00:00.000000Z` plus `ms`.
+fn time(ms: u64) -> String {
+    let (s, ms) = (ms / 1000, ms % 1000);
+    format!("2026-12-05T00:00:{s:02}.{ms:03}000Z")
+}
+
+fn line(out: &mut String, ms: u64, kind: &str, outcome: &str, extra: &str) {
+    let _ = writeln!(
+        out,
+        r#"{{"time":"{}","kind":"{kind}","name":"orders","outcome":"{outcome}"{extra}}}"#,
+        time(ms)
+    );
+}
+
+/// 30 calls 100 ms apart, as `resil::record` writes them: the breaker saw
+/// ten successes, six failures, opened at the sixth, refused ten calls and
+/// let four succeed; a rate limiter refused every third call; a bulkhead
+/// held each call 50 ms; a retry saw two calls fail once, the second for
+/// good; a time limiter timed one out.
+fn recording() -> String {
+    let mut out = String::new();
+    for i in 0..30u64 {
+        let ms = i * 100;
+        let took = r#","duration_us":10000"#;
+        match i {
+            0..10 | 26.. => line(&mut out, ms, "circuitbreaker", "success", took),
+            10..16 => line(&mut out, ms, "circuitbreaker", "error", took),
+            _ => line(&mut out, ms, "circuitbreaker", "refused", ""),
+        }
+        if i == 15 {
+            line(
+                &mut out,
+                ms,
+                "circuitbreaker",
+                "transition",
+                r#","from":"CLOSED","to":"OPEN""#,
+            );
+        }
+        let limited = if i % 3 == 0 { "refused" } else { "permitted" };
+        line(&mut out, ms, "ratelimiter", limited, "");
+        line(&mut out, ms, "bulkhead", "permitted", "");
+        line(&mut out, ms + 50, "bulkhead", "finished", "");
+    }
+    let wait = r#","attempts":1,"wait_us":100000"#;
+    line(&mut out, 3000, "retry", "retry", wait);
+    line(&mut out, 3100, "retry", "success", r#","attempts":1"#);
+    line(&mut out, 3200, "retry", "retry", wait);
+    line(&mut out, 3300, "retry", "error", r#","attempts":2"#);
+    line(&mut out, 3300, "timelimiter", "timeout", "");
+    out
+}
+
+/// Opens when half of the last 10 calls failed, for 500 ms.
+const OPENS: &str = r#"
+[circuitbreaker.instances.orders]
+sliding-window-size = 10
+minimum-number-of-calls = 10
+failure-rate-threshold = 50
+wait-duration-in-open-state = "500ms"
+permitted-number-of-calls-in-half-open-state = 2
+
+[ratelimiter.instances.orders]
+limit-for-period = 5
+limit-refresh-period = "1s"
+timeout-duration = 0
+
+[bulkhead.instances.orders]
+max-concurrent-calls = 1
+
+[retry.instances.orders]
+max-attempts = 3
+wait-duration = "100ms"
+"#;
+
+fn dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("resil-replay-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("calls.jsonl"), recording()).unwrap();
+    std::fs::write(dir.join("opens.toml"), OPENS).unwrap();
+    // judged over 30 calls: 11 failures of 30 never reach half
+    let stays = OPENS
+        .replace("sliding-window-size = 10", "sliding-window-size = 30")
+        .replace(
+            "minimum-number-of-calls = 10",
+            "minimum-number-of-calls = 30",
+        );
+    std::fs::write(dir.join("stays.toml"), stays).unwrap();
+    dir
+}
+
+const OPENS_REPORT: &str = "\
+replay of calls.jsonl: 126 lines over +3.300s
+candidate: opens.toml; compared with: recording
+
+circuitbreaker `orders`
+    calls: 30
+    inferred: 2
+    refusals: 10 (recording: 10, difference: 0)
+    OPEN: 2 at +1.400s, +2.100s (recording: 1 at +1.500s, difference: +1)
+
+retry `orders`
+    calls: 2
+    inferred: 1
+    refusals: 0 (recording: 0, difference: 0)
+    retries: 3 (recording: 2, difference: +1)
+
+ratelimiter `orders`
+    calls: 30
+    inferred: 0
+    refusals: 15 (recording: 10, difference: +5)
+
+bulkhead `orders`
+    calls: 30
+    inferred: 0
+    refusals: 0 (recording: 0, difference: 0)
+
+timelimiter `orders`: 1 line, not replayed
+";
+
+#[test]
+fn a_candidate_that_opens_earlier_and_twice_is_shown_beside_the_recording() {
+    let dir = dir("opens");
+    let out = resil(
+        &["replay", "--calls", "calls.jsonl", "--config", "opens.toml"],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // the breaker opens at the 15th call (5 of the last 10 failed), lets two
+    // probes through after 500 ms, the two calls the recording refused there
+    // take the nearest outcomes (a failure before, a success after), and it
+    // opens again: those two are the inferred ones. The retry's third
+    // attempt, which the recording never made, is inferred too.
+    assert_eq!(text(&out.stdout), OPENS_REPORT);
+}
+
+#[test]
+fn the_same_input_gives_the_same_bytes() {
+    let dir = dir("twice");
+    let args = [
+        "replay",
+        "--calls",
+        "calls.jsonl",
+        "--config",
+        "opens.toml",
+        "--against",
+        "stays.toml",
+    ];
+    let first = resil(&args, &dir);
+    let second = resil(&args, &dir);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert_eq!(first.stdout, second.stdout);
+    assert!(!first.stdout.is_empty());
+}
+
+#[test]
+fn a_candidate_that_never_opens_infers_every_refused_call() {
+    let dir = dir("stays");
+    let out = resil(
+        &["replay", "--calls", "calls.jsonl", "--config", "stays.toml"],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "circuitbreaker `orders`
+    calls: 30
+    inferred: 10
+    refusals: 0 (recording: 10, difference: -10)
+    OPEN: 0 (recording: 1 at +1.500s, difference: -1)
+"
+        ),
+        "{stdout}"
+    );
+
+    // and the two candidates side by side
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "calls.jsonl",
+            "--config",
+            "stays.toml",
+            "--against",
+            "opens.toml",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("candidate: stays.toml; compared with: opens.toml\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    OPEN: 0 (opens.toml: 2 at +1.400s, +2.100s, difference: -2)\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_corrupt_or_truncated_line_is_named_and_stops_the_replay() {
+    let dir = dir("corrupt");
+    let whole = recording();
+    // cut in the middle of the third line, as a crash mid-write leaves it
+    let cut: usize = whole.lines().take(2).map(|l| l.len() + 1).sum::<usize>() + 40;
+    std::fs::write(dir.join("truncated.jsonl"), &whole[..cut]).unwrap();
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "truncated.jsonl",
+            "--config",
+            "opens.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("resil replay: truncated.jsonl:3: not a line of a recording ("),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let mut lines: Vec<&str> = whole.lines().collect();
+    lines[4] = r#"{"time":"yesterday","kind":"retry","name":"orders","outcome":"error"}"#;
+    std::fs::write(dir.join("bad-time.jsonl"), lines.join("\n")).unwrap();
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "bad-time.jsonl",
+            "--config",
+            "opens.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with(
+            "resil replay: bad-time.jsonl:5: `time` \"yesterday\" is not an RFC 3339 time"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    lines[4] = r#"{"time":"2026-12-05T00:00:00Z","kind":"ratelimiter","name":"orders","outcome":"finished"}"#;
+    std::fs::write(dir.join("bad-outcome.jsonl"), lines.join("\n")).unwrap();
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "bad-outcome.jsonl",
+            "--config",
+            "opens.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "resil replay: bad-outcome.jsonl:5: `outcome` \"finished\" is not one of a ratelimiter\n"
+    );
+}
+
+#[test]
+fn a_missing_or_invalid_configuration_is_a_clear_error() {
+    let dir = dir("config");
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "calls.jsonl",
+            "--config",
+            "missing.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("resil replay: cannot read missing.toml: "),
+        "{}",
+        text(&out.stderr)
+    );
+
+    std::fs::write(
+        dir.join("bad.toml"),
+        "[circuitbreaker.instances.orders]\nfailure-rate-threshold = 300\n",
+    )
+    .unwrap();
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "calls.jsonl",
+            "--config",
+            "opens.toml",
+            "--against",
+            "bad.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "bad.toml: circuitbreaker.instances.orders.failure-rate-threshold = 300: must be in (0, 100]"
+        ),
+        "{stderr}"
+    );
+
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "missing.jsonl",
+            "--config",
+            "opens.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("resil replay: cannot read missing.jsonl: "),
+        "{}",
+        text(&out.stderr)
+    );
+}

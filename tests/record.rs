@@ -1,0 +1,273 @@
+//! `resil::record`: what a recording writes (on a manual clock, line for
+//! line), its rotation at the bound, a path it cannot write, and its cost
+//! to the caller (no allocation, on or off).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use resil::clock::{Clock as _, ManualClock};
+use resil::config::{Registries, Resilience};
+
+#[global_allocator]
+static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
+
+/// One recording at a time: it is process-wide.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const TOML: &str = r#"
+[circuitbreaker.instances.inventory-query]
+sliding-window-size = 2
+minimum-number-of-calls = 2
+failure-rate-threshold = 50
+wait-duration-in-open-state = "10s"
+
+[ratelimiter.instances.inventory-query]
+limit-for-period = 1
+limit-refresh-period = "1s"
+timeout-duration = 0
+
+[bulkhead.instances.inventory-query]
+max-concurrent-calls = 1
+max-wait-duration = 0
+
+[retry.instances.inventory-query]
+max-attempts = 3
+wait-duration = "100ms"
+"#;
+
+fn dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("resil-record-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn registries(clock: &ManualClock) -> Registries {
+    let (registries, _) = Resilience::builder()
+        .file_contents("resilience.toml", TOML)
+        .env_vars(Vec::<(String, String)>::new())
+        .clock(clock.clone())
+        .load()
+        .unwrap()
+        .into_parts();
+    resil::observe(&registries);
+    registries
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[derive(Debug)]
+struct Down;
+
+#[test]
+fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clock = ManualClock::new();
+    let registries = registries(&clock);
+    let cb = registries
+        .circuit_breakers()
+        .circuit_breaker("inventory-query");
+    let limiter = registries.rate_limiters().rate_limiter("inventory-query");
+    let bulkhead = registries.bulkheads().bulkhead("inventory-query");
+    let retry = registries.retries().retry("inventory-query");
+    let path = dir("lines").join("calls.jsonl");
+    let recording = resil::record::to_file(&path).unwrap();
+    assert_eq!(resil::record::active().as_deref(), Some(path.as_path()));
+
+    clock.advance(Duration::from_secs(1));
+    cb.call(|| {
+        clock.advance(Duration::from_millis(5));
+        Ok::<_, Down>(())
+    })
+    .unwrap();
+    let _ = cb.call(|| {
+        clock.advance(Duration::from_millis(7));
+        Err::<(), _>(Down)
+    });
+    let _ = cb.call(|| Ok::<_, Down>(())); // OPEN: refused
+    assert!(limiter.try_acquire_permission(1));
+    assert!(!limiter.try_acquire_permission(1));
+    bulkhead.call(|| Ok::<_, Down>(())).unwrap();
+    let _ = retry.call(|| Err::<(), _>(Down)); // three attempts, two waits
+    recording.stop();
+
+    let t = |ms: u64| {
+        humantime::format_rfc3339_micros(std::time::UNIX_EPOCH + Duration::from_millis(ms))
+            .to_string()
+    };
+    let q = r#""name":"inventory-query""#;
+    assert_eq!(
+        lines(&path),
+        [
+            format!(
+                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"success","duration_us":5000}}"#,
+                t(1005)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"error","duration_us":7000}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"transition","from":"CLOSED","to":"OPEN"}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"refused"}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"ratelimiter",{q},"outcome":"permitted"}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"ratelimiter",{q},"outcome":"refused"}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"bulkhead",{q},"outcome":"permitted"}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"bulkhead",{q},"outcome":"finished"}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"retry",{q},"outcome":"retry","attempts":1,"wait_us":100000}}"#,
+                t(1012)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"retry",{q},"outcome":"retry","attempts":2,"wait_us":100000}}"#,
+                t(1112)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"retry",{q},"outcome":"error","attempts":3}}"#,
+                t(1212)
+            ),
+        ]
+    );
+    // stopped: nothing more is written
+    cb.reset();
+    cb.call(|| Ok::<_, Down>(())).unwrap();
+    assert_eq!(lines(&path).len(), 11);
+    assert_eq!(resil::record::active(), None);
+}
+
+#[test]
+fn the_file_is_rotated_at_its_bound() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clock = ManualClock::new();
+    let registries = registries(&clock);
+    let cb = registries.circuit_breakers().circuit_breaker("rotated");
+    let path = dir("rotation").join("calls.jsonl");
+    let recording = resil::record::to_file_with_max_bytes(&path, 1000).unwrap();
+    for i in 0..30u64 {
+        clock.advance(Duration::from_millis(i));
+        cb.call(|| Ok::<_, Down>(())).unwrap();
+    }
+    recording.stop();
+    let rotated = PathBuf::from(format!("{}.1", path.display()));
+    let (now, before) = (lines(&path), lines(&rotated));
+    assert!(!now.is_empty() && !before.is_empty());
+    for file in [&path, &rotated] {
+        let len = std::fs::metadata(file).unwrap().len();
+        assert!(len <= 1000, "{} has {len} bytes", file.display());
+    }
+    // the newest line is the last call, in the current file; the rotated
+    // file holds the lines just before it
+    let time = |l: &str| l[9..36].to_owned();
+    assert_eq!(
+        time(now.last().unwrap()),
+        humantime::format_rfc3339_micros(
+            std::time::UNIX_EPOCH + Duration::from_millis((0..30).sum())
+        )
+        .to_string()
+    );
+    assert!(time(before.last().unwrap()) <= time(&now[0]));
+    assert_eq!(resil::record::dropped(), 0);
+}
+
+#[test]
+fn a_path_that_cannot_be_written_is_a_start_up_error_naming_key_and_value() {
+    let missing = dir("unwritable").join("no-such-dir").join("calls.jsonl");
+    let toml = format!("[resil]\nrecord = {:?}\n", missing.display().to_string());
+    let err = Resilience::builder()
+        .file_contents("resilience.toml", toml)
+        .env_vars(Vec::<(String, String)>::new())
+        .load()
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("resil.record"), "{message}");
+    assert!(
+        message.contains(&missing.display().to_string()),
+        "{message}"
+    );
+    assert!(message.contains("cannot write the recording"), "{message}");
+
+    let err = resil::record::to_file(&missing).unwrap_err();
+    assert_eq!(err.path(), missing);
+    assert!(err.to_string().starts_with(&format!(
+        "cannot write the recording to {}: ",
+        missing.display()
+    )));
+
+    // offline (`resil check`) nothing is created, and the key is accepted
+    let loaded = Resilience::builder()
+        .file_contents(
+            "resilience.toml",
+            "[resil]\nrecord = \"calls.jsonl\"\nrecord-max-bytes = 100000\n",
+        )
+        .env_vars(Vec::<(String, String)>::new())
+        .offline(true)
+        .load()
+        .unwrap();
+    let record = loaded.report().record().unwrap();
+    assert_eq!(record.path(), Path::new("calls.jsonl"));
+    assert_eq!(record.max_bytes(), 100_000);
+
+    let err = Resilience::builder()
+        .file_contents("resilience.toml", "[resil]\nrecord-max-bytes = 10\n")
+        .env_vars(Vec::<(String, String)>::new())
+        .offline(true)
+        .load()
+        .unwrap_err();
+    assert!(err.to_string().contains("resil.record-max-bytes"), "{err}");
+}
+
+#[test]
+fn a_call_allocates_nothing_with_recording_off_or_on() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let clock = ManualClock::new();
+    let registries = registries(&clock);
+    let cb = registries.circuit_breakers().circuit_breaker("costless");
+    let call = || cb.call(|| Ok::<_, Down>(std::hint::black_box(1))).unwrap();
+    call();
+    let (_, off) = resil_testkit::allocations_during(|| {
+        for _ in 0..100 {
+            call();
+        }
+    });
+    assert_eq!(off, 0, "allocations with recording off");
+
+    let path = dir("cost").join("calls.jsonl");
+    let recording = resil::record::to_file(&path).unwrap();
+    call();
+    let (_, on) = resil_testkit::allocations_during(|| {
+        for _ in 0..100 {
+            call();
+        }
+    });
+    recording.stop();
+    assert_eq!(
+        on, 0,
+        "allocations on the caller's thread with recording on"
+    );
+    assert_eq!(lines(&path).len(), 101);
+    let _ = clock.now();
+}
