@@ -84,6 +84,23 @@ timeout-duration = "1s"
 "#;
 
 /// Builds the global registries from [`FILE`], once per process.
+/// Tests that read every keyed table (renders, the actuator's lists) hold
+/// its instances for a moment while they read; a key in use is not evicted,
+/// so a test that counts one table's keys exactly runs apart from them.
+static TABLES: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+async fn reading_every_table() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    TABLES.read().await
+}
+
+fn reading_every_table_blocking() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    TABLES.blocking_read()
+}
+
+fn counting_one_table() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    TABLES.blocking_write()
+}
+
 fn init() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
@@ -153,6 +170,7 @@ fn many(id: u32) -> Result<u32, PayError> {
 
 #[test]
 fn the_bound_holds_under_ten_thousand_keys_and_memory_stays_flat() {
+    let _apart = counting_one_table();
     init();
     for id in 0..1_000 {
         assert_eq!(many(id), Ok(id));
@@ -182,6 +200,7 @@ fn guarded(tenant: &str, fail: bool) -> Result<u32, PayError> {
 
 #[test]
 fn eviction_never_drops_an_open_key_while_a_closed_one_exists() {
+    let _apart = counting_one_table();
     init();
     let _ = guarded("down", true);
     let _ = guarded("down", true);
@@ -206,6 +225,7 @@ fn pinned(tenant: &str) -> Result<u32, PayError> {
 
 #[test]
 fn open_keys_nobody_calls_cannot_stop_a_failing_tenants_breaker_from_opening() {
+    let _apart = counting_one_table();
     init();
     // 9 of the 10 keys are open junk tenants that nobody calls again
     for junk in 0..9 {
@@ -243,6 +263,7 @@ fn fresh(tenant: &str, fail: bool) -> Result<u32, PayError> {
 
 #[test]
 fn an_evicted_key_starts_afresh() {
+    let _apart = counting_one_table();
     init();
     let _ = fresh("a", true);
     let _ = fresh("a", true);
@@ -274,6 +295,7 @@ fn series(render: &str, prefix: &str) -> Option<f64> {
 
 #[test]
 fn key_label_adds_a_key_tag_and_without_it_keys_add_into_the_name() {
+    let _reading = reading_every_table_blocking();
     init();
     let recorder = PrometheusBuilder::new().build_recorder();
     let handle = recorder.handle();
@@ -343,6 +365,7 @@ fn keys_in(text: &str, name: &str) -> (std::collections::BTreeSet<String>, usize
 
 #[tokio::test]
 async fn key_label_series_of_evicted_keys_go_with_them() {
+    let _reading = reading_every_table().await;
     init();
     let recorder = PrometheusBuilder::new().build_recorder();
     let router = resil::actuator::Actuator::builder()
@@ -452,6 +475,7 @@ fn shown(tenant: &str, fail: bool) -> Result<u32, PayError> {
 
 #[tokio::test]
 async fn the_actuator_lists_the_live_keys() {
+    let _reading = reading_every_table().await;
     init();
     let _ = shown("acme", true);
     let _ = shown("acme", true);
@@ -544,6 +568,7 @@ fn keyed_entry<'a>(doc: &'a Value, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn every_list_and_the_health_show_the_keys_refusing_first() {
+    let _reading = reading_every_table().await;
     init();
     health_pay("b-ok", false).unwrap();
     let _ = health_pay("z-down", true);
@@ -614,6 +639,7 @@ fn bounded(tenant: u32) -> Result<u32, PayError> {
 
 #[tokio::test]
 async fn the_keys_listed_are_bounded_by_max_keys() {
+    let _reading = reading_every_table().await;
     init();
     for tenant in 0..50 {
         let _ = bounded(tenant);

@@ -21,7 +21,7 @@ use resil_core::clock::SharedClock;
 use resil_core::fault::Faults;
 
 use crate::global::{GlobalPrimitive, Registries};
-use crate::keyed::Keyed;
+use crate::keyed_table::Keyed;
 use crate::report::Report;
 
 /// Scopes alive in the process: zero is the one load a call site pays.
