@@ -51,7 +51,7 @@ use resil_core::registry::RetryRegistry;
 use resil_core::retry::{RetryBudget, RetryBudgetConfig};
 
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::value::{Ctx, Kind, Node, Setting, Val, did_you_mean, list, relaxed};
+use crate::value::{Ctx, Node, Setting, Val, did_you_mean, list, relaxed};
 
 use crate::keys::Ty;
 use crate::typed::typed;
@@ -59,7 +59,7 @@ use crate::typed::typed;
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "retrybudget";
 /// Its one section.
-pub(crate) const INSTANCES: &str = "instances";
+pub(crate) use crate::instances_only::INSTANCES;
 
 /// The keys of a budget's table, with their types.
 pub(crate) const KEYS: &[(&str, Ty)] = &[
@@ -112,50 +112,22 @@ pub(crate) type Budgets = BTreeMap<String, BudgetTable>;
 /// Reads the `[retrybudget]` table (written `key` in the file), reporting
 /// every mistake in `d`.
 pub(crate) fn read(key: &str, node: &Node, ctx: &Ctx, d: &mut Diagnostics, out: &mut Budgets) {
-    let Kind::Table(sections) = &node.kind else {
-        d.error(ctx.problem(node, &[key], "expected a table of `instances`"));
-        return;
+    let of = crate::instances_only::Of {
+        one: "budget",
+        settings: "retry budget settings",
     };
-    for (section, entries) in sections {
-        let here = [key, section.as_str()];
-        if relaxed(section) != INSTANCES {
-            d.error(ctx.problem(
-                entries,
-                &here,
-                "unknown key; expected `instances` (a budget has no `configs` to inherit from)",
-            ));
-            continue;
-        }
-        let Kind::Table(entries) = &entries.kind else {
-            d.error(ctx.problem(entries, &here, "expected a table of named budgets"));
-            continue;
-        };
-        for (name, entry) in entries {
-            let at = [key, section.as_str(), name.as_str()];
-            let Kind::Table(settings) = &entry.kind else {
-                d.error(ctx.problem(entry, &at, "expected a table of retry budget settings"));
-                continue;
-            };
-            if let Some(previous) = out.get(name) {
-                d.error(ctx.problem(
-                    entry,
-                    &at,
-                    format!("is given twice (also as {})", previous.path),
-                ));
-                continue;
-            }
-            let table = read_budget(&at, settings, ctx, d);
-            out.insert(
-                name.clone(),
-                BudgetTable {
-                    config: table.ok(),
-                    source: ctx.source(&entry.origin),
-                    path: ctx.path(&entry.origin, &at),
-                    settings: written(&at, settings, ctx),
-                },
-            );
-        }
-    }
+    crate::instances_only::each(key, node, ctx, d, &of, |name, at, entry, settings, d| {
+        let table = read_budget(at, settings, ctx, d);
+        out.insert(
+            name.to_owned(),
+            BudgetTable {
+                config: table.ok(),
+                source: ctx.source(&entry.origin),
+                path: ctx.path(&entry.origin, at),
+                settings: written(at, settings, ctx),
+            },
+        );
+    });
 }
 
 /// The settings of a budget's table as written.

@@ -47,12 +47,10 @@ use crate::change::Change;
 use crate::error::Diagnostics;
 use crate::keys::Ty;
 use crate::typed::typed;
-use crate::value::{Ctx, Kind, Node, Val, did_you_mean, list, relaxed};
+use crate::value::{Ctx, Node, Val, did_you_mean, list, relaxed};
 
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "fault";
-/// Its one section.
-pub(crate) const INSTANCES: &str = "instances";
 
 /// The keys of a fault's table, with their types.
 const KEYS: &[(&str, Ty)] = &[
@@ -79,8 +77,6 @@ pub(crate) struct FaultTable {
     pub(crate) enabled: bool,
     /// Its settings; `None` when one of them broke a rule (reported).
     pub(crate) config: Option<FaultConfig>,
-    /// `fault.instances.<name>`, as written.
-    pub(crate) path: String,
 }
 
 /// The faults of the file, by name.
@@ -89,49 +85,14 @@ pub(crate) type FaultTables = BTreeMap<String, FaultTable>;
 /// Reads the `[fault]` table (written `key` in the file), reporting every
 /// mistake in `d`.
 pub(crate) fn read(key: &str, node: &Node, ctx: &Ctx, d: &mut Diagnostics, out: &mut FaultTables) {
-    let Kind::Table(sections) = &node.kind else {
-        d.error(ctx.problem(node, &[key], "expected a table of `instances`"));
-        return;
+    let of = crate::instances_only::Of {
+        one: "fault",
+        settings: "fault settings",
     };
-    for (section, entries) in sections {
-        let here = [key, section.as_str()];
-        if relaxed(section) != INSTANCES {
-            d.error(ctx.problem(
-                entries,
-                &here,
-                "unknown key; expected `instances` (a fault has no `configs` to inherit from)",
-            ));
-            continue;
-        }
-        let Kind::Table(entries) = &entries.kind else {
-            d.error(ctx.problem(entries, &here, "expected a table of named faults"));
-            continue;
-        };
-        for (name, entry) in entries {
-            let at = [key, section.as_str(), name.as_str()];
-            let Kind::Table(settings) = &entry.kind else {
-                d.error(ctx.problem(entry, &at, "expected a table of fault settings"));
-                continue;
-            };
-            if let Some(previous) = out.get(name) {
-                d.error(ctx.problem(
-                    entry,
-                    &at,
-                    format!("is given twice (also as {})", previous.path),
-                ));
-                continue;
-            }
-            let (enabled, config) = read_fault(&at, settings, ctx, d);
-            out.insert(
-                name.clone(),
-                FaultTable {
-                    enabled,
-                    config,
-                    path: ctx.path(&entry.origin, &at),
-                },
-            );
-        }
-    }
+    crate::instances_only::each(key, node, ctx, d, &of, |name, at, _, settings, d| {
+        let (enabled, config) = read_fault(at, settings, ctx, d);
+        out.insert(name.to_owned(), FaultTable { enabled, config });
+    });
 }
 
 /// Checks a fault's table: whether it is enabled, and its settings (`None`

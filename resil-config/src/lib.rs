@@ -188,6 +188,7 @@ mod file;
 pub mod global;
 mod inherit;
 mod init;
+mod instances_only;
 pub mod keyed;
 mod keyed_table;
 mod keys;
