@@ -12,8 +12,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 
+#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
+use resil_config::GlobalHook;
 use resil_config::keyed::{KeyedEvent, KeyedRegistry};
-use resil_config::{GlobalHook, GlobalPrimitive, Registries};
+use resil_config::{GlobalPrimitive, Registries};
 use resil_core::bulkhead::{Bulkhead, BulkheadEvent};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent};
 use resil_core::event::{Event, EventKind, EventPublisher, SubscriptionId};
@@ -53,8 +55,12 @@ pub fn observe(registries: &Registries) {
     let _ = Binding::of(registries);
 }
 
+// observes the global registries as soon as they are built, for the
+// features whose sinks are always on; a recording observes them when it
+// starts (`record`), so that a build without these features publishes no
+// event nobody reads
+#[cfg(any(feature = "metrics", feature = "tracing", feature = "actuator"))]
 inventory::submit! {
-    // observes the global registries as soon as they are built
     GlobalHook(observe)
 }
 

@@ -289,9 +289,13 @@ fn apply(report: &Report) {
     *applied = wanted;
 }
 
-fn on_global(_: &'static resil_config::Registries) {
+fn on_global(registries: &'static resil_config::Registries) {
     if let Some(report) = resil_config::global::current_report() {
         apply(&report);
+    }
+    // a recording started before the registries existed, or by the report
+    if active().is_some() {
+        crate::observe::observe(registries);
     }
 }
 
