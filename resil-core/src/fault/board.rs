@@ -106,6 +106,7 @@ impl Faults {
     }
 
     /// The board every face consults.
+    #[inline]
     pub fn global() -> &'static Faults {
         static GLOBAL: OnceLock<Faults> = OnceLock::new();
         GLOBAL.get_or_init(Faults::new)

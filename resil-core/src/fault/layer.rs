@@ -123,13 +123,18 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
         },
-        Delayed {
-            sleep: Sleep,
-        },
-        Aborted {
-            error: Option<FaultInjected>,
+        // Boxed: a call with no fault in force carries one word for it,
+        // and its drop stays out of the healthy path.
+        Faulted {
+            faulted: Box<Faulted>,
         },
     }
+}
+
+/// A call that the fault delays (the wait before it runs) or aborts.
+enum Faulted {
+    Delayed(Sleep),
+    Aborted(Option<FaultInjected>),
 }
 
 impl<S, N: HasAttempt> HasAttempt for FaultNode<'_, S, N> {
@@ -154,7 +159,7 @@ where
         FaultAttempt { stage }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,
@@ -162,21 +167,10 @@ where
         ctx: &mut Ctx,
     ) -> Poll<Self::Output> {
         let mut stage = attempt.project().stage;
-        loop {
-            match stage.as_mut().project() {
-                StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
-                StageProj::Delayed { sleep } => {
-                    ready!(Pin::new(sleep).poll(cx));
-                    ctx.user_code_ran();
-                    let inner = self.next.start(ctx);
-                    stage.set(Stage::Through { inner });
-                }
-                StageProj::Aborted { error } => {
-                    let error = error.take().expect("an aborted call is polled once");
-                    return Poll::Ready(Err(Error::FaultInjected(error)));
-                }
-            }
+        if let StageProj::Through { inner } = stage.as_mut().project() {
+            return self.next.poll(inner, cx, ctx);
         }
+        self.poll_faulted(stage, cx, ctx)
     }
 
     #[inline]
@@ -187,14 +181,50 @@ where
     }
 }
 
+impl<S, N, T, E> FaultNode<'_, S, N>
+where
+    S: FaultSites,
+    N: Node<Output = Result<T, Error<E>>>,
+{
+    /// Polls a delayed or aborted call: out of line, as only a call with
+    /// a fault in force comes here.
+    #[cold]
+    #[inline(never)]
+    fn poll_faulted(
+        &mut self,
+        mut stage: Pin<&mut Stage<N::Attempt>>,
+        cx: &mut Context<'_>,
+        ctx: &mut Ctx,
+    ) -> Poll<Result<T, Error<E>>> {
+        loop {
+            match stage.as_mut().project() {
+                StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
+                StageProj::Faulted { faulted } => match &mut **faulted {
+                    Faulted::Delayed(sleep) => {
+                        ready!(Pin::new(sleep).poll(cx));
+                        ctx.user_code_ran();
+                        let inner = self.next.start(ctx);
+                        stage.set(Stage::Through { inner });
+                    }
+                    Faulted::Aborted(error) => {
+                        let error = error.take().expect("an aborted call is polled once");
+                        return Poll::Ready(Err(Error::FaultInjected(error)));
+                    }
+                },
+            }
+        }
+    }
+}
+
 /// The attempt of a call that the fault delays or aborts.
 #[cold]
 fn faulted<A>(decision: Decision) -> Stage<A> {
-    match decision {
-        Decision::Delay(delay, clock) => Stage::Delayed {
-            sleep: clock.sleep_async(delay),
-        },
-        Decision::Abort(error) => Stage::Aborted { error: Some(error) },
+    let faulted = match decision {
+        Decision::Delay(delay, clock) => Faulted::Delayed(clock.sleep_async(delay)),
+        Decision::Abort(error) => Faulted::Aborted(Some(error)),
+    };
+    Stage::Faulted {
+        faulted: Box::new(faulted),
     }
 }
 
@@ -225,8 +255,10 @@ impl<A> fmt::Debug for FaultAttempt<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stage = match &self.stage {
             Stage::Through { .. } => "through",
-            Stage::Delayed { .. } => "delayed",
-            Stage::Aborted { .. } => "aborted",
+            Stage::Faulted { faulted } => match **faulted {
+                Faulted::Delayed(_) => "delayed",
+                Faulted::Aborted(_) => "aborted",
+            },
         };
         f.debug_struct("FaultAttempt")
             .field("stage", &stage)
