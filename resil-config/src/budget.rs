@@ -51,7 +51,7 @@ use resil_core::registry::RetryRegistry;
 use resil_core::retry::{RetryBudget, RetryBudgetConfig};
 
 use crate::error::{ConfigProblem, Diagnostics};
-use crate::value::{Ctx, Node, Setting, Val, did_you_mean, list, relaxed};
+use crate::value::{Ctx, Node, Setting, Val, relaxed};
 
 use crate::keys::Ty;
 use crate::typed::typed;
@@ -106,17 +106,20 @@ impl BudgetTable {
     }
 }
 
+/// What the table is of, in messages.
+const OF: crate::instances_only::Of = crate::instances_only::Of {
+    one: "budget",
+    settings: "retry budget settings",
+    one_setting: "retry budget",
+};
+
 /// The budgets of the file, by name.
 pub(crate) type Budgets = BTreeMap<String, BudgetTable>;
 
 /// Reads the `[retrybudget]` table (written `key` in the file), reporting
 /// every mistake in `d`.
 pub(crate) fn read(key: &str, node: &Node, ctx: &Ctx, d: &mut Diagnostics, out: &mut Budgets) {
-    let of = crate::instances_only::Of {
-        one: "budget",
-        settings: "retry budget settings",
-    };
-    crate::instances_only::each(key, node, ctx, d, &of, |name, at, entry, settings, d| {
+    crate::instances_only::each(key, node, ctx, d, &OF, |name, at, entry, settings, d| {
         let table = read_budget(at, settings, ctx, d);
         out.insert(
             name.to_owned(),
@@ -197,64 +200,27 @@ fn read_budget(
     ctx: &Ctx,
     d: &mut Diagnostics,
 ) -> Result<RetryBudgetConfig, ()> {
+    let read = crate::instances_only::settings(at, table, KEYS, ctx, d, &OF);
+    let mut ok = read.ok;
     let mut builder = RetryBudgetConfig::builder();
     let mut cluster = ClusterKeys::default();
-    let mut ok = true;
-    let mut spelled: BTreeMap<&'static str, &str> = BTreeMap::new();
-    let mut nodes: BTreeMap<&'static str, (&Node, Vec<&str>)> = BTreeMap::new();
-    for (key, node) in table {
-        let mut segments = at.to_vec();
-        segments.push(key);
-        let Some((name, ty)) = find(key) else {
-            let names: Vec<&str> = key_names().collect();
-            d.error(ctx.problem(
-                node,
-                &segments,
-                format!(
-                    "unknown retry budget setting{}",
-                    match did_you_mean(key, names.iter().copied()) {
-                        Some(m) => format!("; did you mean `{m}`?"),
-                        None => format!("; expected one of {}", list(&names)),
-                    }
-                ),
-            ));
-            ok = false;
-            continue;
-        };
-        if let Some(other) = spelled.insert(name, key) {
-            d.error(ctx.problem(
-                node,
-                &segments,
-                format!("is the same key as `{other}` in this table; give it once"),
-            ));
-            ok = false;
-            continue;
-        }
-        let val = match typed(ty, node) {
-            Ok(val) => val,
-            Err(message) => {
-                d.error(ctx.problem(node, &segments, message));
-                ok = false;
-                continue;
-            }
-        };
-        match (name, val) {
-            (CLUSTER_URL, Val::Text(url)) => cluster.url = Some(url),
-            (CLUSTER_KEY, Val::Text(key)) => cluster.key = Some(key),
-            (CLUSTER_LEASE, Val::Count(n)) => cluster.lease = Some(n),
-            (_, Val::FailureMode(mode)) => cluster.mode = Some(mode),
-            (_, Val::Float(ratio)) => builder = builder.ratio(ratio),
-            (_, Val::Count(n)) => builder = builder.min_retries_per_second(n),
-            (_, Val::Duration(ttl)) => builder = builder.ttl(ttl),
+    for (name, val) in &read.values {
+        match (*name, val) {
+            (CLUSTER_URL, Val::Text(url)) => cluster.url = Some(url.clone()),
+            (CLUSTER_KEY, Val::Text(key)) => cluster.key = Some(key.clone()),
+            (CLUSTER_LEASE, Val::Count(n)) => cluster.lease = Some(*n),
+            (_, Val::FailureMode(mode)) => cluster.mode = Some(*mode),
+            (_, Val::Float(ratio)) => builder = builder.ratio(*ratio),
+            (_, Val::Count(n)) => builder = builder.min_retries_per_second(*n),
+            (_, Val::Duration(ttl)) => builder = builder.ttl(*ttl),
             _ => {}
         }
-        nodes.insert(name, (node, segments));
     }
     match cluster.settings() {
         Ok(Some(c)) => builder = builder.cluster(Some(c)),
         Ok(None) => {
             for key in [CLUSTER_KEY, CLUSTER_LEASE, CLUSTER_FAILURE_MODE] {
-                if let Some((node, segments)) = nodes.get(key) {
+                if let Some((node, segments)) = read.nodes.get(key) {
                     d.warn(ctx.problem(
                         node,
                         segments,
@@ -264,7 +230,7 @@ fn read_budget(
             }
         }
         Err(message) => {
-            if let Some((node, segments)) = nodes.get(CLUSTER_URL) {
+            if let Some((node, segments)) = read.nodes.get(CLUSTER_URL) {
                 d.error(ctx.problem(node, segments, message));
             }
             ok = false;
@@ -274,24 +240,7 @@ fn read_budget(
         Ok(config) if ok => Ok(config),
         Ok(_) => Err(()),
         Err(e) => {
-            for p in e.problems() {
-                let key = p.field().replace('_', "-");
-                match nodes.get(key.as_str()) {
-                    Some((node, segments)) => {
-                        d.error(ctx.problem(node, segments, p.rule().to_owned()));
-                    }
-                    None => {
-                        let mut segments = at.to_vec();
-                        segments.push(&key);
-                        d.error(ConfigProblem::new(
-                            ctx.file.clone(),
-                            ctx.path(&crate::value::Origin::File, &segments),
-                            Some(p.value().to_owned()),
-                            p.rule().to_owned(),
-                        ));
-                    }
-                }
-            }
+            read.report(&e, at, ctx, d);
             Err(())
         }
     }

@@ -46,8 +46,7 @@ use resil_core::fault::{FaultConfig, Faults};
 use crate::change::Change;
 use crate::error::Diagnostics;
 use crate::keys::Ty;
-use crate::typed::typed;
-use crate::value::{Ctx, Node, Val, did_you_mean, list, relaxed};
+use crate::value::{Ctx, Node, Val};
 
 /// The table's name in resilience.toml.
 pub(crate) const TABLE: &str = "fault";
@@ -59,11 +58,6 @@ const KEYS: &[(&str, Ty)] = &[
     ("delay-percent", Ty::Percent),
     ("abort-percent", Ty::Percent),
 ];
-
-fn find(key: &str) -> Option<(&'static str, Ty)> {
-    let r = relaxed(key);
-    KEYS.iter().copied().find(|(k, _)| relaxed(k) == r)
-}
 
 /// Every key of a fault's table, canonical (kebab-case).
 pub(crate) fn key_names() -> impl Iterator<Item = &'static str> {
@@ -79,17 +73,20 @@ pub(crate) struct FaultTable {
     pub(crate) config: Option<FaultConfig>,
 }
 
+/// What the table is of, in messages.
+const OF: crate::instances_only::Of = crate::instances_only::Of {
+    one: "fault",
+    settings: "fault settings",
+    one_setting: "fault",
+};
+
 /// The faults of the file, by name.
 pub(crate) type FaultTables = BTreeMap<String, FaultTable>;
 
 /// Reads the `[fault]` table (written `key` in the file), reporting every
 /// mistake in `d`.
 pub(crate) fn read(key: &str, node: &Node, ctx: &Ctx, d: &mut Diagnostics, out: &mut FaultTables) {
-    let of = crate::instances_only::Of {
-        one: "fault",
-        settings: "fault settings",
-    };
-    crate::instances_only::each(key, node, ctx, d, &of, |name, at, _, settings, d| {
+    crate::instances_only::each(key, node, ctx, d, &OF, |name, at, _, settings, d| {
         let (enabled, config) = read_fault(at, settings, ctx, d);
         out.insert(name.to_owned(), FaultTable { enabled, config });
     });
@@ -103,63 +100,23 @@ fn read_fault(
     ctx: &Ctx,
     d: &mut Diagnostics,
 ) -> (bool, Option<FaultConfig>) {
+    let read = crate::instances_only::settings(at, table, KEYS, ctx, d, &OF);
     let mut builder = FaultConfig::builder();
     let mut enabled = false;
-    let mut ok = true;
-    let mut spelled: BTreeMap<&'static str, &str> = BTreeMap::new();
-    let mut nodes: BTreeMap<&'static str, (&Node, Vec<&str>)> = BTreeMap::new();
-    for (key, node) in table {
-        let mut segments = at.to_vec();
-        segments.push(key);
-        let Some((name, ty)) = find(key) else {
-            let names: Vec<&str> = key_names().collect();
-            d.error(ctx.problem(
-                node,
-                &segments,
-                format!(
-                    "unknown fault setting{}",
-                    match did_you_mean(key, names.iter().copied()) {
-                        Some(m) => format!("; did you mean `{m}`?"),
-                        None => format!("; expected one of {}", list(&names)),
-                    }
-                ),
-            ));
-            ok = false;
-            continue;
-        };
-        if let Some(other) = spelled.insert(name, key) {
-            d.error(ctx.problem(
-                node,
-                &segments,
-                format!("is the same key as `{other}` in this table; give it once"),
-            ));
-            ok = false;
-            continue;
+    for (name, val) in &read.values {
+        match (*name, val) {
+            (_, Val::Bool(b)) => enabled = *b,
+            (_, Val::Duration(delay)) => builder = builder.delay(*delay),
+            ("delay-percent", Val::Float(p)) => builder = builder.delay_percent(*p),
+            (_, Val::Float(p)) => builder = builder.abort_percent(*p),
+            _ => {}
         }
-        match typed(ty, node) {
-            Ok(Val::Bool(b)) => enabled = b,
-            Ok(Val::Duration(delay)) => builder = builder.delay(delay),
-            Ok(Val::Float(p)) if name == "delay-percent" => builder = builder.delay_percent(p),
-            Ok(Val::Float(p)) => builder = builder.abort_percent(p),
-            Ok(_) => {}
-            Err(message) => {
-                d.error(ctx.problem(node, &segments, message));
-                ok = false;
-                continue;
-            }
-        }
-        nodes.insert(name, (node, segments));
     }
     match builder.build() {
-        Ok(config) if ok => (enabled, Some(config)),
+        Ok(config) if read.ok => (enabled, Some(config)),
         Ok(_) => (enabled, None),
         Err(e) => {
-            for p in e.problems() {
-                let key = p.field().replace('_', "-");
-                if let Some((node, segments)) = nodes.get(key.as_str()) {
-                    d.error(ctx.problem(node, segments, p.rule().to_owned()));
-                }
-            }
+            read.report(&e, at, ctx, d);
             (enabled, None)
         }
     }
@@ -245,7 +202,7 @@ mod tests {
         for row in section.lines().filter(|l| l.starts_with("| `")) {
             let key = row[3..].split('`').next().unwrap();
             assert!(
-                find(key).is_some(),
+                key_names().any(|k| k == key),
                 "docs/configuration.md lists `{key}` under {heading}, which the loader does not know"
             );
         }
