@@ -70,15 +70,13 @@ impl FixedDeadline {
 
     #[cold]
     fn make(&self, clock: resil_core::clock::SharedClock) -> Deadline {
-        {
-            let timeout = std::time::Duration::from_nanos(self.nanos);
-            let config = resil_core::deadline::DeadlineConfig::builder()
-                .timeout(timeout)
-                .build()
-                // the attribute refuses a zero timeout at compile time
-                .unwrap_or_default();
-            Deadline::with_clock(self.name, config, clock)
-        }
+        let timeout = std::time::Duration::from_nanos(self.nanos);
+        let config = resil_core::deadline::DeadlineConfig::builder()
+            .timeout(timeout)
+            .build()
+            // the attribute refuses a zero timeout at compile time
+            .unwrap_or_default();
+        Deadline::with_clock(self.name, config, clock)
     }
 }
 

@@ -134,7 +134,7 @@ impl TestScope {
     pub fn run<F: Future>(&self, future: F) -> InScope<F> {
         InScope {
             scope: Arc::clone(&self.scope),
-            future: Box::pin(future),
+            future,
         }
     }
 
@@ -200,20 +200,23 @@ pub struct ScopeGuard {
     _entered: Entered,
 }
 
-/// A future whose call sites use a test scope while it is polled
-/// ([`TestScope::run`]).
-pub struct InScope<F> {
-    scope: Arc<Scope>,
-    future: Pin<Box<F>>,
+pin_project_lite::pin_project! {
+    /// A future whose call sites use a test scope while it is polled
+    /// ([`TestScope::run`]).
+    pub struct InScope<F> {
+        scope: Arc<Scope>,
+        #[pin]
+        future: F,
+    }
 }
 
 impl<F: Future> Future for InScope<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.get_mut();
+        let this = self.project();
         let _entered = this.scope.enter();
-        this.future.as_mut().poll(cx)
+        this.future.poll(cx)
     }
 }
 

@@ -335,15 +335,15 @@ impl RetryBudget {
     #[inline]
     pub fn deposit(&self) {
         let inner = &*self.inner;
-        if let Some(fleet) = &inner.fleet {
-            let slice = inner.slice_now();
-            if inner.deposit != 0 {
-                BudgetInner::add(&inner.deposits, slice);
-            }
-            fleet.deposit(&self.inner, slice);
-        } else if inner.deposit != 0 {
-            let slice = inner.slice_now();
+        if inner.deposit == 0 && inner.fleet.is_none() {
+            return;
+        }
+        let slice = inner.slice_now();
+        if inner.deposit != 0 {
             BudgetInner::add(&inner.deposits, slice);
+        }
+        if let Some(fleet) = &inner.fleet {
+            fleet.deposit(&self.inner, slice);
         }
     }
 
