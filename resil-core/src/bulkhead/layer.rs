@@ -263,8 +263,10 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
         },
+        // Boxed, as the wait's timer is: a call admitted at once moves one
+        // word for it.
         Queued {
-            queued: Queued<R>,
+            queued: Box<Queued<R>>,
         },
         Running {
             #[pin]
@@ -358,7 +360,9 @@ where
                     permit: Some(permit),
                 },
                 None => match queue_or_refuse(part.inner.clone()) {
-                    Ok(queued) => Stage::Queued { queued },
+                    Ok(queued) => Stage::Queued {
+                        queued: Box::new(queued),
+                    },
                     Err(full) => Stage::Refused {
                         error: Some(full.into()),
                     },

@@ -93,7 +93,10 @@ pin_project_lite::pin_project! {
     pub struct HedgeAttempt<A> {
         #[pin]
         primary: Primary<A>,
-        race: Option<Race<A>>,
+        // Boxed: built only for a primary that did not answer at once,
+        // which waits on a timer already; a call that answers at once
+        // moves one word for it.
+        race: Option<Box<Race<A>>>,
         primary_started: Option<Nanos>,
     }
 }
@@ -269,7 +272,7 @@ where
                         return Poll::Ready(Ok(value));
                     }
                     Err(e) => {
-                        let race = slot.insert(Race::new(inner));
+                        let race = slot.insert(Box::new(Race::new(inner)));
                         if !race.launch(inner, &mut self.next, ctx, None) {
                             *slot = None;
                             inner.all_failed(1, e.rejection_kind());
@@ -278,7 +281,7 @@ where
                     }
                 }
             } else {
-                *slot = Some(Race::new(inner));
+                *slot = Some(Box::new(Race::new(inner)));
             }
         }
         let finish = 'race: loop {

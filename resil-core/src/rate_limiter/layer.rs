@@ -206,11 +206,13 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
         },
+        // Boxed, as the wait's timer is: a call admitted at once moves
+        // one word for them.
         Waiting {
-            reserved: Reserved<R>,
+            reserved: Box<Reserved<R>>,
         },
         Deciding {
-            deciding: Deciding,
+            deciding: Box<Deciding>,
         },
         Running {
             #[pin]
@@ -316,8 +318,12 @@ where
                     inner: self.next.start(ctx),
                 },
                 Admission::Refused(error) => Stage::Refused { error: Some(error) },
-                Admission::Later(reserved) => Stage::Waiting { reserved },
-                Admission::Deciding(deciding) => Stage::Deciding { deciding },
+                Admission::Later(reserved) => Stage::Waiting {
+                    reserved: Box::new(reserved),
+                },
+                Admission::Deciding(deciding) => Stage::Deciding {
+                    deciding: Box::new(deciding),
+                },
             },
         };
         RateLimiterAttempt { stage }
@@ -377,7 +383,9 @@ where
                             stage.set(Stage::Done);
                             return Poll::Ready(Err(error.into()));
                         }
-                        Admission::Later(reserved) => stage.set(Stage::Waiting { reserved }),
+                        Admission::Later(reserved) => stage.set(Stage::Waiting {
+                            reserved: Box::new(reserved),
+                        }),
                         Admission::Deciding(_) => unreachable!("a decision is settled"),
                     }
                 }
