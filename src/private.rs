@@ -33,8 +33,8 @@ pub fn fault(sites: &'static [&'static str]) -> FaultPart<'static, &'static [&'s
 pub use resil_core::hedge::Hedge;
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};
-pub use resil_core::thread_pool_bulkhead::Jobs;
 pub use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+pub use resil_core::thread_pool_bulkhead::{ChainJobs, Jobs};
 pub use resil_core::time_limiter::{DetachingPart, TimeLimiter, TimeLimiterPart};
 pub use resil_core::{Error, Rejection};
 

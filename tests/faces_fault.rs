@@ -201,3 +201,130 @@ async fn the_cloud_breaker_falls_back_on_an_aborted_call() {
         .await;
     assert_eq!(stock, 7);
 }
+
+static POOL_RAN: AtomicU32 = AtomicU32::new(0);
+
+#[resil::circuit_breaker(name = "faces-fault-pool")]
+#[resil::thread_pool_bulkhead(name = "faces-fault-pool")]
+fn pooled(clock: ManualClock) -> Result<Duration, ApiError> {
+    POOL_RAN.fetch_add(1, Ordering::SeqCst);
+    Ok(clock.now().as_duration())
+}
+
+#[test]
+fn a_thread_pool_call_is_aborted_and_delayed_on_the_pool_thread() {
+    let config = CircuitBreakerConfig::builder()
+        .sliding_window_size(10)
+        .minimum_number_of_calls(10)
+        .build()
+        .unwrap();
+    let cb = resil::registries()
+        .circuit_breakers()
+        .circuit_breaker_with("faces-fault-pool", config);
+    let clock = ManualClock::new();
+    abort("faces-fault-pool");
+    let err = pooled(clock.clone()).unwrap_err();
+    assert!(
+        matches!(&err, ApiError::Rejected(m) if m.contains("fault `faces-fault-pool`")),
+        "{err:?}"
+    );
+    assert_eq!(
+        POOL_RAN.load(Ordering::SeqCst),
+        0,
+        "an aborted job does not run"
+    );
+    assert_eq!(
+        cb.metrics().number_of_failed_calls(),
+        1,
+        "the breaker outside counts it"
+    );
+    assert_eq!(Faults::global().injected_total("faces-fault-pool"), (0, 1));
+
+    let delay = FaultConfig::builder()
+        .delay(Duration::from_millis(250))
+        .delay_percent(100.0)
+        .build()
+        .unwrap();
+    Faults::global().configure(
+        "faces-fault-pool",
+        Some(delay),
+        SharedClock::new(clock.clone()),
+    );
+    // the job waits on the fault's clock, then runs, on the pool's thread
+    assert_eq!(pooled(clock.clone()), Ok(Duration::from_millis(250)));
+    assert_eq!(POOL_RAN.load(Ordering::SeqCst), 1);
+    assert_eq!(Faults::global().injected_total("faces-fault-pool"), (1, 1));
+    end("faces-fault-pool");
+    assert_eq!(pooled(clock.clone()), Ok(Duration::from_millis(250)));
+    assert_eq!(POOL_RAN.load(Ordering::SeqCst), 2);
+    assert_eq!(cb.metrics().number_of_successful_calls(), 2);
+}
+
+static POOL_RETRY_RAN: AtomicU32 = AtomicU32::new(0);
+
+#[resil::retry(name = "faces-fault-pool-retry")]
+#[resil::thread_pool_bulkhead(name = "faces-fault-pool-retry")]
+fn pooled_retried() -> Result<u32, ApiError> {
+    POOL_RETRY_RAN.fetch_add(1, Ordering::SeqCst);
+    Ok(7)
+}
+
+#[test]
+fn a_retry_retries_an_aborted_thread_pool_job() {
+    resil::registries().retries().retry_with(
+        "faces-fault-pool-retry",
+        RetryConfig::builder()
+            .max_attempts(3)
+            .wait_duration(Duration::ZERO)
+            .build()
+            .unwrap(),
+    );
+    abort("faces-fault-pool-retry");
+    assert!(pooled_retried().is_err());
+    assert_eq!(POOL_RETRY_RAN.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        Faults::global().injected_total("faces-fault-pool-retry"),
+        (0, 3)
+    );
+    end("faces-fault-pool-retry");
+    assert_eq!(pooled_retried(), Ok(7));
+    assert_eq!(POOL_RETRY_RAN.load(Ordering::SeqCst), 1);
+}
+
+static CLOUD_POOL_RAN: AtomicU32 = AtomicU32::new(0);
+
+#[test]
+fn the_cloud_breakers_blocking_run_has_the_fault_on_its_pool_thread() {
+    let breaker =
+        resil::cloud::factory().create_in_group("faces-fault-cloud-pool", "faces-fault-pool-group");
+    abort("faces-fault-pool-group");
+    let stock = breaker.run(
+        || {
+            CLOUD_POOL_RAN.fetch_add(1, Ordering::SeqCst);
+            Ok::<u32, std::io::Error>(7)
+        },
+        |e| {
+            if matches!(e, Error::FaultInjected(_)) {
+                0
+            } else {
+                1
+            }
+        },
+    );
+    assert_eq!(stock, 0, "the fallback receives the abort");
+    assert_eq!(
+        CLOUD_POOL_RAN.load(Ordering::SeqCst),
+        0,
+        "the supplier did not run"
+    );
+    end("faces-fault-pool-group");
+    let stock = breaker.run(
+        || {
+            CLOUD_POOL_RAN.fetch_add(1, Ordering::SeqCst);
+            Ok::<u32, std::io::Error>(7)
+        },
+        |_| 1,
+    );
+    assert_eq!(stock, 7);
+    assert_eq!(CLOUD_POOL_RAN.load(Ordering::SeqCst), 1);
+}

@@ -187,3 +187,44 @@ fn a_primitive_called_on_its_own_answers_to_the_fault_of_its_name() {
     Faults::global().configure("fault-own", None, SharedClock::new(clock));
     assert_eq!(breaker.call(|| Ok::<_, &str>(1)), Ok(1));
 }
+
+#[test]
+fn a_thread_pool_job_is_aborted_or_delayed_on_the_pool_thread() {
+    use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
+    let clock = ManualClock::new();
+    let pool = ThreadPoolBulkhead::with_clock("fault-pool", Default::default(), clock.clone());
+    configure("fault-pool", abort_all(), &clock);
+    let ran = std::sync::Arc::new(AtomicU32::new(0));
+    let r = ran.clone();
+    assert!(matches!(
+        pool.call(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, &str>(1)
+        }),
+        Err(Error::FaultInjected(f)) if f.name() == "fault-pool"
+    ));
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "an aborted job does not run");
+    let delay = FaultConfig::builder()
+        .delay(Duration::from_millis(40))
+        .delay_percent(100.0)
+        .build()
+        .unwrap();
+    configure("fault-pool", delay, &clock);
+    let (c, thread) = (clock.clone(), std::thread::current().id());
+    let (at, on) = pool
+        .call(move || Ok::<_, &str>((c.now().as_duration(), std::thread::current().id())))
+        .unwrap();
+    assert_eq!(
+        at,
+        Duration::from_millis(40),
+        "the job waited on the fault's clock"
+    );
+    assert_ne!(on, thread, "on the pool's thread");
+    assert_eq!(Faults::global().injected_total("fault-pool"), (1, 1));
+    Faults::global().configure("fault-pool", None, SharedClock::new(clock.clone()));
+    let c = clock.clone();
+    assert_eq!(
+        pool.call(move || Ok::<_, &str>(c.now().as_duration())),
+        Ok(Duration::from_millis(40))
+    );
+}

@@ -63,7 +63,7 @@ impl Chain<'_> {
         };
         let parts = segment.iter().map(|l| self.part(l, detaching));
         // The fault, innermost: around the body, in the segment that holds
-        // it (a thread pool's body runs on its threads, without one).
+        // it (a thread pool's body has it in its job, on the pool's thread).
         let innermost = end == n
             && !detaching
             && segment
@@ -169,16 +169,23 @@ impl Chain<'_> {
             TokenStream::new()
         };
         let body = self.body_closure(&self.receiver_ident(true), false);
+        // The fault, innermost, runs on the pool's thread around the body;
+        // its part is found on the caller's (a test scope's faults are).
+        let fault = self.fault_expr();
+        let job = quote! {
+            let __resil_fault = #fault;
+            move || #p::Stack::new().fault(__resil_fault).call(#p::Lift(#p::once(#body)))
+        };
         if retry || self.pool_clones {
             quote! {
-                #p::Jobs(|| {
+                #p::ChainJobs(|| {
                     #copies
                     #pool_copies
-                    move || #body()
+                    #job
                 })
             }
         } else {
-            quote!(#p::Jobs(#p::once(move || move || #body())))
+            quote!(#p::ChainJobs(#p::once(move || { #job })))
         }
     }
 
@@ -254,6 +261,12 @@ impl Chain<'_> {
     /// `.fault(part)`: the faults of the function's names (each once,
     /// innermost first) apply to its calls.
     fn fault_part(&self) -> TokenStream {
+        let fault = self.fault_expr();
+        quote!(.fault(#fault))
+    }
+
+    /// The fault's part of the function's names.
+    fn fault_expr(&self) -> TokenStream {
         let p = &self.p;
         let mut names: Vec<String> = Vec::new();
         // a deadline of a fixed `timeout` has no name of the configuration
@@ -265,7 +278,7 @@ impl Chain<'_> {
                 names.push(name);
             }
         }
-        quote!(.fault(#p::fault(&[#(#names),*])))
+        quote!(#p::fault(&[#(#names),*]))
     }
 
     /// The innermost expression when nothing but the body is left (inside a

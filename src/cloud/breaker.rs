@@ -11,7 +11,7 @@ use resil_core::bulkhead::Bulkhead;
 use resil_core::chain::{Lift, Stack, once};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
 use resil_core::fault::FaultPart;
-use resil_core::thread_pool_bulkhead::{ChainJobs, Jobs, ThreadPoolBulkhead};
+use resil_core::thread_pool_bulkhead::{ChainJobs, ThreadPoolBulkhead};
 use resil_core::time_limiter::TimeLimiter;
 
 use super::bulkhead::GroupBulkhead;
@@ -152,6 +152,9 @@ impl CloudCircuitBreaker {
         let parts = &*self.parts;
         let cb = parts.circuit_breaker.part(classifier);
         let time_limiter = parts.time_limiter.as_deref().map(TimeLimiter::part);
+        // The fault, innermost, around the supplier wherever it runs (on
+        // the pool's or the executor's thread, with the part found here).
+        let fault = parts.fault();
         let result = match (&parts.executor, &parts.bulkhead) {
             // Spring Cloud's bulkhead provider: the time limiter around the
             // group's thread pool, which is the executor (no second one).
@@ -159,7 +162,9 @@ impl CloudCircuitBreaker {
                 .circuit_breaker(cb)
                 .time_limiter(time_limiter)
                 .bulkhead(pool.part())
-                .call(Jobs(once(move || supplier))),
+                .call(ChainJobs(once(move || {
+                    move || Stack::new().fault(fault).call(Lift(once(supplier)))
+                }))),
             // A semaphore bulkhead runs on the executor's thread, around
             // the supplier (`CompletableFuture.supplyAsync(bulkheadSupplier)`).
             (Some(executor), GroupBulkhead::Semaphore(bulkhead)) => {
@@ -168,18 +173,27 @@ impl CloudCircuitBreaker {
                     .circuit_breaker(cb)
                     .time_limiter(time_limiter)
                     .bulkhead(executor.part())
-                    .call(ChainJobs(once(move || move || bulkhead.call(supplier))))
+                    .call(ChainJobs(once(move || {
+                        move || {
+                            Stack::new()
+                                .bulkhead(bulkhead.part())
+                                .fault(fault)
+                                .call(Lift(once(supplier)))
+                        }
+                    })))
             }
             // `disable-thread-pool`: the caller's thread, no time limiter.
             (None, GroupBulkhead::Semaphore(bulkhead)) => Stack::new()
                 .circuit_breaker(cb)
                 .bulkhead(bulkhead.part())
-                .fault(parts.fault())
+                .fault(fault)
                 .call(Lift(once(supplier))),
             (None, GroupBulkhead::ThreadPool(pool)) => Stack::new()
                 .circuit_breaker(cb)
                 .bulkhead(pool.part())
-                .call(Jobs(once(move || supplier))),
+                .call(ChainJobs(once(move || {
+                    move || Stack::new().fault(fault).call(Lift(once(supplier)))
+                }))),
         };
         result.unwrap_or_else(|e| parts.fall_back(e, fallback))
     }
@@ -240,7 +254,7 @@ impl CloudCircuitBreaker {
 
 impl Parts {
     /// The fault of the id's name, else of the group's, innermost, around
-    /// the caller's own thread's calls (a task on a pool runs without one).
+    /// the supplier, on whatever thread runs it.
     #[inline(always)]
     fn fault(&self) -> FaultPart<'static, [&'static str; 2]> {
         FaultPart::global([self.id, self.group])

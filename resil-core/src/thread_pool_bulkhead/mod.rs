@@ -112,10 +112,11 @@ pub use crate::bulkhead::BulkheadFull;
 
 use self::pool::{Admission, Idle, Pool, Step};
 use self::task::Job;
-use crate::chain::{Stack, once};
+use crate::chain::{Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock, TimerHandle};
 use crate::error::{ConfigError, Error, Problems};
 use crate::event::EventPublisher;
+use crate::fault::FaultPart;
 use crate::{Name, Tags};
 
 /// How long [`ThreadPoolBulkhead::shutdown`] waits for queued and running
@@ -145,6 +146,9 @@ impl Drop for Owner {
 
 struct Shared {
     name: Name,
+    /// The name for the fault's place of the pool's own calls, whose jobs
+    /// own what they use: leaked once per distinct name.
+    fault_name: &'static str,
     config: Live<ThreadPoolBulkheadConfig>,
     clock: SharedClock,
     tags: Tags,
@@ -257,6 +261,7 @@ impl ThreadPoolBulkhead {
         ThreadPoolBulkhead {
             owner: Arc::new(Owner(Arc::new(Shared {
                 events: EventPublisher::new(name.clone(), clock.clone()),
+                fault_name: crate::fault::static_name(&name),
                 name,
                 config: Live::new(config),
                 clock,
@@ -546,9 +551,13 @@ impl ThreadPoolBulkhead {
         T: Send + 'static,
         E: Send + 'static,
     {
+        // The fault of the pool's name, innermost, on the pool's thread.
+        let fault = FaultPart::global(self.shared().fault_name);
         Stack::new()
             .bulkhead(self.part())
-            .call(Jobs(once(move || f)))
+            .call(ChainJobs(once(move || {
+                move || Stack::new().fault(fault).call(Lift(once(f)))
+            })))
     }
 
     /// Submits `f` now and returns a future of its result.
@@ -570,9 +579,12 @@ impl ThreadPoolBulkhead {
         T: Send + 'static,
         E: Send + 'static,
     {
+        let fault = FaultPart::global(self.shared().fault_name);
         Stack::new()
             .bulkhead(self.shared_part())
-            .call_async(Jobs(once(move || f)))
+            .call_async(ChainJobs(once(move || {
+                move || Stack::new().fault(fault).call(Lift(once(f)))
+            })))
     }
 
     /// Stops admitting and returns at once: later submissions are refused,

@@ -80,11 +80,22 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
         ::resil::__private::Stack::new()
             .bulkhead(__RESIL_THREAD_POOL_BULKHEAD.get().part())
             .call_async(
-                ::resil::__private::Jobs(|| {
+                ::resil::__private::ChainJobs(|| {
                     let __resil_self = ::resil::__private::again_for_pool(&self);
                     #[allow(unused_variables)]
                     let id = ::resil::__private::again_for_pool(&id);
-                    move || || -> io::Result<Report> { __resil_self.render(id) }()
+                    let __resil_fault = ::resil::__private::fault(&["report-export"]);
+                    move || {
+                        ::resil::__private::Stack::new()
+                            .fault(__resil_fault)
+                            .call(
+                                ::resil::__private::Lift(
+                                    ::resil::__private::once(|| -> io::Result<Report> {
+                                        __resil_self.render(id)
+                                    }),
+                                ),
+                            )
+                    }
                 }),
             )
             .await
