@@ -288,6 +288,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     /// # Errors
     ///
     /// As [`Decorators::call`].
+    #[inline(always)]
     pub fn call_async<F, Fut>(&self, f: F) -> impl Future<Output = Result<T, Error<E>>>
     where
         F: FnMut() -> Fut,
