@@ -38,6 +38,7 @@ pub mod circuit_breaker;
 mod classify;
 pub mod clock;
 pub mod cluster;
+pub(crate) mod config_kit;
 pub mod deadline;
 pub mod decorators;
 pub mod error;

@@ -75,30 +75,16 @@ impl BulkheadConfig {
         }
     }
 
-    /// Calls admitted at once; the ceiling of an adaptive limit.
-    pub fn max_concurrent_calls(&self) -> u32 {
-        self.max_concurrent_calls
-    }
-
-    /// How long a caller waits for a permit when the bulkhead is full; zero = fail fast.
-    pub fn max_wait_duration(&self) -> Duration {
-        self.max_wait_duration
-    }
-
-    /// Whether waiting callers are served in arrival order and newcomers never
-    /// overtake them.
-    pub fn fair_call_handling_enabled(&self) -> bool {
-        self.fair_call_handling_enabled
-    }
-
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
-    }
-    /// Shadow mode: the instance decides as usual but never refuses; each
-    /// would-be refusal is published as a `ShadowRefusal` event instead.
-    pub fn shadow(&self) -> bool {
-        self.shadow
+    crate::config_kit::getters! {
+        /// Calls admitted at once; the ceiling of an adaptive limit.
+        max_concurrent_calls: u32;
+        /// How long a caller waits for a permit when the bulkhead is full; zero = fail fast.
+        max_wait_duration: Duration;
+        /// Whether waiting callers are served in arrival order and newcomers never
+        /// overtake them.
+        fair_call_handling_enabled: bool;
+        @buffer;
+        @shadow;
     }
 
     /// The wait as applied: whole milliseconds, like Resilience4j's
@@ -115,38 +101,18 @@ pub struct BulkheadConfigBuilder {
 }
 
 impl BulkheadConfigBuilder {
-    /// Calls admitted at once: `0..=2147483647` (0 rejects every call); the
-    /// ceiling of an adaptive limit.
-    pub fn max_concurrent_calls(mut self, calls: u32) -> Self {
-        self.config.max_concurrent_calls = calls;
-        self
-    }
-
-    /// How long a caller waits for a permit when the bulkhead is full
-    /// (applied in whole milliseconds; zero = fail fast).
-    pub fn max_wait_duration(mut self, wait: Duration) -> Self {
-        self.config.max_wait_duration = wait;
-        self
-    }
-
-    /// Serve waiting callers in arrival order (true), or let a caller that
-    /// finds a free permit take it even while others wait (false).
-    pub fn fair_call_handling_enabled(mut self, enabled: bool) -> Self {
-        self.config.fair_call_handling_enabled = enabled;
-        self
-    }
-
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
-    }
-    /// Shadow mode (default `false`): decide as usual, never refuse, and
-    /// publish a `ShadowRefusal` event for each call that would have been
-    /// refused, to see what a new rule would do before enforcing it.
-    pub fn shadow(mut self, shadow: bool) -> Self {
-        self.config.shadow = shadow;
-        self
+    crate::config_kit::setters! {
+        /// Calls admitted at once: `0..=2147483647` (0 rejects every call); the
+        /// ceiling of an adaptive limit.
+        max_concurrent_calls: u32;
+        /// How long a caller waits for a permit when the bulkhead is full
+        /// (applied in whole milliseconds; zero = fail fast).
+        max_wait_duration: Duration;
+        /// Serve waiting callers in arrival order (true), or let a caller that
+        /// finds a free permit take it even while others wait (false).
+        fair_call_handling_enabled: bool;
+        @buffer;
+        @shadow;
     }
 
     /// Checks every value (Resilience4j's builder rules) and builds the configuration.

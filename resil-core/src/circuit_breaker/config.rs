@@ -128,47 +128,35 @@ impl CircuitBreakerConfig {
         CircuitBreakerConfigBuilder::from_config(self.clone())
     }
 
-    /// Failure rate, in percent, at or above which the breaker opens.
-    pub fn failure_rate_threshold(&self) -> f32 {
-        self.failure_rate_threshold
+    crate::config_kit::getters! {
+        /// Failure rate, in percent, at or above which the breaker opens.
+        failure_rate_threshold: f32;
+        /// Slow-call rate, in percent, at or above which the breaker opens.
+        slow_call_rate_threshold: f32;
+        /// A call taking strictly longer than this is slow.
+        slow_call_duration_threshold: Duration;
+        /// Probes admitted in HALF_OPEN (also the size of its window).
+        permitted_number_of_calls_in_half_open_state: u32;
+        /// How long HALF_OPEN waits for its probes before opening again; zero = forever.
+        max_wait_duration_in_half_open_state: Duration;
+        /// Count- or time-based window.
+        sliding_window_type: SlidingWindowType;
+        /// Calls (count-based) or seconds (time-based).
+        sliding_window_size: u32;
+        /// Calls needed before rates are computed, as configured (a count window
+        /// uses at most its size at run time).
+        minimum_number_of_calls: u32;
     }
-    /// Slow-call rate, in percent, at or above which the breaker opens.
-    pub fn slow_call_rate_threshold(&self) -> f32 {
-        self.slow_call_rate_threshold
-    }
-    /// A call taking strictly longer than this is slow.
-    pub fn slow_call_duration_threshold(&self) -> Duration {
-        self.slow_call_duration_threshold
-    }
-    /// Probes admitted in HALF_OPEN (also the size of its window).
-    pub fn permitted_number_of_calls_in_half_open_state(&self) -> u32 {
-        self.permitted_number_of_calls_in_half_open_state
-    }
-    /// How long HALF_OPEN waits for its probes before opening again; zero = forever.
-    pub fn max_wait_duration_in_half_open_state(&self) -> Duration {
-        self.max_wait_duration_in_half_open_state
-    }
-    /// Count- or time-based window.
-    pub fn sliding_window_type(&self) -> SlidingWindowType {
-        self.sliding_window_type
-    }
-    /// Calls (count-based) or seconds (time-based).
-    pub fn sliding_window_size(&self) -> u32 {
-        self.sliding_window_size
-    }
-    /// Calls needed before rates are computed, as configured (a count window
-    /// uses at most its size at run time).
-    pub fn minimum_number_of_calls(&self) -> u32 {
-        self.minimum_number_of_calls
-    }
+
     /// The wait in OPEN as a function of the attempt (consecutive openings).
     pub fn wait_interval_function_in_open_state(&self) -> &IntervalFunction {
         &self.wait_interval_function_in_open_state
     }
-    /// Whether a timer moves OPEN to HALF_OPEN when the wait is over.
-    pub fn automatic_transition_from_open_to_half_open_enabled(&self) -> bool {
-        self.automatic_transition_from_open_to_half_open_enabled
+    crate::config_kit::getters! {
+        /// Whether a timer moves OPEN to HALF_OPEN when the wait is over.
+        automatic_transition_from_open_to_half_open_enabled: bool;
     }
+
     /// Error kinds recorded as failures (empty: every error not ignored).
     pub fn record_errors(&self) -> &[Box<str>] {
         &self.record_errors
@@ -177,16 +165,14 @@ impl CircuitBreakerConfig {
     pub fn ignore_errors(&self) -> &[Box<str>] {
         &self.ignore_errors
     }
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
+    crate::config_kit::getters! {
+        @buffer;
+        /// The state a new breaker starts in (Resilience4j 2.3's `initialState`);
+        /// `METRICS_ONLY` is the breaker's shadow mode: it records and publishes
+        /// every rate crossing, and never opens.
+        initial_state: State;
     }
-    /// The state a new breaker starts in (Resilience4j 2.3's `initialState`);
-    /// `METRICS_ONLY` is the breaker's shadow mode: it records and publishes
-    /// every rate crossing, and never opens.
-    pub fn initial_state(&self) -> State {
-        self.initial_state
-    }
+
     /// The fleet's half-open episode's settings, when HALF_OPEN is shared
     /// with other processes.
     pub fn cluster(&self) -> Option<&CircuitBreakerCluster> {
@@ -259,46 +245,25 @@ impl CircuitBreakerConfigBuilder {
         }
     }
 
-    /// Percent of failed calls at or above which the breaker opens: `(0, 100]`.
-    pub fn failure_rate_threshold(mut self, percent: f32) -> Self {
-        self.config.failure_rate_threshold = percent;
-        self
+    crate::config_kit::setters! {
+        /// Percent of failed calls at or above which the breaker opens: `(0, 100]`.
+        failure_rate_threshold: f32;
+        /// Percent of slow calls at or above which the breaker opens: `(0, 100]`.
+        slow_call_rate_threshold: f32;
+        /// A call that takes strictly longer is slow; at least 1 ns.
+        slow_call_duration_threshold: Duration;
+        /// Probes admitted in HALF_OPEN; at least 1.
+        permitted_number_of_calls_in_half_open_state: u32;
+        /// How long HALF_OPEN waits for its probes before opening again (under 1 ms: forever).
+        max_wait_duration_in_half_open_state: Duration;
+        /// Count- or time-based window.
+        sliding_window_type: SlidingWindowType;
+        /// Calls (count-based) or seconds (time-based); at least 1.
+        sliding_window_size: u32;
+        /// Calls needed before rates are computed; at least 1.
+        minimum_number_of_calls: u32;
     }
-    /// Percent of slow calls at or above which the breaker opens: `(0, 100]`.
-    pub fn slow_call_rate_threshold(mut self, percent: f32) -> Self {
-        self.config.slow_call_rate_threshold = percent;
-        self
-    }
-    /// A call that takes strictly longer is slow; at least 1 ns.
-    pub fn slow_call_duration_threshold(mut self, threshold: Duration) -> Self {
-        self.config.slow_call_duration_threshold = threshold;
-        self
-    }
-    /// Probes admitted in HALF_OPEN; at least 1.
-    pub fn permitted_number_of_calls_in_half_open_state(mut self, calls: u32) -> Self {
-        self.config.permitted_number_of_calls_in_half_open_state = calls;
-        self
-    }
-    /// How long HALF_OPEN waits for its probes before opening again (under 1 ms: forever).
-    pub fn max_wait_duration_in_half_open_state(mut self, wait: Duration) -> Self {
-        self.config.max_wait_duration_in_half_open_state = wait;
-        self
-    }
-    /// Count- or time-based window.
-    pub fn sliding_window_type(mut self, window_type: SlidingWindowType) -> Self {
-        self.config.sliding_window_type = window_type;
-        self
-    }
-    /// Calls (count-based) or seconds (time-based); at least 1.
-    pub fn sliding_window_size(mut self, size: u32) -> Self {
-        self.config.sliding_window_size = size;
-        self
-    }
-    /// Calls needed before rates are computed; at least 1.
-    pub fn minimum_number_of_calls(mut self, calls: u32) -> Self {
-        self.config.minimum_number_of_calls = calls;
-        self
-    }
+
     /// Window size, minimum calls and type at once. For a count window the
     /// stored minimum is clamped to the size (as Resilience4j's `slidingWindow` does).
     pub fn sliding_window(
@@ -349,25 +314,16 @@ impl CircuitBreakerConfigBuilder {
         self.config.ignore_errors = kinds.into_iter().map(Into::into).collect();
         self
     }
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
-    }
-    /// The state a new breaker starts in (default `CLOSED`): `CLOSED`,
-    /// `DISABLED`, `METRICS_ONLY` (shadow: record, publish, never open) or
-    /// `FORCED_OPEN`, as Resilience4j 2.3's `initialState`.
-    pub fn initial_state(mut self, state: State) -> Self {
-        self.config.initial_state = state;
-        self
-    }
-
-    /// Shares HALF_OPEN with every process using the same backend and key:
-    /// one episode, its probes and its verdict (see
-    /// [`CircuitBreakerCluster`]); `None` (the default) keeps it local.
-    pub fn cluster(mut self, cluster: Option<CircuitBreakerCluster>) -> Self {
-        self.config.cluster = cluster;
-        self
+    crate::config_kit::setters! {
+        @buffer;
+        /// The state a new breaker starts in (default `CLOSED`): `CLOSED`,
+        /// `DISABLED`, `METRICS_ONLY` (shadow: record, publish, never open) or
+        /// `FORCED_OPEN`, as Resilience4j 2.3's `initialState`.
+        initial_state: State;
+        /// Shares HALF_OPEN with every process using the same backend and key:
+        /// one episode, its probes and its verdict (see
+        /// [`CircuitBreakerCluster`]); `None` (the default) keeps it local.
+        cluster: Option<CircuitBreakerCluster>;
     }
 
     /// Checks every value (Resilience4j's builder rules) and builds the configuration.

@@ -78,28 +78,24 @@ impl HedgeConfig {
         }
     }
 
-    /// The fixed delay, and the delay of a percentile hedge until it has
-    /// seen enough successful latencies.
-    pub fn delay(&self) -> Duration {
-        self.delay
+    crate::config_kit::getters! {
+        /// The fixed delay, and the delay of a percentile hedge until it has
+        /// seen enough successful latencies.
+        delay: Duration;
+        /// The percentile of recent successful latencies used as the delay, if
+        /// any.
+        delay_percentile: Option<f64>;
+        /// The most attempts made beside the primary.
+        max_hedged_attempts: u32;
     }
-    /// The percentile of recent successful latencies used as the delay, if
-    /// any.
-    pub fn delay_percentile(&self) -> Option<f64> {
-        self.delay_percentile
-    }
-    /// The most attempts made beside the primary.
-    pub fn max_hedged_attempts(&self) -> u32 {
-        self.max_hedged_attempts
-    }
+
     /// The retry budget that pays for hedged attempts, if any (see the
     /// type's documentation).
     pub fn budget(&self) -> Option<&RetryBudget> {
         self.budget.as_ref()
     }
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
+    crate::config_kit::getters! {
+        @buffer;
     }
 }
 
@@ -110,11 +106,11 @@ pub struct HedgeConfigBuilder {
 }
 
 impl HedgeConfigBuilder {
-    /// The fixed delay (above zero), and the fallback of a percentile delay.
-    pub fn delay(mut self, delay: Duration) -> Self {
-        self.config.delay = delay;
-        self
+    crate::config_kit::setters! {
+        /// The fixed delay (above zero), and the fallback of a percentile delay.
+        delay: Duration;
     }
+
     /// The delay as the `percentile` (0 < p < 100) of recent successful
     /// latencies.
     pub fn delay_percentile(mut self, percentile: f64) -> Self {
@@ -126,21 +122,19 @@ impl HedgeConfigBuilder {
         self.config.delay_percentile = None;
         self
     }
-    /// The most attempts made beside the primary (1 to 10).
-    pub fn max_hedged_attempts(mut self, max: u32) -> Self {
-        self.config.max_hedged_attempts = max;
-        self
+    crate::config_kit::setters! {
+        /// The most attempts made beside the primary (1 to 10).
+        max_hedged_attempts: u32;
     }
+
     /// The retry budget that pays for hedged attempts (default none; see
     /// [`HedgeConfig`]).
     pub fn budget(mut self, budget: impl Into<Option<RetryBudget>>) -> Self {
         self.config.budget = budget.into();
         self
     }
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
+    crate::config_kit::setters! {
+        @buffer;
     }
 
     /// Builds the configuration.

@@ -85,26 +85,15 @@ impl RateLimiterConfig {
         }
     }
 
-    /// Permits available in each cycle.
-    pub fn limit_for_period(&self) -> u32 {
-        self.limit_for_period
-    }
-    /// The length of a cycle; cycles are counted from the limiter's creation.
-    pub fn limit_refresh_period(&self) -> Duration {
-        self.limit_refresh_period
-    }
-    /// How long a caller may wait for a permit before it is refused.
-    pub fn timeout_duration(&self) -> Duration {
-        self.timeout_duration
-    }
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
-    }
-    /// Shadow mode: the instance decides as usual but never refuses; each
-    /// would-be refusal is published as a `ShadowRefusal` event instead.
-    pub fn shadow(&self) -> bool {
-        self.shadow
+    crate::config_kit::getters! {
+        /// Permits available in each cycle.
+        limit_for_period: u32;
+        /// The length of a cycle; cycles are counted from the limiter's creation.
+        limit_refresh_period: Duration;
+        /// How long a caller may wait for a permit before it is refused.
+        timeout_duration: Duration;
+        @buffer;
+        @shadow;
     }
 
     /// The fleet-wide settings, when the limit is shared with other processes.
@@ -141,40 +130,19 @@ pub struct RateLimiterConfigBuilder {
 }
 
 impl RateLimiterConfigBuilder {
-    /// Permits available in each cycle; at least 1, and at most
-    /// `limit_refresh_period` in nanoseconds.
-    pub fn limit_for_period(mut self, limit: u32) -> Self {
-        self.config.limit_for_period = limit;
-        self
-    }
-    /// The length of a cycle; at least 1 ns, at most [`MAX_DURATION`].
-    pub fn limit_refresh_period(mut self, period: Duration) -> Self {
-        self.config.limit_refresh_period = period;
-        self
-    }
-    /// How long a caller may wait for a permit (0: never wait); at most [`MAX_DURATION`].
-    pub fn timeout_duration(mut self, timeout: Duration) -> Self {
-        self.config.timeout_duration = timeout;
-        self
-    }
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
-    }
-    /// Shadow mode (default `false`): decide as usual, never refuse, and
-    /// publish a `ShadowRefusal` event for each call that would have been
-    /// refused, to see what a new rule would do before enforcing it.
-    pub fn shadow(mut self, shadow: bool) -> Self {
-        self.config.shadow = shadow;
-        self
-    }
-
-    /// Shares the limit with every process using the same backend and key
-    /// (see [`crate::cluster`]); `None` (the default) keeps it local.
-    pub fn cluster(mut self, cluster: Option<RateLimiterCluster>) -> Self {
-        self.config.cluster = cluster;
-        self
+    crate::config_kit::setters! {
+        /// Permits available in each cycle; at least 1, and at most
+        /// `limit_refresh_period` in nanoseconds.
+        limit_for_period: u32;
+        /// The length of a cycle; at least 1 ns, at most [`MAX_DURATION`].
+        limit_refresh_period: Duration;
+        /// How long a caller may wait for a permit (0: never wait); at most [`MAX_DURATION`].
+        timeout_duration: Duration;
+        @buffer;
+        @shadow;
+        /// Shares the limit with every process using the same backend and key
+        /// (see [`crate::cluster`]); `None` (the default) keeps it local.
+        cluster: Option<RateLimiterCluster>;
     }
 
     /// Checks every value (Resilience4j's builder rules, plus the

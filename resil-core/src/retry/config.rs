@@ -80,10 +80,11 @@ impl RetryConfig {
         RetryConfigBuilder::from_config(self.clone())
     }
 
-    /// Attempts per call, the first call included.
-    pub fn max_attempts(&self) -> u32 {
-        self.max_attempts
+    crate::config_kit::getters! {
+        /// Attempts per call, the first call included.
+        max_attempts: u32;
     }
+
     /// The wait before each retry, as a function of the attempt and its outcome.
     pub fn interval_bi_function(&self) -> &IntervalBiFunction {
         &self.interval
@@ -92,11 +93,12 @@ impl RetryConfig {
     pub fn interval_function(&self) -> Option<&IntervalFunction> {
         self.interval.as_interval_function()
     }
-    /// Whether results that exhaust the attempts fail the call with
-    /// [`MaxRetriesExceeded`](super::MaxRetriesExceeded) instead of being returned.
-    pub fn fail_after_max_attempts(&self) -> bool {
-        self.fail_after_max_attempts
+    crate::config_kit::getters! {
+        /// Whether results that exhaust the attempts fail the call with
+        /// [`MaxRetriesExceeded`](super::MaxRetriesExceeded) instead of being returned.
+        fail_after_max_attempts: bool;
     }
+
     /// Error kinds that are retried (empty: every error that is not ignored).
     pub fn retry_errors(&self) -> &[Box<str>] {
         &self.retry_errors
@@ -105,15 +107,11 @@ impl RetryConfig {
     pub fn ignore_errors(&self) -> &[Box<str>] {
         &self.ignore_errors
     }
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
+    crate::config_kit::getters! {
+        @buffer;
+        @shadow;
     }
-    /// Shadow mode: the instance decides as usual but never refuses; each
-    /// would-be refusal is published as a `ShadowRefusal` event instead.
-    pub fn shadow(&self) -> bool {
-        self.shadow
-    }
+
     /// The budget that pays for the retries, if any.
     pub fn budget(&self) -> Option<&RetryBudget> {
         self.budget.as_ref()
@@ -149,11 +147,11 @@ impl RetryConfigBuilder {
         RetryConfigBuilder { config }
     }
 
-    /// Attempts per call, the first call included; at least 1 (1: no retry).
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.config.max_attempts = attempts;
-        self
+    crate::config_kit::setters! {
+        /// Attempts per call, the first call included; at least 1 (1: no retry).
+        max_attempts: u32;
     }
+
     /// The same wait before every retry; zero retries at once. Replaces any
     /// interval set before.
     pub fn wait_duration(mut self, wait: Duration) -> Self {
@@ -172,13 +170,13 @@ impl RetryConfigBuilder {
         self.config.interval = f;
         self
     }
-    /// Whether results that still fail the result predicate after
-    /// `max_attempts` fail the call with `MaxRetriesExceeded` (default: the
-    /// last result is returned).
-    pub fn fail_after_max_attempts(mut self, fail: bool) -> Self {
-        self.config.fail_after_max_attempts = fail;
-        self
+    crate::config_kit::setters! {
+        /// Whether results that still fail the result predicate after
+        /// `max_attempts` fail the call with `MaxRetriesExceeded` (default: the
+        /// last result is returned).
+        fail_after_max_attempts: bool;
     }
+
     /// Error kinds (see `Classify`) that are retried; with a list (or a
     /// `retry_on` predicate) other errors are not retried.
     pub fn retry_errors<I, S>(mut self, kinds: I) -> Self
@@ -199,18 +197,11 @@ impl RetryConfigBuilder {
         self.config.ignore_errors = kinds.into_iter().map(Into::into).collect();
         self
     }
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
+    crate::config_kit::setters! {
+        @buffer;
+        @shadow;
     }
-    /// Shadow mode (default `false`): decide as usual, never refuse, and
-    /// publish a `ShadowRefusal` event for each call that would have been
-    /// refused, to see what a new rule would do before enforcing it.
-    pub fn shadow(mut self, shadow: bool) -> Self {
-        self.config.shadow = shadow;
-        self
-    }
+
     /// The budget that pays for this retry's retries (default none): each
     /// call's first attempt deposits, each retry withdraws, and a retry the
     /// budget denies is not made (the call ends with the outcome it has,

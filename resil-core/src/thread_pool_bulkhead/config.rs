@@ -100,35 +100,26 @@ impl ThreadPoolBulkheadConfig {
         }
     }
 
-    /// The most threads the pool runs at once.
-    pub fn max_thread_pool_size(&self) -> u32 {
-        self.max_thread_pool_size
+    crate::config_kit::getters! {
+        /// The most threads the pool runs at once.
+        max_thread_pool_size: u32;
+        /// The threads kept alive even when idle, once started.
+        core_thread_pool_size: u32;
+        /// Tasks that may wait for a thread; 0 means hand-off.
+        queue_capacity: u32;
+        /// How long a thread above the core size may idle before it exits.
+        keep_alive_duration: Duration;
     }
-    /// The threads kept alive even when idle, once started.
-    pub fn core_thread_pool_size(&self) -> u32 {
-        self.core_thread_pool_size
-    }
-    /// Tasks that may wait for a thread; 0 means hand-off.
-    pub fn queue_capacity(&self) -> u32 {
-        self.queue_capacity
-    }
-    /// How long a thread above the core size may idle before it exits.
-    pub fn keep_alive_duration(&self) -> Duration {
-        self.keep_alive_duration
-    }
+
     /// The context propagators, in the order they were added.
     pub fn context_propagators(&self) -> &[Arc<dyn ContextPropagator>] {
         &self.context_propagators
     }
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
+    crate::config_kit::getters! {
+        @buffer;
+        @shadow;
     }
-    /// Shadow mode: the instance decides as usual but never refuses; each
-    /// would-be refusal is published as a `ShadowRefusal` event instead.
-    pub fn shadow(&self) -> bool {
-        self.shadow
-    }
+
     /// The tasks admitted at once: `max_thread_pool_size + queue_capacity`.
     pub fn capacity(&self) -> u32 {
         self.max_thread_pool_size
@@ -160,27 +151,18 @@ pub struct ThreadPoolBulkheadConfigBuilder {
 }
 
 impl ThreadPoolBulkheadConfigBuilder {
-    /// The most threads the pool runs at once; `1..=10_000` and at least the core size.
-    pub fn max_thread_pool_size(mut self, size: u32) -> Self {
-        self.config.max_thread_pool_size = size;
-        self
+    crate::config_kit::setters! {
+        /// The most threads the pool runs at once; `1..=10_000` and at least the core size.
+        max_thread_pool_size: u32;
+        /// The threads kept alive even when idle; `1..=10_000`.
+        core_thread_pool_size: u32;
+        /// Tasks that may wait for a thread; `0..=1_000_000`, 0 meaning hand-off
+        /// (Java's `SynchronousQueue`).
+        queue_capacity: u32;
+        /// How long a thread above the core size may idle before it exits (zero: at once).
+        keep_alive_duration: Duration;
     }
-    /// The threads kept alive even when idle; `1..=10_000`.
-    pub fn core_thread_pool_size(mut self, size: u32) -> Self {
-        self.config.core_thread_pool_size = size;
-        self
-    }
-    /// Tasks that may wait for a thread; `0..=1_000_000`, 0 meaning hand-off
-    /// (Java's `SynchronousQueue`).
-    pub fn queue_capacity(mut self, capacity: u32) -> Self {
-        self.config.queue_capacity = capacity;
-        self
-    }
-    /// How long a thread above the core size may idle before it exits (zero: at once).
-    pub fn keep_alive_duration(mut self, keep_alive: Duration) -> Self {
-        self.config.keep_alive_duration = keep_alive;
-        self
-    }
+
     /// Adds a context propagator: what it captures on the submitting thread is
     /// re-entered on the worker around the task. Propagators are entered in the
     /// order they were added and left in reverse order.
@@ -200,17 +182,9 @@ impl ThreadPoolBulkheadConfigBuilder {
         self.config.context_propagators = Arc::new([]);
         self
     }
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
-    }
-    /// Shadow mode (default `false`): decide as usual, never refuse, and
-    /// publish a `ShadowRefusal` event for each call that would have been
-    /// refused, to see what a new rule would do before enforcing it.
-    pub fn shadow(mut self, shadow: bool) -> Self {
-        self.config.shadow = shadow;
-        self
+    crate::config_kit::setters! {
+        @buffer;
+        @shadow;
     }
 
     /// Checks every value (Resilience4j's builder rules, plus upper bounds) and

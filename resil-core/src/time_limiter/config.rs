@@ -78,28 +78,17 @@ impl TimeLimiterConfig {
         TimeLimiterConfigBuilder { config: *self }
     }
 
-    /// How long a call may take.
-    pub fn timeout_duration(&self) -> Duration {
-        self.timeout_duration
-    }
-    /// Whether a timed-out future is dropped (`true`) or, in the detached
-    /// calls, left running in the background (`false`).
-    pub fn cancel_running_future(&self) -> bool {
-        self.cancel_running_future
-    }
-    /// The most timed-out futures the detached calls leave running at once;
-    /// past it a timed-out future is dropped.
-    pub fn max_detached_futures(&self) -> u32 {
-        self.max_detached_futures
-    }
-    /// Size of the recent-events buffer that registries attach to each instance.
-    pub fn event_consumer_buffer_size(&self) -> u32 {
-        self.event_consumer_buffer_size
-    }
-    /// Shadow mode: the instance decides as usual but never refuses; each
-    /// would-be refusal is published as a `ShadowRefusal` event instead.
-    pub fn shadow(&self) -> bool {
-        self.shadow
+    crate::config_kit::getters! {
+        /// How long a call may take.
+        timeout_duration: Duration;
+        /// Whether a timed-out future is dropped (`true`) or, in the detached
+        /// calls, left running in the background (`false`).
+        cancel_running_future: bool;
+        /// The most timed-out futures the detached calls leave running at once;
+        /// past it a timed-out future is dropped.
+        max_detached_futures: u32;
+        @buffer;
+        @shadow;
     }
 }
 
@@ -110,35 +99,18 @@ pub struct TimeLimiterConfigBuilder {
 }
 
 impl TimeLimiterConfigBuilder {
-    /// How long a call may take; 0 times out every future that is not done
-    /// at its first poll.
-    pub fn timeout_duration(mut self, timeout: Duration) -> Self {
-        self.config.timeout_duration = timeout;
-        self
-    }
-    /// Whether a timed-out future is dropped, or left running by the detached calls.
-    pub fn cancel_running_future(mut self, cancel: bool) -> Self {
-        self.config.cancel_running_future = cancel;
-        self
-    }
-    /// The most timed-out futures the detached calls leave running at once
-    /// (at least 1); past it a timed-out future is dropped, as with
-    /// `cancel_running_future = true`.
-    pub fn max_detached_futures(mut self, max: u32) -> Self {
-        self.config.max_detached_futures = max;
-        self
-    }
-    /// Size of the recent-events buffer a registry attaches (0: none).
-    pub fn event_consumer_buffer_size(mut self, size: u32) -> Self {
-        self.config.event_consumer_buffer_size = size;
-        self
-    }
-    /// Shadow mode (default `false`): decide as usual, never refuse, and
-    /// publish a `ShadowRefusal` event for each call that would have been
-    /// refused, to see what a new rule would do before enforcing it.
-    pub fn shadow(mut self, shadow: bool) -> Self {
-        self.config.shadow = shadow;
-        self
+    crate::config_kit::setters! {
+        /// How long a call may take; 0 times out every future that is not done
+        /// at its first poll.
+        timeout_duration: Duration;
+        /// Whether a timed-out future is dropped, or left running by the detached calls.
+        cancel_running_future: bool;
+        /// The most timed-out futures the detached calls leave running at once
+        /// (at least 1); past it a timed-out future is dropped, as with
+        /// `cancel_running_future = true`.
+        max_detached_futures: u32;
+        @buffer;
+        @shadow;
     }
 
     /// Builds the configuration.
