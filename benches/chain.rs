@@ -6,6 +6,9 @@
 //! cargo bench -p resil-bench --features bench --bench chain -- --warm-up-time 1 --measurement-time 3
 //! ```
 //!
+//! Group `fault_place`: the engine's breaker place with and without the
+//! fault's place (no fault in force), async and blocking.
+//!
 //! resil's chain is Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))
 //! with limits that never refuse, on the default clock: the breaker measures
 //! the call's duration and the rate limiter reads the clock on every call.
@@ -18,7 +21,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use resil_core::Decorators;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
-use resil_core::circuit_breaker::CircuitBreaker;
+use resil_core::chain::{Lift, Stack};
+use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier};
+use resil_core::fault::FaultPart;
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::Retry;
 use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
@@ -141,6 +146,57 @@ fn chain(c: &mut Criterion) {
         "Decorators without layers",
         empty.call_async(|| ready(black_box(1)))
     );
+    g.finish();
+
+    // The fault's place with no fault in force: the engine's breaker place
+    // alone, and with the fault's place innermost (what every face has),
+    // async and blocking.
+    let mut g = c.benchmark_group("fault_place");
+    macro_rules! place {
+        ($name:literal, $call:expr) => {
+            g.bench_function($name, |b| {
+                b.iter_custom(|iters| {
+                    rt.block_on(async {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            black_box($call.await.ok());
+                        }
+                        start.elapsed()
+                    })
+                })
+            });
+        };
+    }
+    let classifier = CircuitBreakerClassifier::new();
+    place!(
+        "breaker place, async",
+        Stack::new()
+            .circuit_breaker(breaker.part(&classifier))
+            .call_async(Lift(|| ready(black_box(1))))
+    );
+    place!(
+        "breaker and fault places, async",
+        Stack::new()
+            .circuit_breaker(breaker.part(&classifier))
+            .fault(FaultPart::global("bench"))
+            .call_async(Lift(|| ready(black_box(1))))
+    );
+    let sync_classifier = CircuitBreakerClassifier::<u64, std::io::Error>::new();
+    g.bench_function("breaker place, blocking", |b| {
+        b.iter(|| {
+            Stack::new()
+                .circuit_breaker(breaker.part(&sync_classifier))
+                .call(Lift(|| Ok::<_, std::io::Error>(black_box(1u64))))
+        })
+    });
+    g.bench_function("breaker and fault places, blocking", |b| {
+        b.iter(|| {
+            Stack::new()
+                .circuit_breaker(breaker.part(&sync_classifier))
+                .fault(FaultPart::global("bench"))
+                .call(Lift(|| Ok::<_, std::io::Error>(black_box(1u64))))
+        })
+    });
     g.finish();
 }
 
