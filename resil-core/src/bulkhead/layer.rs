@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::core::{Held, Inner, permitted};
 use super::semaphore::{self, Semaphore};
 use super::{Bulkhead, BulkheadFull, Sample};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap, holding};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, holding};
 use crate::clock::{Clock, Sleep};
 use crate::deadline::{self, DeadlineExceeded};
 use crate::error::{Error, Rejection};
@@ -205,38 +205,10 @@ impl<R: Deref<Target = Inner>, K> fmt::Debug for BulkheadPart<R, K> {
 }
 
 /// The bulkhead's layer around `N`.
-pub struct BulkheadNode<R, K, N> {
-    part: Option<BulkheadPart<R, K>>,
-    next: N,
-}
+pub type BulkheadNode<R, K, N> = Layered<BulkheadPart<R, K>, N>;
 
-impl<R, K, N> Wrap<N> for BulkheadPart<R, K> {
-    type Node = BulkheadNode<R, K, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        BulkheadNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R, K, N> Wrap<N> for Option<BulkheadPart<R, K>> {
-    type Node = BulkheadNode<R, K, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        BulkheadNode { part: self, next }
-    }
-}
-
-impl<R: Deref<Target = Inner>, K, N> fmt::Debug for BulkheadNode<R, K, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BulkheadNode")
-            .field("part", &self.part)
-            .finish_non_exhaustive()
-    }
+impl<R, K> LayerPart for BulkheadPart<R, K> {
+    const NODE: &'static str = "BulkheadNode";
 }
 
 pin_project_lite::pin_project! {

@@ -33,9 +33,11 @@
 //! for a blocking call. [`ChainFuture`] drives a node as one future.
 //!
 //! Each pattern's part, node and attempt live in its own folder, in
-//! `layer.rs`; a new pattern is such a file and one line in [`Around`]'s
-//! implementation for [`Stack`] (and one in [`Layer::ORDER`], which the
-//! tests hold to it).
+//! `layer.rs`: its part is a [`LayerPart`], its node the [`Layered`] node of
+//! that part (how a part wraps the next node is said once, there), and the
+//! file says what the node does. A new pattern is such a file and one line
+//! in [`Around`]'s implementation for [`Stack`] (and one in
+//! [`Layer::ORDER`], which the tests hold to it).
 //!
 //! # Examples
 //!
@@ -62,9 +64,11 @@
 //! ```
 
 mod future;
+mod layered;
 mod node;
 
 pub use self::future::ChainFuture;
+pub use self::layered::{LayerPart, Layered};
 pub(crate) use self::node::holding;
 pub use self::node::once;
 pub use self::node::{Call, Ctx, HasAttempt, Lift, Node, SyncNode, Wrap};

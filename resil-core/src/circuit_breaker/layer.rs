@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::core::{Inner, Permit, Verdict};
 use super::{CircuitBreaker, CircuitBreakerClassifier};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap, holding};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, holding};
 use crate::circuit_breaker::CallNotPermitted;
 use crate::clock::{Clock, Nanos};
 use crate::error::Error;
@@ -213,31 +213,10 @@ impl<R: Deref<Target = Inner>, C> fmt::Debug for CircuitBreakerPart<R, C> {
 }
 
 /// The breaker's layer around `N`.
-#[derive(Debug, Clone)]
-pub struct CircuitBreakerNode<R: Deref<Target = Inner>, C, N> {
-    part: Option<CircuitBreakerPart<R, C>>,
-    next: N,
-}
+pub type CircuitBreakerNode<R, C, N> = Layered<CircuitBreakerPart<R, C>, N>;
 
-impl<R: Deref<Target = Inner>, C, N> Wrap<N> for CircuitBreakerPart<R, C> {
-    type Node = CircuitBreakerNode<R, C, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        CircuitBreakerNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R: Deref<Target = Inner>, C, N> Wrap<N> for Option<CircuitBreakerPart<R, C>> {
-    type Node = CircuitBreakerNode<R, C, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        CircuitBreakerNode { part: self, next }
-    }
+impl<R, C> LayerPart for CircuitBreakerPart<R, C> {
+    const NODE: &'static str = "CircuitBreakerNode";
 }
 
 pin_project_lite::pin_project! {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::DeadlineExceeded;
 use super::ambient::{At, Installed, current};
 use super::instance::{Deadline, Inner};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -95,38 +95,10 @@ impl<R: Deref<Target = Inner>> fmt::Debug for DeadlinePart<R> {
 }
 
 /// The deadline's layer around `N`.
-pub struct DeadlineNode<R, N> {
-    part: Option<DeadlinePart<R>>,
-    next: N,
-}
+pub type DeadlineNode<R, N> = Layered<DeadlinePart<R>, N>;
 
-impl<R, N> Wrap<N> for DeadlinePart<R> {
-    type Node = DeadlineNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        DeadlineNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R, N> Wrap<N> for Option<DeadlinePart<R>> {
-    type Node = DeadlineNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        DeadlineNode { part: self, next }
-    }
-}
-
-impl<R: Deref<Target = Inner>, N> fmt::Debug for DeadlineNode<R, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeadlineNode")
-            .field("part", &self.part)
-            .finish_non_exhaustive()
-    }
+impl<R> LayerPart for DeadlinePart<R> {
+    const NODE: &'static str = "DeadlineNode";
 }
 
 pin_project_lite::pin_project! {

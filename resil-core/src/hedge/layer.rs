@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::{Hedge, Inner};
-use crate::chain::{Ctx, HasAttempt, Node, Wrap};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node};
 use crate::clock::{Clock, Nanos, Sleep};
 use crate::error::Error;
 
@@ -50,38 +50,10 @@ impl<R: Deref<Target = Inner>> fmt::Debug for HedgePart<R> {
 /// The hedge's layer around `N`. Async only: it implements no
 /// [`SyncNode`](crate::chain::SyncNode), since a blocking call has nothing
 /// to run beside it.
-pub struct HedgeNode<R, N> {
-    part: Option<HedgePart<R>>,
-    next: N,
-}
+pub type HedgeNode<R, N> = Layered<HedgePart<R>, N>;
 
-impl<R, N> Wrap<N> for HedgePart<R> {
-    type Node = HedgeNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        HedgeNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R, N> Wrap<N> for Option<HedgePart<R>> {
-    type Node = HedgeNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        HedgeNode { part: self, next }
-    }
-}
-
-impl<R: Deref<Target = Inner>, N> fmt::Debug for HedgeNode<R, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HedgeNode")
-            .field("part", &self.part)
-            .finish_non_exhaustive()
-    }
+impl<R> LayerPart for HedgePart<R> {
+    const NODE: &'static str = "HedgeNode";
 }
 
 pin_project_lite::pin_project! {

@@ -12,7 +12,7 @@ use super::cluster::Deciding;
 use super::core::Inner;
 use super::state::Decision;
 use super::{RateLimiter, RequestNotPermitted};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode};
 use crate::clock::{Clock, Nanos, Sleep};
 use crate::deadline::{self, DeadlineExceeded};
 use crate::error::{Error, Rejection};
@@ -60,38 +60,10 @@ impl<R: Deref<Target = Inner>> fmt::Debug for RateLimiterPart<R> {
 }
 
 /// The rate limiter's layer around `N`.
-pub struct RateLimiterNode<R, N> {
-    part: Option<RateLimiterPart<R>>,
-    next: N,
-}
+pub type RateLimiterNode<R, N> = Layered<RateLimiterPart<R>, N>;
 
-impl<R, N> Wrap<N> for RateLimiterPart<R> {
-    type Node = RateLimiterNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        RateLimiterNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R, N> Wrap<N> for Option<RateLimiterPart<R>> {
-    type Node = RateLimiterNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        RateLimiterNode { part: self, next }
-    }
-}
-
-impl<R: Deref<Target = Inner>, N> fmt::Debug for RateLimiterNode<R, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimiterNode")
-            .field("part", &self.part)
-            .finish_non_exhaustive()
-    }
+impl<R> LayerPart for RateLimiterPart<R> {
+    const NODE: &'static str = "RateLimiterNode";
 }
 
 /// A reservation whose permits are due later (or whose refusal comes when
@@ -206,11 +178,11 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
         },
-        // Boxed, as the wait's timer is: a call admitted at once moves
-        // one word for them.
         Waiting {
-            reserved: Box<Reserved<R>>,
+            reserved: Reserved<R>,
         },
+        // Boxed: only a fleet's limiter decides late (and asks its
+        // backend); a call admitted at once moves one word for it.
         Deciding {
             deciding: Box<Deciding>,
         },
@@ -318,9 +290,7 @@ where
                     inner: self.next.start(ctx),
                 },
                 Admission::Refused(error) => Stage::Refused { error: Some(error) },
-                Admission::Later(reserved) => Stage::Waiting {
-                    reserved: Box::new(reserved),
-                },
+                Admission::Later(reserved) => Stage::Waiting { reserved },
                 Admission::Deciding(deciding) => Stage::Deciding {
                     deciding: Box::new(deciding),
                 },
@@ -383,9 +353,7 @@ where
                             stage.set(Stage::Done);
                             return Poll::Ready(Err(error.into()));
                         }
-                        Admission::Later(reserved) => stage.set(Stage::Waiting {
-                            reserved: Box::new(reserved),
-                        }),
+                        Admission::Later(reserved) => stage.set(Stage::Waiting { reserved }),
                         Admission::Deciding(_) => unreachable!("a decision is settled"),
                     }
                 }

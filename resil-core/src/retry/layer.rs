@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::core::{CallState, FirstAttempt, Inner, Next};
 use super::{Retry, RetryClassifier};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap, holding};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, holding};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -56,38 +56,10 @@ impl<R: Deref<Target = Inner>, C> fmt::Debug for RetryPart<R, C> {
 }
 
 /// The retry's layer around `N`.
-pub struct RetryNode<R, C, N> {
-    part: Option<RetryPart<R, C>>,
-    next: N,
-}
+pub type RetryNode<R, C, N> = Layered<RetryPart<R, C>, N>;
 
-impl<R, C, N> Wrap<N> for RetryPart<R, C> {
-    type Node = RetryNode<R, C, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        RetryNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R, C, N> Wrap<N> for Option<RetryPart<R, C>> {
-    type Node = RetryNode<R, C, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        RetryNode { part: self, next }
-    }
-}
-
-impl<R: Deref<Target = Inner>, C, N> fmt::Debug for RetryNode<R, C, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RetryNode")
-            .field("part", &self.part)
-            .finish_non_exhaustive()
-    }
+impl<R, C> LayerPart for RetryPart<R, C> {
+    const NODE: &'static str = "RetryNode";
 }
 
 pin_project_lite::pin_project! {

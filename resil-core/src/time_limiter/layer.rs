@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::TimeLimiter;
 use super::core::{Expired, Inner};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, Wrap};
 use crate::clock::{Clock, Sleep};
 use crate::deadline;
 use crate::error::Error;
@@ -127,38 +127,10 @@ impl<R: Deref<Target = Inner>> fmt::Debug for TimeLimiterPart<R> {
 }
 
 /// The time limiter's layer around `N`.
-pub struct TimeLimiterNode<R, N> {
-    part: Option<TimeLimiterPart<R>>,
-    next: N,
-}
+pub type TimeLimiterNode<R, N> = Layered<TimeLimiterPart<R>, N>;
 
-impl<R, N> Wrap<N> for TimeLimiterPart<R> {
-    type Node = TimeLimiterNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        TimeLimiterNode {
-            part: Some(self),
-            next,
-        }
-    }
-}
-
-impl<R, N> Wrap<N> for Option<TimeLimiterPart<R>> {
-    type Node = TimeLimiterNode<R, N>;
-
-    #[inline(always)]
-    fn wrap(self, next: N) -> Self::Node {
-        TimeLimiterNode { part: self, next }
-    }
-}
-
-impl<R: Deref<Target = Inner>, N> fmt::Debug for TimeLimiterNode<R, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimeLimiterNode")
-            .field("part", &self.part)
-            .finish_non_exhaustive()
-    }
+impl<R> LayerPart for TimeLimiterPart<R> {
+    const NODE: &'static str = "TimeLimiterNode";
 }
 
 pin_project_lite::pin_project! {
