@@ -30,6 +30,26 @@ pub fn fault(sites: &'static [&'static str]) -> FaultPart<'static, &'static [&'s
     }
     FaultPart::global(sites)
 }
+/// The fault part of a thread pool's job (found on the caller's thread, a
+/// test scope's faults included), held in a type with no lifetime: the
+/// job is inside the caller's future, which must be `Send` however the
+/// compiler names its lifetimes.
+#[derive(Clone, Copy)]
+pub struct PoolFault(FaultPart<'static, &'static [&'static str]>);
+
+impl PoolFault {
+    /// The part, for the job's fault place.
+    #[inline(always)]
+    pub fn part(self) -> FaultPart<'static, &'static [&'static str]> {
+        self.0
+    }
+}
+
+/// [`fault`], for a thread pool's job.
+#[inline(always)]
+pub fn pool_fault(sites: &'static [&'static str]) -> PoolFault {
+    PoolFault(fault(sites))
+}
 pub use resil_core::hedge::Hedge;
 pub use resil_core::rate_limiter::RateLimiter;
 pub use resil_core::retry::{Retry, RetryClassifier};

@@ -171,10 +171,10 @@ impl Chain<'_> {
         let body = self.body_closure(&self.receiver_ident(true), false);
         // The fault, innermost, runs on the pool's thread around the body;
         // its part is found on the caller's (a test scope's faults are).
-        let fault = self.fault_expr();
+        let names = self.fault_names();
         let job = quote! {
-            let __resil_fault = #fault;
-            move || #p::Stack::new().fault(__resil_fault).call(#p::Lift(#p::once(#body)))
+            let __resil_fault = #p::pool_fault(&[#(#names),*]);
+            move || #p::Stack::new().fault(__resil_fault.part()).call(#p::Lift(#p::once(#body)))
         };
         if retry || self.pool_clones {
             quote! {
@@ -268,6 +268,12 @@ impl Chain<'_> {
     /// The fault's part of the function's names.
     fn fault_expr(&self) -> TokenStream {
         let p = &self.p;
+        let names = self.fault_names();
+        quote!(#p::fault(&[#(#names),*]))
+    }
+
+    /// The function's names, each once, innermost first.
+    fn fault_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         // a deadline of a fixed `timeout` has no name of the configuration
         for l in self.layers.iter().rev() {
@@ -278,7 +284,7 @@ impl Chain<'_> {
                 names.push(name);
             }
         }
-        quote!(#p::fault(&[#(#names),*]))
+        names
     }
 
     /// The innermost expression when nothing but the body is left (inside a

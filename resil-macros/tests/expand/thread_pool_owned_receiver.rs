@@ -84,10 +84,12 @@ async fn export(self: Arc<Self>, id: u64) -> io::Result<Report> {
                     let __resil_self = ::resil::__private::again_for_pool(&self);
                     #[allow(unused_variables)]
                     let id = ::resil::__private::again_for_pool(&id);
-                    let __resil_fault = ::resil::__private::fault(&["report-export"]);
+                    let __resil_fault = ::resil::__private::pool_fault(
+                        &["report-export"],
+                    );
                     move || {
                         ::resil::__private::Stack::new()
-                            .fault(__resil_fault)
+                            .fault(__resil_fault.part())
                             .call(
                                 ::resil::__private::Lift(
                                     ::resil::__private::once(|| -> io::Result<Report> {
