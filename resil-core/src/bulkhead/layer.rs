@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::core::{Held, Inner, permitted};
 use super::semaphore::{self, Semaphore};
 use super::{Bulkhead, BulkheadFull, Sample};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, holding};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
 use crate::clock::{Clock, Sleep};
 use crate::deadline::{self, DeadlineExceeded};
 use crate::error::{Error, Rejection};
@@ -207,9 +207,7 @@ impl<R: Deref<Target = Inner>, K> fmt::Debug for BulkheadPart<R, K> {
 /// The bulkhead's layer around `N`.
 pub type BulkheadNode<R, K, N> = Layered<BulkheadPart<R, K>, N>;
 
-impl<R, K> LayerPart for BulkheadPart<R, K> {
-    const NODE: &'static str = "BulkheadNode";
-}
+crate::chain::layer_part!("BulkheadNode", impl<R, K> for BulkheadPart<R, K>);
 
 pin_project_lite::pin_project! {
     /// An attempt through the bulkhead's layer: waiting in the queue, then

@@ -68,6 +68,7 @@ mod layered;
 mod node;
 
 pub use self::future::ChainFuture;
+pub(crate) use self::layered::layer_part;
 pub use self::layered::{LayerPart, Layered};
 pub(crate) use self::node::holding;
 pub use self::node::once;

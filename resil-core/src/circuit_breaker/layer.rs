@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::core::{Inner, Permit, Verdict};
 use super::{CircuitBreaker, CircuitBreakerClassifier};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, holding};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
 use crate::circuit_breaker::CallNotPermitted;
 use crate::clock::{Clock, Nanos};
 use crate::error::Error;
@@ -215,9 +215,7 @@ impl<R: Deref<Target = Inner>, C> fmt::Debug for CircuitBreakerPart<R, C> {
 /// The breaker's layer around `N`.
 pub type CircuitBreakerNode<R, C, N> = Layered<CircuitBreakerPart<R, C>, N>;
 
-impl<R, C> LayerPart for CircuitBreakerPart<R, C> {
-    const NODE: &'static str = "CircuitBreakerNode";
-}
+crate::chain::layer_part!("CircuitBreakerNode", impl<R, C> for CircuitBreakerPart<R, C>);
 
 pin_project_lite::pin_project! {
     /// An attempt through the breaker's layer: the inner attempt, with the

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::DeadlineExceeded;
 use super::ambient::{At, Installed, current};
 use super::instance::{Deadline, Inner};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -97,9 +97,7 @@ impl<R: Deref<Target = Inner>> fmt::Debug for DeadlinePart<R> {
 /// The deadline's layer around `N`.
 pub type DeadlineNode<R, N> = Layered<DeadlinePart<R>, N>;
 
-impl<R> LayerPart for DeadlinePart<R> {
-    const NODE: &'static str = "DeadlineNode";
-}
+crate::chain::layer_part!("DeadlineNode", impl<R> for DeadlinePart<R>);
 
 pin_project_lite::pin_project! {
     /// A call through the deadline's layer: its deadline, the attempt

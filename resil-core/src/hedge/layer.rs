@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::{Hedge, Inner};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node};
+use crate::chain::{Ctx, HasAttempt, Layered, Node};
 use crate::clock::{Clock, Nanos, Sleep};
 use crate::error::Error;
 
@@ -52,9 +52,7 @@ impl<R: Deref<Target = Inner>> fmt::Debug for HedgePart<R> {
 /// to run beside it.
 pub type HedgeNode<R, N> = Layered<HedgePart<R>, N>;
 
-impl<R> LayerPart for HedgePart<R> {
-    const NODE: &'static str = "HedgeNode";
-}
+crate::chain::layer_part!("HedgeNode", impl<R> for HedgePart<R>);
 
 pin_project_lite::pin_project! {
     /// A call through the hedge's layer: the primary attempt in place, and

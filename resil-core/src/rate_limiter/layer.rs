@@ -12,7 +12,7 @@ use super::cluster::Deciding;
 use super::core::Inner;
 use super::state::Decision;
 use super::{RateLimiter, RequestNotPermitted};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode};
 use crate::clock::{Clock, Nanos, Sleep};
 use crate::deadline::{self, DeadlineExceeded};
 use crate::error::{Error, Rejection};
@@ -62,9 +62,7 @@ impl<R: Deref<Target = Inner>> fmt::Debug for RateLimiterPart<R> {
 /// The rate limiter's layer around `N`.
 pub type RateLimiterNode<R, N> = Layered<RateLimiterPart<R>, N>;
 
-impl<R> LayerPart for RateLimiterPart<R> {
-    const NODE: &'static str = "RateLimiterNode";
-}
+crate::chain::layer_part!("RateLimiterNode", impl<R> for RateLimiterPart<R>);
 
 /// A reservation whose permits are due later (or whose refusal comes when
 /// the timeout ends), counted as waiting while it lives.

@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::core::{CallState, FirstAttempt, Inner, Next};
 use super::{Retry, RetryClassifier};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, holding};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -58,9 +58,7 @@ impl<R: Deref<Target = Inner>, C> fmt::Debug for RetryPart<R, C> {
 /// The retry's layer around `N`.
 pub type RetryNode<R, C, N> = Layered<RetryPart<R, C>, N>;
 
-impl<R, C> LayerPart for RetryPart<R, C> {
-    const NODE: &'static str = "RetryNode";
-}
+crate::chain::layer_part!("RetryNode", impl<R, C> for RetryPart<R, C>);
 
 pin_project_lite::pin_project! {
     /// A call through the retry's layer: its progress, and the attempt or

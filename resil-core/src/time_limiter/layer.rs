@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::TimeLimiter;
 use super::core::{Expired, Inner};
-use crate::chain::{Ctx, HasAttempt, LayerPart, Layered, Node, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, Wrap};
 use crate::clock::{Clock, Sleep};
 use crate::deadline;
 use crate::error::Error;
@@ -129,9 +129,7 @@ impl<R: Deref<Target = Inner>> fmt::Debug for TimeLimiterPart<R> {
 /// The time limiter's layer around `N`.
 pub type TimeLimiterNode<R, N> = Layered<TimeLimiterPart<R>, N>;
 
-impl<R> LayerPart for TimeLimiterPart<R> {
-    const NODE: &'static str = "TimeLimiterNode";
-}
+crate::chain::layer_part!("TimeLimiterNode", impl<R> for TimeLimiterPart<R>);
 
 pin_project_lite::pin_project! {
     /// An attempt through the time limiter's layer: the inner attempt and
