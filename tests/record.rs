@@ -96,6 +96,7 @@ fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
     assert!(!limiter.try_acquire_permission(1));
     bulkhead.call(|| Ok::<_, Down>(())).unwrap();
     let _ = retry.call(|| Err::<(), _>(Down)); // three attempts, two waits
+    retry.call(|| Ok::<_, Down>(())).unwrap(); // no event: watched apart
     recording.stop();
 
     let t = |ms: u64| {
@@ -150,12 +151,17 @@ fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
                 r#"{{"time":"{}","kind":"retry",{q},"outcome":"error","attempts":3}}"#,
                 t(1212)
             ),
+            format!(
+                r#"{{"time":"{}","kind":"retry",{q},"outcome":"success","attempts":0}}"#,
+                t(1212)
+            ),
         ]
     );
     // stopped: nothing more is written
     cb.reset();
     cb.call(|| Ok::<_, Down>(())).unwrap();
-    assert_eq!(lines(&path).len(), 11);
+    retry.call(|| Ok::<_, Down>(())).unwrap();
+    assert_eq!(lines(&path).len(), 12);
     assert_eq!(resil::record::active(), None);
 }
 
@@ -246,7 +252,13 @@ fn a_call_allocates_nothing_with_recording_off_or_on() {
     let clock = ManualClock::new();
     let registries = registries(&clock);
     let cb = registries.circuit_breakers().circuit_breaker("costless");
-    let call = || cb.call(|| Ok::<_, Down>(std::hint::black_box(1))).unwrap();
+    let retry = registries.retries().retry("costless");
+    let call = || {
+        cb.call(|| Ok::<_, Down>(std::hint::black_box(1))).unwrap();
+        retry
+            .call(|| Ok::<_, Down>(std::hint::black_box(2)))
+            .unwrap();
+    };
     call();
     let (_, off) = resil_testkit::allocations_during(|| {
         for _ in 0..100 {
@@ -268,6 +280,6 @@ fn a_call_allocates_nothing_with_recording_off_or_on() {
         on, 0,
         "allocations on the caller's thread with recording on"
     );
-    assert_eq!(lines(&path).len(), 101);
+    assert_eq!(lines(&path).len(), 202, "a line per call of each");
     let _ = clock.now();
 }

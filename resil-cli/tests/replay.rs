@@ -351,3 +351,80 @@ fn a_missing_or_invalid_configuration_is_a_clear_error() {
         text(&out.stderr)
     );
 }
+
+/// A retry's calls over 2 s: eighteen that succeeded at their first attempt
+/// (the recorder writes them with `attempts` 0), then two that failed once
+/// and succeeded on their retry.
+fn budgeted_recording(with_first_attempt_successes: bool) -> String {
+    let mut out = String::new();
+    for i in 0..18u64 {
+        if with_first_attempt_successes {
+            line(&mut out, i * 100, "retry", "success", r#","attempts":0"#);
+        }
+    }
+    let wait = r#","attempts":1,"wait_us":10000"#;
+    for ms in [1800, 1900] {
+        line(&mut out, ms, "retry", "retry", wait);
+        line(&mut out, ms + 10, "retry", "success", r#","attempts":1"#);
+    }
+    out
+}
+
+/// A budget of one retry per ten first attempts, none for free.
+const BUDGET: &str = r#"
+[retrybudget.instances.orders]
+ratio = 0.1
+min-retries-per-second = 0
+ttl = "10s"
+
+[retry.instances.orders]
+max-attempts = 3
+wait-duration = "10ms"
+budget = "orders"
+"#;
+
+#[test]
+fn first_attempt_successes_pay_into_the_replayed_budget() {
+    let dir = std::env::temp_dir().join(format!("resil-replay-{}-budget", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("budget.toml"), BUDGET).unwrap();
+    std::fs::write(dir.join("all.jsonl"), budgeted_recording(true)).unwrap();
+    std::fs::write(dir.join("failed.jsonl"), budgeted_recording(false)).unwrap();
+
+    // twenty first attempts deposit two retries: both are made
+    let out = resil(
+        &["replay", "--calls", "all.jsonl", "--config", "budget.toml"],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(
+            "retry `orders`\n    calls: 20\n    inferred: 0\n    refusals: 0 (recording: 0, difference: 0)\n    retries: 2 (recording: 2, difference: 0)\n"
+        ),
+        "{report}"
+    );
+
+    // without them, the two calls that failed deposit too little: both
+    // retries are refused
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "failed.jsonl",
+            "--config",
+            "budget.toml",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(
+            "retry `orders`\n    calls: 2\n    inferred: 0\n    refusals: 2 (recording: 0, difference: +2)\n    retries: 0 (recording: 2, difference: -2)\n"
+        ),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -91,6 +91,11 @@ async fn a_recorded_drill_replays_with_two_candidates_that_disagree_about_openin
         current.contains("    refusals: 5 (recording: 5, difference: 0)\n"),
         "{opens}"
     );
+    // every call of the retry is in the recording, the fifteen that
+    // succeeded at their first attempt too (they publish no event)
+    let start = opens.find("retry `inventory-query`").unwrap();
+    let retry = opens[start..].split("\n\n").next().unwrap();
+    assert!(retry.contains("    calls: 30\n"), "{opens}");
     let open_line = current.lines().last().unwrap();
     assert!(
         open_line.starts_with("    OPEN: 1 at +") && open_line.ends_with(", difference: 0)"),

@@ -36,14 +36,16 @@
 //! | `circuitbreaker` | `refused` (not permitted) | |
 //! | `circuitbreaker` | `transition` | `from`, `to` (`CLOSED`, `OPEN`, `HALF_OPEN`, ...) |
 //! | `retry` | `retry` (an attempt failed, another follows) | `attempts` (failed so far), `wait_us`, `error` |
-//! | `retry` | `success`, `error` (the call's end after retries), `ignored`, `refused` (the retry budget denied the retry) | `attempts`, `error` |
+//! | `retry` | `success` (the call's end: `attempts` 0 when its first attempt succeeded), `error` (the call's end after retries), `ignored`, `refused` (the retry budget denied the retry) | `attempts`, `error` |
 //! | `ratelimiter` | `permitted`, `refused` | |
 //! | `bulkhead`, `thread-pool-bulkhead` | `permitted`, `finished`, `refused` | |
 //! | `timelimiter` | `success`, `error`, `timeout` | `error` |
 //!
-//! A retry publishes nothing for a call that succeeds at its first attempt,
-//! so its lines are the calls that failed at least once; the breaker below
-//! it records every attempt.
+//! A retry publishes no event for a call that succeeds at its first attempt
+//! (Resilience4j's retry publishes none); the recorder watches those calls
+//! apart ([`Retry::watch_quiet_successes`](resil_core::retry::Retry::watch_quiet_successes)),
+//! so every call of a retry has its line and a replayed retry budget sees
+//! every first attempt.
 //!
 //! # Bounds and cost
 //!
@@ -77,7 +79,7 @@ use self::line::Line;
 use self::writer::Writer;
 
 /// Whether a recording is on: the one load an event costs when it is off.
-static ON: AtomicBool = AtomicBool::new(false);
+pub(crate) static ON: AtomicBool = AtomicBool::new(false);
 
 /// The recording in force.
 static ACTIVE: RwLock<Option<Arc<Writer>>> = RwLock::new(None);

@@ -75,6 +75,17 @@ impl Sink<CircuitBreaker> for RecordSink {
 impl Sink<Retry> for RecordSink {
     fn follow(&self, p: &Retry) -> Follower<RetryEvent> {
         let name = Name::from(p.instance_name());
+        // A call that succeeds at its first attempt publishes no event:
+        // the retry shows it to the recorder while a recording is on.
+        let quiet = name.clone();
+        p.watch_quiet_successes(&super::ON, move |wall| {
+            emit(|| {
+                Some(Line {
+                    attempts: Some(0),
+                    ..Line::new(wall, "retry", &quiet, "success")
+                })
+            });
+        });
         Box::new(move |e| {
             emit(|| {
                 let l = |outcome| Line {

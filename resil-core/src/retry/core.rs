@@ -22,6 +22,16 @@ pub struct Inner {
     pub(super) tags: Tags,
     pub(super) counters: Counters,
     pub(super) events: EventPublisher<RetryEvent>,
+    /// Who sees the calls that succeed at their first attempt, which
+    /// publish no event: see [`Retry::watch_quiet_successes`](super::Retry::watch_quiet_successes).
+    pub(super) quiet: std::sync::OnceLock<Quiet>,
+}
+
+/// A watcher of the calls that succeed at their first attempt, and the gate
+/// that says when it watches.
+pub(super) struct Quiet {
+    pub(super) gate: &'static std::sync::atomic::AtomicBool,
+    pub(super) watcher: Box<dyn Fn(std::time::SystemTime) + Send + Sync>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -93,6 +103,29 @@ pub(super) enum Next {
 }
 
 impl Inner {
+    /// A call succeeded at its first attempt: counted, and shown to the
+    /// watcher of such calls while its gate is open (one load more when
+    /// there is none).
+    #[inline(always)]
+    pub(super) fn success_without_retry(&self) {
+        self.counters.successful_without_retry.increment();
+        if let Some(quiet) = self.quiet.get()
+            && quiet.gate.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.show_quiet(quiet);
+        }
+    }
+
+    /// Shows the watcher a call that succeeded at its first attempt, at the
+    /// retry's clock's time; a watcher's panic is caught, as an event
+    /// consumer's is.
+    #[cold]
+    #[inline(never)]
+    fn show_quiet(&self, quiet: &Quiet) {
+        let wall = self.clock.system_time(self.clock.now());
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (quiet.watcher)(wall)));
+    }
+
     /// A call's first attempt: the budget's deposit, when there is one
     /// (without one, a load and a branch).
     #[inline(always)]
@@ -185,7 +218,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
     ) -> bool {
         if self.attempts == 0 && classifier.retry_on_result.is_none() && result.is_ok() {
             self.done = true;
-            self.inner.counters.successful_without_retry.increment();
+            self.inner.success_without_retry();
             true
         } else {
             false
@@ -217,7 +250,7 @@ impl<R: Deref<Target = Inner>> CallState<R> {
             Ok(value) if classifier.retry_on_result.is_none_or(|p| !p(value)) => {
                 self.done = true;
                 if self.attempts == 0 {
-                    self.inner.counters.successful_without_retry.increment();
+                    self.inner.success_without_retry();
                 } else {
                     self.on_success_after_retry();
                 }

@@ -199,7 +199,7 @@ where
         guard.disarm();
         match first {
             Ok(value) if classifier.retry_on_result.is_none_or(|p| !p(&value)) => {
-                part.inner.counters.successful_without_retry.increment();
+                part.inner.success_without_retry();
                 Ok(value)
             }
             first => retry_after_first(&part.inner, classifier, first, &mut self.next, ctx),

@@ -189,6 +189,7 @@ impl Retry {
                 clock,
                 tags,
                 counters: Counters::new(),
+                quiet: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -246,6 +247,50 @@ impl Retry {
     /// Subscriptions and the recent-events buffer.
     pub fn event_publisher(&self) -> &EventPublisher<RetryEvent> {
         &self.inner.events
+    }
+
+    /// Shows `watcher` each call that succeeds at its first attempt, with
+    /// its time on the retry's clock, while `gate` is set.
+    ///
+    /// Those calls publish no event (as Resilience4j's retry publishes
+    /// none), yet a record of every call needs them: resil's recorder is
+    /// such a watcher, its gate whether a recording is on. A retry has at
+    /// most one watcher, for as long as it lives: `false` (and `watcher`
+    /// dropped) when it has one already. With none, or its gate cleared,
+    /// such a call pays one load more; a watcher's panic is caught.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use resil_core::retry::Retry;
+    ///
+    /// static WATCHING: AtomicBool = AtomicBool::new(true);
+    /// let retry = Retry::of_defaults("inventory-query");
+    /// let seen = Arc::new(AtomicU32::new(0));
+    /// let count = seen.clone();
+    /// assert!(retry.watch_quiet_successes(&WATCHING, move |_at| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    /// }));
+    /// retry.call(|| Ok::<_, std::io::Error>(1))?;
+    /// WATCHING.store(false, Ordering::Relaxed);
+    /// retry.call(|| Ok::<_, std::io::Error>(2))?;
+    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), resil_core::Error<std::io::Error>>(())
+    /// ```
+    pub fn watch_quiet_successes(
+        &self,
+        gate: &'static std::sync::atomic::AtomicBool,
+        watcher: impl Fn(std::time::SystemTime) + Send + Sync + 'static,
+    ) -> bool {
+        self.inner
+            .quiet
+            .set(self::core::Quiet {
+                gate,
+                watcher: Box::new(watcher),
+            })
+            .is_ok()
     }
 
     /// A snapshot of the counters.
