@@ -342,7 +342,7 @@ where
         BulkheadAttempt { stage }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,

@@ -294,7 +294,7 @@ where
         CircuitBreakerAttempt { stage }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,

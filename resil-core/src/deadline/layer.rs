@@ -164,7 +164,7 @@ where
         DeadlineAttempt { stage }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,

@@ -206,7 +206,7 @@ where
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,

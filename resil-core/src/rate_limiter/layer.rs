@@ -297,7 +297,7 @@ where
         RateLimiterAttempt { stage }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,

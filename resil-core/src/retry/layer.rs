@@ -119,7 +119,7 @@ where
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,
