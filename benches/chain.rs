@@ -117,9 +117,11 @@ fn chain(c: &mut Criterion) {
     // Each layer alone, through its primitive's own async call, to show what
     // the chain adds over the sum of its layers.
     let mut g = c.benchmark_group("layer_ready_async");
+    // `$g`'s benchmark `$name`: the awaited `$call`, in a loop in one
+    // `block_on`.
     macro_rules! layer {
-        ($name:literal, $call:expr) => {
-            g.bench_function($name, |b| {
+        ($g:ident, $name:literal, $call:expr) => {
+            $g.bench_function($name, |b| {
                 b.iter_custom(|iters| {
                     rt.block_on(async {
                         let start = Instant::now();
@@ -132,17 +134,27 @@ fn chain(c: &mut Criterion) {
             });
         };
     }
-    layer!("retry", retry.call_async(|| ready(black_box(1))));
+    layer!(g, "retry", retry.call_async(|| ready(black_box(1))));
     layer!(
+        g,
         "circuit breaker",
         breaker.call_async(|| ready(black_box(1)))
     );
-    layer!("rate limiter", limiter.call_async(|| ready(black_box(1))));
-    layer!("time limiter", timeout.call_async(|| ready(black_box(1))));
-    layer!("bulkhead", bulkhead.call_async(|| ready(black_box(1))));
+    layer!(
+        g,
+        "rate limiter",
+        limiter.call_async(|| ready(black_box(1)))
+    );
+    layer!(
+        g,
+        "time limiter",
+        timeout.call_async(|| ready(black_box(1)))
+    );
+    layer!(g, "bulkhead", bulkhead.call_async(|| ready(black_box(1))));
     // The chain's own cost: `Decorators` with no primitive at all.
     let empty = Decorators::new();
     layer!(
+        g,
         "Decorators without layers",
         empty.call_async(|| ready(black_box(1)))
     );
@@ -152,29 +164,16 @@ fn chain(c: &mut Criterion) {
     // alone, and with the fault's place innermost (what every face has),
     // async and blocking.
     let mut g = c.benchmark_group("fault_place");
-    macro_rules! place {
-        ($name:literal, $call:expr) => {
-            g.bench_function($name, |b| {
-                b.iter_custom(|iters| {
-                    rt.block_on(async {
-                        let start = Instant::now();
-                        for _ in 0..iters {
-                            black_box($call.await.ok());
-                        }
-                        start.elapsed()
-                    })
-                })
-            });
-        };
-    }
     let classifier = CircuitBreakerClassifier::new();
-    place!(
+    layer!(
+        g,
         "breaker place, async",
         Stack::new()
             .circuit_breaker(breaker.part(&classifier))
             .call_async(Lift(|| ready(black_box(1))))
     );
-    place!(
+    layer!(
+        g,
         "breaker and fault places, async",
         Stack::new()
             .circuit_breaker(breaker.part(&classifier))
