@@ -33,8 +33,8 @@
 //! peer, `stack-breaker` the engine's breaker place alone and
 //! `stack-breaker-fault` the same with the fault place (no fault in
 //! force), and `stack-breaker-owning`, `stack-breaker-fault-owning` the
-//! same two with a call whose future owns something to drop. The difference of two totals divided by 200 000 is what one call
-//! adds.
+//! same two with a call whose future owns something to drop. The
+//! difference of two totals divided by 200 000 is what one call adds.
 
 use std::hint::black_box;
 use std::time::Duration;
