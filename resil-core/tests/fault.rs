@@ -14,6 +14,7 @@ use resil_core::clock::{Clock, ManualClock, SharedClock};
 use resil_core::decorators::{Decorators, Layer};
 use resil_core::fault::{FaultConfig, Faults};
 use resil_core::retry::{Retry, RetryConfig};
+use resil_core::time_limiter::{TimeLimiter, TimeLimiterConfig};
 
 #[global_allocator]
 static ALLOC: support::CountingAlloc = support::CountingAlloc;
@@ -227,4 +228,62 @@ fn a_thread_pool_job_is_aborted_or_delayed_on_the_pool_thread() {
         pool.call(move || Ok::<_, &str>(c.now().as_duration())),
         Ok(Duration::from_millis(40))
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_detached_call_answers_to_the_fault_inside_the_future_left_running() {
+    let clock = resil_core::clock::TokioClock::new();
+    let config = TimeLimiterConfig::builder()
+        .timeout_duration(Duration::from_secs(1))
+        .cancel_running_future(false)
+        .build()
+        .unwrap();
+    let tl = TimeLimiter::with_clock("fault-detached", config, clock.clone());
+    let ran = std::sync::Arc::new(AtomicU32::new(0));
+
+    // An abort: the call's future is never polled.
+    Faults::global().configure(
+        "fault-detached",
+        Some(abort_all()),
+        SharedClock::new(clock.clone()),
+    );
+    let counter = ran.clone();
+    let outcome = tl
+        .call_async_detached(move || async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, &str>(1)
+        })
+        .await;
+    assert!(matches!(outcome, Err(Error::FaultInjected(_))));
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+
+    // A delay longer than the timeout: the caller times out, and the call,
+    // left running, runs once the delay is over.
+    let delay = FaultConfig::builder()
+        .delay(Duration::from_secs(3))
+        .delay_percent(100.0)
+        .build()
+        .unwrap();
+    Faults::global().configure(
+        "fault-detached",
+        Some(delay),
+        SharedClock::new(clock.clone()),
+    );
+    let counter = ran.clone();
+    let outcome = tl
+        .call_async_detached(move || async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, &str>(1)
+        })
+        .await;
+    assert!(matches!(outcome, Err(Error::Timeout(_))), "{outcome:?}");
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    assert_eq!(Faults::global().injected_total("fault-detached"), (1, 1));
+
+    // No fault: the call runs in time.
+    Faults::global().configure("fault-detached", None, SharedClock::new(clock));
+    let outcome = tl.call_async_detached(|| async { Ok::<_, &str>(2) }).await;
+    assert_eq!(outcome, Ok(2));
 }

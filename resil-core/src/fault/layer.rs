@@ -32,6 +32,14 @@ impl FaultSites for &[&str] {
     }
 }
 
+/// A name owned by the call (a future that may outlive its caller).
+impl FaultSites for crate::Name {
+    #[inline]
+    fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(&**self)
+    }
+}
+
 impl FaultSites for &str {
     #[inline]
     fn names(&self) -> impl Iterator<Item = &str> {

@@ -102,7 +102,7 @@ pub use self::layer::{
 pub use self::metrics::TimeLimiterMetrics;
 pub use crate::rejection::Timeout;
 
-use crate::chain::{Lift, Stack, once};
+use crate::chain::{Call, Lift, Stack, once};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::error::Error;
 use crate::event::EventPublisher;
@@ -279,6 +279,12 @@ impl TimeLimiter {
     /// that finishes in time costs no spawn); leaving it running costs one
     /// allocation per call.
     ///
+    /// The fault of the limiter's name ([`crate::fault`]) is inside the
+    /// future that may be left running, as in `call_async`: a delay counts
+    /// against the timeout (and the call, left running, runs once the delay
+    /// is over), an abort returns [`Error::FaultInjected`] without polling
+    /// the caller's future.
+    ///
     /// # Errors
     ///
     /// As [`TimeLimiter::call_async`].
@@ -330,9 +336,18 @@ impl TimeLimiter {
         T: Send + 'static,
         E: Send + 'static,
     {
+        // The fault of the limiter's name is inside the future that may be
+        // left running: a delay is part of what times out, an abort ends it.
+        let future = f();
+        let name = Name::clone(&self.inner.name);
         Stack::new()
             .time_limiter(self.detaching_part())
-            .call_async(Lift(once(f)))
+            .call_async(Call(once(move || async move {
+                Stack::new()
+                    .fault(FaultPart::global(name))
+                    .call_async(Lift(once(move || future)))
+                    .await
+            })))
     }
 
     /// Blocks the calling thread until the task of `submission` (a
