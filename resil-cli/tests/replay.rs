@@ -428,3 +428,85 @@ fn first_attempt_successes_pay_into_the_replayed_budget() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Six tasks submitted 10 ms apart, each running 100 ms, and a seventh the
+/// pool refused, as `resil::record` writes a thread-pool bulkhead's.
+fn pool_recording() -> String {
+    let mut out = String::new();
+    for i in 0..6u64 {
+        line(&mut out, i * 10, "thread-pool-bulkhead", "permitted", "");
+    }
+    line(&mut out, 60, "thread-pool-bulkhead", "refused", "");
+    for i in 0..6u64 {
+        line(
+            &mut out,
+            i * 10 + 100,
+            "thread-pool-bulkhead",
+            "finished",
+            "",
+        );
+    }
+    out
+}
+
+#[test]
+fn a_thread_pool_is_replayed_with_its_threads_and_queue() {
+    let dir = dir("pool");
+    std::fs::write(dir.join("pool.jsonl"), pool_recording()).unwrap();
+    // two threads and two places in the queue: four tasks at a time
+    std::fs::write(
+        dir.join("small.toml"),
+        "[thread-pool-bulkhead.instances.orders]\n\
+         core-thread-pool-size = 1\nmax-thread-pool-size = 2\nqueue-capacity = 2\n",
+    )
+    .unwrap();
+    // eight at a time: the task the recording refused runs too
+    std::fs::write(
+        dir.join("large.toml"),
+        "[thread-pool-bulkhead.instances.orders]\n\
+         core-thread-pool-size = 4\nmax-thread-pool-size = 4\nqueue-capacity = 4\n",
+    )
+    .unwrap();
+    let small = resil(
+        &["replay", "--calls", "pool.jsonl", "--config", "small.toml"],
+        &dir,
+    );
+    assert!(small.status.success(), "{}", text(&small.stderr));
+    assert_eq!(
+        text(&small.stdout),
+        "\
+replay of pool.jsonl: 13 lines over +0.150s
+candidate: small.toml; compared with: recording
+
+thread-pool-bulkhead `orders`
+    calls: 7
+    inferred: 0
+    refusals: 3 (recording: 1, difference: +2)
+"
+    );
+    let large = resil(
+        &[
+            "replay",
+            "--calls",
+            "pool.jsonl",
+            "--config",
+            "large.toml",
+            "--against",
+            "small.toml",
+        ],
+        &dir,
+    );
+    assert!(large.status.success(), "{}", text(&large.stderr));
+    assert_eq!(
+        text(&large.stdout),
+        "\
+replay of pool.jsonl: 13 lines over +0.150s
+candidate: large.toml; compared with: small.toml
+
+thread-pool-bulkhead `orders`
+    calls: 7
+    inferred: 1
+    refusals: 0 (small.toml: 3, difference: -3)
+"
+    );
+}

@@ -26,7 +26,8 @@ pub(crate) enum Kind {
     Retry,
     RateLimiter,
     Bulkhead,
-    /// Recorded, but replay does not run it (a thread-pool bulkhead, a time limiter).
+    ThreadPoolBulkhead,
+    /// Recorded, but replay does not run it (a time limiter).
     Other(&'static str),
 }
 
@@ -37,6 +38,7 @@ impl Kind {
             Kind::Retry => "retry",
             Kind::RateLimiter => "ratelimiter",
             Kind::Bulkhead => "bulkhead",
+            Kind::ThreadPoolBulkhead => "thread-pool-bulkhead",
             Kind::Other(k) => k,
         }
     }
@@ -104,7 +106,7 @@ fn check(raw: Raw) -> Result<Line, String> {
         "retry" => Kind::Retry,
         "ratelimiter" => Kind::RateLimiter,
         "bulkhead" => Kind::Bulkhead,
-        "thread-pool-bulkhead" => Kind::Other("thread-pool-bulkhead"),
+        "thread-pool-bulkhead" => Kind::ThreadPoolBulkhead,
         "timelimiter" => Kind::Other("timelimiter"),
         other => return Err(format!("unknown `kind` {other:?}")),
     };
@@ -140,7 +142,7 @@ fn check(raw: Raw) -> Result<Line, String> {
                 | Outcome::Retry
         ),
         Kind::RateLimiter => matches!(outcome, Outcome::Permitted | Outcome::Refused),
-        Kind::Bulkhead => matches!(
+        Kind::Bulkhead | Kind::ThreadPoolBulkhead => matches!(
             outcome,
             Outcome::Permitted | Outcome::Finished | Outcome::Refused
         ),

@@ -155,7 +155,7 @@ fn record(s: &mut Stats, at: Duration, line: &Line) {
             }
         }
         (Kind::Retry, Outcome::Retry) => s.retries += 1,
-        (Kind::Bulkhead, Outcome::Finished) => {}
+        (Kind::Bulkhead | Kind::ThreadPoolBulkhead, Outcome::Finished) => {}
         (_, outcome) => {
             s.calls += 1;
             s.refusals += u64::from(outcome == Outcome::Refused);

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use resil_config::Resilience;
-use resil_core::bulkhead::{Bulkhead, BulkheadPermit};
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, State};
 use resil_core::clock::{Clock, ManualClock};
 use resil_core::rate_limiter::RateLimiter;
@@ -125,14 +125,26 @@ impl Sim {
                 // the permits borrow the bulkhead: it lives as long as the replay
                 let bulkhead: &'static Bulkhead =
                     Box::leak(Box::new(registries.bulkheads().bulkhead(name)));
-                Part::Bulkhead(BulkheadSim {
-                    bulkhead,
-                    outstanding: VecDeque::new(),
-                    due: BinaryHeap::new(),
-                    held: BTreeMap::new(),
-                    next: 0,
-                    last_duration: Duration::ZERO,
-                })
+                Part::Bulkhead(BulkheadSim::new(bulkhead))
+            }
+            Kind::ThreadPoolBulkhead => {
+                // A pool admits a task while fewer than its threads and its
+                // queue can hold are running or queued (a thread pool
+                // executor's rule: a queue first, then threads up to the
+                // maximum, then refusal): a bulkhead of that many permits,
+                // which never waits, admits the same tasks. The pool starts
+                // its threads for its first tasks: this one runs none.
+                let pool = registries
+                    .thread_pool_bulkheads()
+                    .thread_pool_bulkhead(name);
+                let config = BulkheadConfig::builder()
+                    .max_concurrent_calls(pool.config().capacity())
+                    .max_wait_duration(Duration::ZERO)
+                    .build()
+                    .map_err(|e| format!("thread-pool-bulkhead `{name}`: {e}"))?;
+                let bulkhead: &'static Bulkhead =
+                    Box::leak(Box::new(Bulkhead::with_clock(name, config, clock.clone())));
+                Part::Bulkhead(BulkheadSim::new(bulkhead))
             }
             Kind::Other(k) => return Err(format!("{k} is not replayed")),
         };
@@ -333,6 +345,17 @@ struct BulkheadSim {
 }
 
 impl BulkheadSim {
+    fn new(bulkhead: &'static Bulkhead) -> Self {
+        BulkheadSim {
+            bulkhead,
+            outstanding: VecDeque::new(),
+            due: BinaryHeap::new(),
+            held: BTreeMap::new(),
+            next: 0,
+            last_duration: Duration::ZERO,
+        }
+    }
+
     fn feed(&mut self, clock: &ManualClock, stats: &Mutex<Stats>, at: Duration, line: &Line) {
         while let Some(Reverse((end, id))) = self.due.peek().copied()
             && end <= at
