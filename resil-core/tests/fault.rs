@@ -240,42 +240,33 @@ async fn a_detached_call_answers_to_the_fault_inside_the_future_left_running() {
         .unwrap();
     let tl = TimeLimiter::with_clock("fault-detached", config, clock.clone());
     let ran = std::sync::Arc::new(AtomicU32::new(0));
-
-    // An abort: the call's future is never polled.
-    Faults::global().configure(
-        "fault-detached",
-        Some(abort_all()),
-        SharedClock::new(clock.clone()),
-    );
-    let counter = ran.clone();
-    let outcome = tl
-        .call_async_detached(move || async move {
+    let set = |config| {
+        Faults::global().configure("fault-detached", config, SharedClock::new(clock.clone()));
+    };
+    let call = || {
+        let counter = ran.clone();
+        tl.call_async_detached(move || async move {
             counter.fetch_add(1, Ordering::SeqCst);
             Ok::<_, &str>(1)
         })
-        .await;
+    };
+
+    // An abort: the call's future is never polled.
+    set(Some(abort_all()));
+    let outcome = call().await;
     assert!(matches!(outcome, Err(Error::FaultInjected(_))));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
 
     // A delay longer than the timeout: the caller times out, and the call,
     // left running, runs once the delay is over.
-    let delay = FaultConfig::builder()
-        .delay(Duration::from_secs(3))
-        .delay_percent(100.0)
-        .build()
-        .unwrap();
-    Faults::global().configure(
-        "fault-detached",
-        Some(delay),
-        SharedClock::new(clock.clone()),
-    );
-    let counter = ran.clone();
-    let outcome = tl
-        .call_async_detached(move || async move {
-            counter.fetch_add(1, Ordering::SeqCst);
-            Ok::<_, &str>(1)
-        })
-        .await;
+    set(Some(
+        FaultConfig::builder()
+            .delay(Duration::from_secs(3))
+            .delay_percent(100.0)
+            .build()
+            .unwrap(),
+    ));
+    let outcome = call().await;
     assert!(matches!(outcome, Err(Error::Timeout(_))), "{outcome:?}");
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -283,7 +274,7 @@ async fn a_detached_call_answers_to_the_fault_inside_the_future_left_running() {
     assert_eq!(Faults::global().injected_total("fault-detached"), (1, 1));
 
     // No fault: the call runs in time.
-    Faults::global().configure("fault-detached", None, SharedClock::new(clock));
-    let outcome = tl.call_async_detached(|| async { Ok::<_, &str>(2) }).await;
-    assert_eq!(outcome, Ok(2));
+    set(None);
+    assert_eq!(call().await, Ok(1));
+    assert_eq!(ran.load(Ordering::SeqCst), 2);
 }
