@@ -338,15 +338,19 @@ impl TimeLimiter {
     {
         // The fault of the limiter's name is inside the future that may be
         // left running: a delay is part of what times out, an abort ends it.
-        let future = f();
+        // `f` runs when the attempt starts, as in `call_async`; only its
+        // future moves into the one that may be left running.
         let name = Name::clone(&self.inner.name);
         Stack::new()
             .time_limiter(self.detaching_part())
-            .call_async(Call(once(move || async move {
-                Stack::new()
-                    .fault(FaultPart::global(name))
-                    .call_async(Lift(once(move || future)))
-                    .await
+            .call_async(Call(once(move || {
+                let future = f();
+                async move {
+                    Stack::new()
+                        .fault(FaultPart::global(name))
+                        .call_async(Lift(once(move || future)))
+                        .await
+                }
             })))
     }
 
