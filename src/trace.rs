@@ -288,7 +288,7 @@ fn rate_limiter(name: &str, event: &Event<RateLimiterEvent>) {
 
 fn time_limiter(name: &str, event: &Event<TimeLimiterEvent>) {
     match event.kind() {
-        TimeLimiterEvent::Timeout => {
+        TimeLimiterEvent::Timeout { .. } => {
             debug!(target: "resil::time_limiter", name, "time limiter `{name}`: the call timed out");
         }
         TimeLimiterEvent::ShadowRefusal => {
@@ -382,8 +382,10 @@ fn rate_limiter_call(event: &Event<RateLimiterEvent>, _: &AtomicU8) -> Option<Ca
 
 fn time_limiter_call(event: &Event<TimeLimiterEvent>, _: &AtomicU8) -> Option<CallFields> {
     match event.kind() {
-        TimeLimiterEvent::Success | TimeLimiterEvent::Error { .. } => Some(CallFields::default()),
-        TimeLimiterEvent::Timeout => Some(rejected(3)),
+        TimeLimiterEvent::Success { .. } | TimeLimiterEvent::Error { .. } => {
+            Some(CallFields::default())
+        }
+        TimeLimiterEvent::Timeout { .. } => Some(rejected(3)),
         _ => None,
     }
 }

@@ -3,7 +3,9 @@
 //! to the caller (no allocation, on or off).
 
 use std::path::{Path, PathBuf};
+use std::pin::pin;
 use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use resil::clock::{Clock as _, ManualClock};
@@ -34,6 +36,9 @@ max-wait-duration = 0
 [retry.instances.inventory-query]
 max-attempts = 3
 wait-duration = "100ms"
+
+[timelimiter.instances.inventory-query]
+timeout-duration = "800ms"
 "#;
 
 fn dir(name: &str) -> PathBuf {
@@ -66,6 +71,16 @@ fn lines(path: &Path) -> Vec<String> {
 #[derive(Debug)]
 struct Down;
 
+/// The output of a future done at its first poll (a time limiter's on a
+/// manual clock is: its timer is due at once).
+fn at_once<F: Future>(future: F) -> F::Output {
+    let mut cx = Context::from_waker(Waker::noop());
+    match pin!(future).poll(&mut cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("not done at its first poll"),
+    }
+}
+
 #[test]
 fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -77,6 +92,7 @@ fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
     let limiter = registries.rate_limiters().rate_limiter("inventory-query");
     let bulkhead = registries.bulkheads().bulkhead("inventory-query");
     let retry = registries.retries().retry("inventory-query");
+    let tl = registries.time_limiters().time_limiter("inventory-query");
     let path = dir("lines").join("calls.jsonl");
     let recording = resil::record::to_file(&path).unwrap();
     assert_eq!(resil::record::active().as_deref(), Some(path.as_path()));
@@ -97,6 +113,12 @@ fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
     bulkhead.call(|| Ok::<_, Down>(())).unwrap();
     let _ = retry.call(|| Err::<(), _>(Down)); // three attempts, two waits
     retry.call(|| Ok::<_, Down>(())).unwrap(); // no event: watched apart
+    at_once(tl.call_async(|| async { Ok::<_, Down>(()) })).unwrap(); // never pending: 0
+    let slow = at_once(tl.call_async(std::future::pending::<Result<(), Down>>));
+    assert!(
+        slow.is_err(),
+        "the manual clock's timer is due at once: 800 ms later"
+    );
     recording.stop();
 
     let t = |ms: u64| {
@@ -155,13 +177,21 @@ fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
                 r#"{{"time":"{}","kind":"retry",{q},"outcome":"success","attempts":0}}"#,
                 t(1212)
             ),
+            format!(
+                r#"{{"time":"{}","kind":"timelimiter",{q},"outcome":"success","duration_us":0}}"#,
+                t(1212)
+            ),
+            format!(
+                r#"{{"time":"{}","kind":"timelimiter",{q},"outcome":"timeout","duration_us":800000}}"#,
+                t(2012)
+            ),
         ]
     );
     // stopped: nothing more is written
     cb.reset();
     cb.call(|| Ok::<_, Down>(())).unwrap();
     retry.call(|| Ok::<_, Down>(())).unwrap();
-    assert_eq!(lines(&path).len(), 12);
+    assert_eq!(lines(&path).len(), 14);
     assert_eq!(resil::record::active(), None);
 }
 

@@ -297,12 +297,34 @@ impl<K: EventKind> EventPublisher<K> {
         }
     }
 
+    /// Publishes an event stamped now, made from that time.
+    #[inline]
+    pub(crate) fn publish_timed(&self, kind: impl FnOnce(Nanos) -> K) {
+        if self.is_active() {
+            let at = self.clock.now();
+            self.publish_at(at, kind(at));
+        }
+    }
+
     /// Publishes an event stamped with `stamp`'s reading of this publisher's
     /// clock (see [`Stamp`]); consumers that ran clear it.
     #[inline]
     pub(crate) fn publish_stamped(&self, stamp: &mut Stamp, kind: impl FnOnce() -> K) {
         if self.is_active() {
             self.publish_at(stamp.now(&self.clock), kind());
+            if self.subscribed.load(Ordering::Relaxed) {
+                stamp.clear();
+            }
+        }
+    }
+
+    /// [`EventPublisher::publish_stamped`], the event made from the time
+    /// it is stamped.
+    #[inline]
+    pub(crate) fn publish_stamped_timed(&self, stamp: &mut Stamp, kind: impl FnOnce(Nanos) -> K) {
+        if self.is_active() {
+            let at = stamp.now(&self.clock);
+            self.publish_at(at, kind(at));
             if self.subscribed.load(Ordering::Relaxed) {
                 stamp.clear();
             }

@@ -598,7 +598,12 @@ async fn a_shadow_time_limiter_lets_a_slow_call_finish_and_publishes() {
     let kinds = events.take();
     assert_eq!(
         kinds,
-        [TimeLimiterEvent::ShadowRefusal, TimeLimiterEvent::Success]
+        [
+            TimeLimiterEvent::ShadowRefusal,
+            TimeLimiterEvent::Success {
+                elapsed: Duration::from_millis(30)
+            }
+        ]
     );
     assert_eq!(tl.metrics().number_of_timeout_calls(), 0);
 }

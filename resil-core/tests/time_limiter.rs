@@ -14,9 +14,10 @@ use std::time::Duration;
 use resil_core::Error;
 use resil_core::bulkhead::BulkheadFull;
 use resil_core::chain::{Call, ChainFuture, Stack};
-use resil_core::clock::{Clock, ManualClock, TokioClock};
+use resil_core::clock::{Clock, ManualClock, SystemClock, TokioClock};
 use resil_core::rate_limiter::RequestNotPermitted;
 use resil_core::registry::TimeLimiterRegistry;
+use resil_core::thread_pool_bulkhead::ThreadPoolBulkhead;
 use resil_core::time_limiter::{
     TimeLimiter, TimeLimiterConfig, TimeLimiterEvent, TimeLimiterEventType,
 };
@@ -28,6 +29,8 @@ use tokio_test::{assert_pending, assert_ready, task};
 static A: support::CountingAlloc = support::CountingAlloc;
 
 use TimeLimiterEvent::{Success, Timeout};
+
+const ZERO: Duration = Duration::ZERO;
 
 const SEC: Duration = Duration::from_secs(1);
 
@@ -191,13 +194,17 @@ async fn events_and_counters_follow_each_outcome() {
     assert_eq!(
         rec.take(),
         [
-            Success,
-            TimeLimiterEvent::Error { error_kind: None },
-            Timeout,
+            Success { elapsed: ZERO },
             TimeLimiterEvent::Error {
-                error_kind: Some("RequestNotPermitted")
+                error_kind: None,
+                elapsed: ZERO
             },
-            Success,
+            Timeout { elapsed: SEC },
+            TimeLimiterEvent::Error {
+                error_kind: Some("RequestNotPermitted"),
+                elapsed: ZERO
+            },
+            Success { elapsed: ZERO },
         ]
     );
     let m = tl.metrics();
@@ -246,7 +253,7 @@ async fn a_detached_future_keeps_running_after_the_caller_timed_out() {
         "the work completed in the background"
     );
     assert!(dropped.load(Ordering::SeqCst));
-    assert_eq!(rec.take(), [Timeout]);
+    assert_eq!(rec.take(), [Timeout { elapsed: SEC }]);
 
     // In time, a detached call is an ordinary one.
     let r = ChainFuture::new(Stack::new().time_limiter(tl.detaching_part()).around(Call(
@@ -257,7 +264,13 @@ async fn a_detached_future_keeps_running_after_the_caller_timed_out() {
     )))
     .await;
     assert_eq!(r, Ok(1));
-    assert_eq!(rec.take(), [Success]);
+    assert_eq!(
+        rec.take(),
+        [Success {
+            elapsed: Duration::from_millis(10)
+        }],
+        "timed from its first poll that was not ready"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -436,7 +449,12 @@ fn the_registry_shares_instances_and_applies_configs() {
         .into_iter()
         .map(|e| e.into_kind())
         .collect();
-    assert_eq!(kinds, [Timeout]);
+    assert_eq!(
+        kinds,
+        [Timeout {
+            elapsed: Duration::from_millis(800)
+        }]
+    );
 }
 
 fn detaching(max: u32) -> TimeLimiter {
@@ -536,4 +554,27 @@ fn issue_8_max_detached_futures_must_be_positive() {
         .unwrap_err();
     assert_eq!(err.problems()[0].field(), "max_detached_futures");
     assert_eq!(TimeLimiterConfig::default().max_detached_futures(), 1000);
+}
+
+#[test]
+fn a_blocking_wait_is_timed_in_real_time_whatever_the_limiters_clock() {
+    let clock = ManualClock::new();
+    let tl = TimeLimiter::with_clock("tl", config(SEC * 5, true), clock.clone());
+    let rec = Recorder::attach(tl.event_publisher());
+    let pool = ThreadPoolBulkhead::of_defaults("pool");
+    let real = SystemClock::new();
+    let before = real.now();
+    let out = tl.wait_submission(pool.submit(move || {
+        clock.advance(SEC * 3600);
+        Ok::<_, Error<()>>(1)
+    }));
+    let took = real.now().saturating_duration_since(before);
+    assert_eq!(out, Ok(1));
+    let [Success { elapsed }] = rec.take()[..] else {
+        panic!("one success")
+    };
+    assert!(
+        elapsed <= took,
+        "{elapsed:?} within the {took:?} the wait took, not the manual clock's hour"
+    );
 }

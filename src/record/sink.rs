@@ -165,14 +165,20 @@ impl Sink<TimeLimiter> for RecordSink {
         let name = Name::from(p.instance_name());
         Box::new(move |e| {
             emit(|| {
-                let l = |outcome| line(e, "timelimiter", &name, outcome);
+                let l = |outcome, elapsed| Line {
+                    duration: Some(elapsed),
+                    ..line(e, "timelimiter", &name, outcome)
+                };
                 match *e.kind() {
-                    TimeLimiterEvent::Success => l("success"),
-                    TimeLimiterEvent::Error { error_kind } => Line {
+                    TimeLimiterEvent::Success { elapsed } => l("success", elapsed),
+                    TimeLimiterEvent::Error {
+                        error_kind,
+                        elapsed,
+                    } => Line {
                         error: error_kind,
-                        ..l("error")
+                        ..l("error", elapsed)
                     },
-                    TimeLimiterEvent::Timeout => l("timeout"),
+                    TimeLimiterEvent::Timeout { elapsed } => l("timeout", elapsed),
                     _ => return None,
                 }
                 .into()

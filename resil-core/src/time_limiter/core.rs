@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::{TimeLimiterConfig, TimeLimiterEvent, Timeout};
-use crate::clock::{SharedClock, Stamp};
+use crate::clock::{Nanos, SharedClock, Stamp};
 use crate::deadline::DeadlineExceeded;
 use crate::error::Error;
 use crate::event::EventPublisher;
@@ -47,34 +47,24 @@ impl std::fmt::Debug for Inner {
     }
 }
 
+/// How an outcome's event is stamped.
+pub(super) enum Stamping<'s> {
+    /// Now, on the limiter's clock.
+    Now,
+    /// At the chain's reading (see [`Stamp`]).
+    Stamped(&'s mut Stamp),
+}
+
 impl Inner {
     /// Counts and publishes the outcome, and shapes the caller's result.
-    #[inline]
+    /// `elapsed` gives the call's duration from the time its event is
+    /// stamped (read only when the event is published).
+    #[inline(always)]
     pub(super) fn record<T, E>(
         &self,
         outcome: Result<Result<T, Error<E>>, Expired>,
-    ) -> Result<T, Error<E>> {
-        self.record_publishing(outcome, |event| self.publish(event))
-    }
-
-    /// [`Inner::record`], a success or an error published at `stamp`'s
-    /// time (the decorator chain's).
-    #[inline]
-    pub(super) fn record_stamped<T, E>(
-        &self,
-        outcome: Result<Result<T, Error<E>>, Expired>,
-        stamp: &mut Stamp,
-    ) -> Result<T, Error<E>> {
-        self.record_publishing(outcome, |event| {
-            self.events.publish_stamped(stamp, || event);
-        })
-    }
-
-    #[inline(always)]
-    fn record_publishing<T, E>(
-        &self,
-        outcome: Result<Result<T, Error<E>>, Expired>,
-        publish: impl FnOnce(TimeLimiterEvent),
+        elapsed: impl FnOnce(Nanos) -> Duration,
+        stamping: Stamping<'_>,
     ) -> Result<T, Error<E>> {
         match outcome {
             Ok(Ok(value)) => {
@@ -82,15 +72,19 @@ impl Inner {
                 // Checked here so that the hot path inlines a load and a
                 // branch, not the publisher.
                 if self.events.is_active() {
-                    publish(TimeLimiterEvent::Success);
+                    self.publish_outcome(stamping, |at| TimeLimiterEvent::Success {
+                        elapsed: elapsed(at),
+                    });
                 }
                 Ok(value)
             }
             Ok(Err(e)) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 if self.events.is_active() {
-                    publish(TimeLimiterEvent::Error {
-                        error_kind: e.rejection_kind(),
+                    let error_kind = e.rejection_kind();
+                    self.publish_outcome(stamping, |at| TimeLimiterEvent::Error {
+                        error_kind,
+                        elapsed: elapsed(at),
                     });
                 }
                 Err(e)
@@ -105,10 +99,16 @@ impl Inner {
         self.events.publish(|| TimeLimiterEvent::ShadowRefusal);
     }
 
-    #[cold]
-    #[inline(never)]
-    pub(super) fn publish(&self, event: TimeLimiterEvent) {
-        self.events.publish(|| event);
+    #[inline(always)]
+    fn publish_outcome(
+        &self,
+        stamping: Stamping<'_>,
+        kind: impl FnOnce(Nanos) -> TimeLimiterEvent,
+    ) {
+        match stamping {
+            Stamping::Now => self.events.publish_timed(kind),
+            Stamping::Stamped(stamp) => self.events.publish_stamped_timed(stamp, kind),
+        }
     }
 
     #[cold]
@@ -120,11 +120,13 @@ impl Inner {
             self.failed.fetch_add(1, Ordering::Relaxed);
             self.events.publish(|| TimeLimiterEvent::Error {
                 error_kind: Some("DeadlineExceeded"),
+                elapsed: timeout,
             });
             return Error::DeadlineExceeded(DeadlineExceeded::noticed("timelimiter", &self.name));
         }
         self.timeout.fetch_add(1, Ordering::Relaxed);
-        self.events.publish(|| TimeLimiterEvent::Timeout);
+        self.events
+            .publish(|| TimeLimiterEvent::Timeout { elapsed: timeout });
         Error::Timeout(Timeout::new(self.name.clone(), timeout))
     }
 

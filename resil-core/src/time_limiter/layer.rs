@@ -7,11 +7,12 @@ use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use super::TimeLimiter;
-use super::core::{Expired, Inner};
+use super::core::{Expired, Inner, Stamping};
 use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, Wrap};
-use crate::clock::{Clock, Sleep};
+use crate::clock::{Clock, Nanos, Sleep, SystemClock};
 use crate::deadline;
 use crate::error::Error;
 use std::borrow::Borrow;
@@ -23,15 +24,40 @@ use crate::thread_pool_bulkhead::{Submission, Tasks, ThreadPoolBulkhead, ThreadP
 enum Timer {
     /// The attempt has not yet been pending.
     Unarmed,
-    /// Timing, with the settings of the attempt's start (`sleep` is `None`
-    /// for a zero timeout).
-    Armed {
-        sleep: Option<Sleep>,
-        expired: Expired,
-        shadow: bool,
-    },
+    /// Timing. Boxed: an attempt that is never pending (the healthy path)
+    /// carries one word for its timer.
+    Armed(Box<Armed>),
+}
+
+/// A timer's state once the attempt was pending: since when, with the
+/// settings of then.
+#[derive(Debug)]
+struct Armed {
+    /// `None` for a zero timeout.
+    sleep: Option<Sleep>,
+    expired: Expired,
+    shadow: bool,
     /// Passed in shadow mode: the attempt is left to finish.
-    Passed,
+    passed: bool,
+    since: Nanos,
+}
+
+impl Timer {
+    /// When the attempt was first pending, if it was.
+    #[inline(always)]
+    fn since(&self) -> Option<Nanos> {
+        match self {
+            Timer::Unarmed => None,
+            Timer::Armed(armed) => Some(armed.since),
+        }
+    }
+}
+
+/// How long an attempt first pending at `since` took, ending at `now`
+/// (zero when it was never pending).
+#[inline(always)]
+fn elapsed(since: Option<Nanos>, now: Nanos) -> Duration {
+    since.map_or(Duration::ZERO, |since| now.saturating_duration_since(since))
 }
 
 impl Inner {
@@ -41,36 +67,38 @@ impl Inner {
     /// then: that is when the attempt's timing starts.
     #[cold]
     fn poll_timer(&self, timer: &mut Timer, cx: &mut Context<'_>) -> Poll<Expired> {
-        loop {
-            match timer {
-                Timer::Passed => return Poll::Pending,
-                Timer::Unarmed => {
-                    let config = self.config.load();
-                    // The request's deadline, if nearer, cuts the wait.
-                    let (timeout, deadline) = deadline::cut(config.timeout_duration);
-                    *timer = Timer::Armed {
-                        sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
-                        expired: Expired { timeout, deadline },
-                        shadow: config.shadow,
-                    };
-                }
-                Timer::Armed {
-                    sleep,
-                    expired,
-                    shadow,
-                } => {
-                    if let Some(sleep) = sleep {
-                        ready!(Pin::new(sleep).poll(cx));
-                    }
-                    // Shadow mode lets its own timeout pass, not the deadline.
-                    if !*shadow || expired.deadline {
-                        return Poll::Ready(*expired);
-                    }
-                    *timer = Timer::Passed;
-                    self.shadow_refusal();
-                }
+        let armed = match timer {
+            Timer::Armed(armed) => armed,
+            Timer::Unarmed => {
+                let config = self.config.load();
+                // The request's deadline, if nearer, cuts the wait.
+                let (timeout, deadline) = deadline::cut(config.timeout_duration);
+                *timer = Timer::Armed(Box::new(Armed {
+                    since: self.clock.now(),
+                    sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
+                    expired: Expired { timeout, deadline },
+                    shadow: config.shadow,
+                    passed: false,
+                }));
+                let Timer::Armed(armed) = timer else {
+                    unreachable!("armed just now")
+                };
+                armed
             }
+        };
+        if armed.passed {
+            return Poll::Pending;
         }
+        if let Some(sleep) = &mut armed.sleep {
+            ready!(Pin::new(sleep).poll(cx));
+        }
+        // Shadow mode lets its own timeout pass, not the deadline.
+        if !armed.shadow || armed.expired.deadline {
+            return Poll::Ready(armed.expired);
+        }
+        armed.passed = true;
+        self.shadow_refusal();
+        Poll::Pending
     }
 }
 
@@ -188,11 +216,11 @@ where
         ctx: &mut Ctx,
     ) -> Poll<Self::Output> {
         let mut stage = attempt.project().stage;
-        let outcome = match stage.as_mut().project() {
+        let (outcome, since) = match stage.as_mut().project() {
             StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
             StageProj::Running { timer, mut inner } => {
                 match self.next.poll(inner.as_mut(), cx, ctx) {
-                    Poll::Ready(out) => Ok(out),
+                    Poll::Ready(out) => (Ok(out), timer.since()),
                     Poll::Pending => {
                         let part = self.part.as_ref().expect("a timed attempt has its limiter");
                         // Out of time: the attempt is given up on and dropped
@@ -201,7 +229,7 @@ where
                         // is published.
                         let timeout = ready!(part.inner.poll_timer(timer, cx));
                         self.next.give_up(inner);
-                        Err(timeout)
+                        (Err(timeout), None)
                     }
                 }
             }
@@ -210,7 +238,11 @@ where
         // The inner attempt is dropped before the outcome is published.
         stage.set(Stage::Done);
         let part = self.part.as_ref().expect("a timed attempt has its limiter");
-        Poll::Ready(part.inner.record_stamped(outcome, &mut ctx.stamp))
+        Poll::Ready(part.inner.record(
+            outcome,
+            |now| elapsed(since, now),
+            Stamping::Stamped(&mut ctx.stamp),
+        ))
     }
 }
 
@@ -252,6 +284,10 @@ impl Inner {
         }
         let config = *self.config.load();
         let (timeout, deadline) = deadline::cut(config.timeout_duration);
+        // The wait is real time, whatever the limiter's clock (see
+        // `TimeLimiter::wait_submission`): so is the call's duration.
+        let real = SystemClock::new();
+        let started = real.now();
         let outcome = match submission.wait_timeout(timeout) {
             Some(Ok(result)) => Ok(result),
             Some(Err(full)) => Ok(Err(Error::BulkheadFull(full))),
@@ -269,7 +305,8 @@ impl Inner {
                 Err(Expired { timeout, deadline })
             }
         };
-        self.record(outcome)
+        let elapsed = |_| real.now().saturating_duration_since(started);
+        self.record(outcome, elapsed, Stamping::Now)
     }
 }
 
@@ -380,15 +417,15 @@ where
     ) -> Poll<Self::Output> {
         let mut stage = attempt.project().stage;
         let inner = self.inner;
-        let outcome = match stage.as_mut().project() {
+        let (outcome, since) = match stage.as_mut().project() {
             DetachingProj::Inline { timer, future } => match self.next.poll(future, cx, ctx) {
-                Poll::Ready(out) => Ok(out),
-                Poll::Pending => Err(ready!(inner.poll_timer(timer, cx))),
+                Poll::Ready(out) => (Ok(out), timer.since()),
+                Poll::Pending => (Err(ready!(inner.poll_timer(timer, cx))), None),
             },
             DetachingProj::Boxed { timer, future } => {
                 match self.next.poll(future.as_mut(), cx, ctx) {
-                    Poll::Ready(out) => Ok(out),
-                    Poll::Pending => Err(ready!(inner.poll_timer(timer, cx))),
+                    Poll::Ready(out) => (Ok(out), timer.since()),
+                    Poll::Pending => (Err(ready!(inner.poll_timer(timer, cx))), None),
                 }
             }
             DetachingProj::Done => panic!("a time limiter's attempt polled after completion"),
@@ -399,7 +436,11 @@ where
         {
             inner.detach(future);
         }
-        Poll::Ready(inner.record_stamped(outcome, &mut ctx.stamp))
+        Poll::Ready(inner.record(
+            outcome,
+            |now| elapsed(since, now),
+            Stamping::Stamped(&mut ctx.stamp),
+        ))
     }
 }
 

@@ -30,6 +30,11 @@
 //! counter, and never touches the clock. The timeout is measured from the
 //! end of that first poll, which could not have been interrupted anyway. A
 //! zero timeout accepts exactly the futures that are done at their first poll.
+//! A call that is not done then arms its timer: a reading of the clock and
+//! one allocation (the timer's state, which the healthy path carries as one
+//! word). Its event says how long it took from then
+//! ([`TimeLimiterEvent`]'s `elapsed`; zero for a call done at its first
+//! poll).
 //!
 //! There is no blocking form: a timeout cannot stop a thread that is busy in
 //! a synchronous call. Run such a call on a
