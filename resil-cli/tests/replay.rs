@@ -38,7 +38,8 @@ fn line(out: &mut String, ms: u64, kind: &str, outcome: &str, extra: &str) {
 /// ten successes, six failures, opened at the sixth, refused ten calls and
 /// let four succeed; a rate limiter refused every third call; a bulkhead
 /// held each call 50 ms; a retry saw two calls fail once, the second for
-/// good; a time limiter timed one out.
+/// good; a time limiter saw calls of 200 ms, 900 ms and 50 ms, and timed
+/// one out after 1 s.
 fn recording() -> String {
     let mut out = String::new();
     for i in 0..30u64 {
@@ -62,13 +63,26 @@ fn recording() -> String {
         line(&mut out, ms, "ratelimiter", limited, "");
         line(&mut out, ms, "bulkhead", "permitted", "");
         line(&mut out, ms + 50, "bulkhead", "finished", "");
+        let (outcome, us) = match i {
+            5 => ("success", 200_000),
+            12 => ("success", 900_000),
+            20 => ("error", 50_000),
+            25 => ("timeout", 1_000_000),
+            _ => continue,
+        };
+        line(
+            &mut out,
+            ms,
+            "timelimiter",
+            outcome,
+            &format!(r#","duration_us":{us}"#),
+        );
     }
     let wait = r#","attempts":1,"wait_us":100000"#;
     line(&mut out, 3000, "retry", "retry", wait);
     line(&mut out, 3100, "retry", "success", r#","attempts":1"#);
     line(&mut out, 3200, "retry", "retry", wait);
     line(&mut out, 3300, "retry", "error", r#","attempts":2"#);
-    line(&mut out, 3300, "timelimiter", "timeout", "");
     out
 }
 
@@ -92,6 +106,9 @@ max-concurrent-calls = 1
 [retry.instances.orders]
 max-attempts = 3
 wait-duration = "100ms"
+
+[timelimiter.instances.orders]
+timeout-duration = "500ms"
 "#;
 
 fn dir(name: &str) -> PathBuf {
@@ -112,7 +129,7 @@ fn dir(name: &str) -> PathBuf {
 }
 
 const OPENS_REPORT: &str = "\
-replay of calls.jsonl: 126 lines over +3.300s
+replay of calls.jsonl: 129 lines over +3.300s
 candidate: opens.toml; compared with: recording
 
 circuitbreaker `orders`
@@ -137,7 +154,10 @@ bulkhead `orders`
     inferred: 0
     refusals: 0 (recording: 0, difference: 0)
 
-timelimiter `orders`: 1 line, not replayed
+timelimiter `orders`
+    calls: 4
+    inferred: 0
+    timeouts: 2 (recording: 1, difference: +1)
 ";
 
 #[test]
@@ -218,6 +238,65 @@ fn a_candidate_that_never_opens_infers_every_refused_call() {
     assert!(
         stdout.contains("    OPEN: 0 (opens.toml: 2 at +1.400s, +2.100s, difference: -2)\n"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn a_time_limiter_is_replayed_against_the_candidates_timeout() {
+    let dir = dir("timeouts");
+    std::fs::write(
+        dir.join("long.toml"),
+        "[timelimiter.instances.orders]\ntimeout-duration = \"2s\"\n",
+    )
+    .unwrap();
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "calls.jsonl",
+            "--config",
+            "long.toml",
+            "--against",
+            "opens.toml",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    // 2 s lets the 900 ms call finish; the call the recording gave up on
+    // after 1 s may have run on past 2 s: a timeout still, inferred.
+    assert!(
+        report.ends_with(
+            "timelimiter `orders`
+    calls: 4
+    inferred: 1
+    timeouts: 1 (opens.toml: 2, difference: -1)
+"
+        ),
+        "{report}"
+    );
+
+    // a time limiter's line needs its duration
+    let lines = recording().replace(
+        r#""outcome":"timeout","duration_us":1000000"#,
+        r#""outcome":"timeout""#,
+    );
+    std::fs::write(dir.join("no-duration.jsonl"), lines).unwrap();
+    let out = resil(
+        &[
+            "replay",
+            "--calls",
+            "no-duration.jsonl",
+            "--config",
+            "long.toml",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).ends_with(": a timelimiter's \"timeout\" needs its `duration_us`\n"),
+        "{}",
+        text(&out.stderr)
     );
 }
 

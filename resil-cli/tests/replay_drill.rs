@@ -102,14 +102,29 @@ async fn a_recorded_drill_replays_with_two_candidates_that_disagree_about_openin
         "{opens}"
     );
 
+    // the time limiter saw each call the breaker let through take its
+    // 20 ms, well within 800 ms
+    let start = opens.find("timelimiter `inventory-query`").unwrap();
+    let timed = &opens[start..];
+    assert!(timed.contains("    calls: 25\n"), "{opens}");
+    assert!(
+        timed.contains("    timeouts: 0 (recording: 0, difference: 0)\n"),
+        "{opens}"
+    );
+
     // judged over 100 calls it never opens: the five refused calls are let
-    // through, with the outcome of their nearest recorded neighbour
+    // through, with the outcome of their nearest recorded neighbour; with a
+    // 10 ms timeout, every 20 ms call times out
     let candidate = std::fs::read_to_string(CONFIG)
         .unwrap()
         .replace("sliding-window-size = 20", "sliding-window-size = 100")
         .replace(
             "minimum-number-of-calls = 10",
             "minimum-number-of-calls = 100",
+        )
+        .replace(
+            "timeout-duration = \"800ms\"",
+            "timeout-duration = \"10ms\"",
         );
     std::fs::write(dir.join("candidate.toml"), candidate).unwrap();
     let out = replay(&dir, "candidate.toml");
@@ -123,6 +138,16 @@ async fn a_recorded_drill_replays_with_two_candidates_that_disagree_about_openin
     );
     assert!(
         candidate.contains("    OPEN: 0 (recording: 1 at +"),
+        "{stays}"
+    );
+    assert!(
+        stays.ends_with(
+            "timelimiter `inventory-query`
+    calls: 25
+    inferred: 0
+    timeouts: 25 (recording: 0, difference: +25)
+"
+        ),
         "{stays}"
     );
     // the same recording, the same bytes

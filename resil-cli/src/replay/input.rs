@@ -27,8 +27,7 @@ pub(crate) enum Kind {
     RateLimiter,
     Bulkhead,
     ThreadPoolBulkhead,
-    /// Recorded, but replay does not run it (a time limiter).
-    Other(&'static str),
+    TimeLimiter,
 }
 
 impl Kind {
@@ -39,7 +38,7 @@ impl Kind {
             Kind::RateLimiter => "ratelimiter",
             Kind::Bulkhead => "bulkhead",
             Kind::ThreadPoolBulkhead => "thread-pool-bulkhead",
-            Kind::Other(k) => k,
+            Kind::TimeLimiter => "timelimiter",
         }
     }
 }
@@ -107,7 +106,7 @@ fn check(raw: Raw) -> Result<Line, String> {
         "ratelimiter" => Kind::RateLimiter,
         "bulkhead" => Kind::Bulkhead,
         "thread-pool-bulkhead" => Kind::ThreadPoolBulkhead,
-        "timelimiter" => Kind::Other("timelimiter"),
+        "timelimiter" => Kind::TimeLimiter,
         other => return Err(format!("unknown `kind` {other:?}")),
     };
     let outcome = match raw.outcome.as_str() {
@@ -146,7 +145,10 @@ fn check(raw: Raw) -> Result<Line, String> {
             outcome,
             Outcome::Permitted | Outcome::Finished | Outcome::Refused
         ),
-        Kind::Other(_) => true,
+        Kind::TimeLimiter => matches!(
+            outcome,
+            Outcome::Success | Outcome::Error | Outcome::Timeout
+        ),
     };
     if !fits {
         return Err(format!(
@@ -154,16 +156,18 @@ fn check(raw: Raw) -> Result<Line, String> {
             raw.outcome, raw.kind
         ));
     }
-    if kind == Kind::CircuitBreaker
-        && matches!(
+    let timed = match kind {
+        Kind::CircuitBreaker => matches!(
             outcome,
             Outcome::Success | Outcome::Error | Outcome::Ignored
-        )
-        && raw.duration_us.is_none()
-    {
+        ),
+        Kind::TimeLimiter => true,
+        _ => false,
+    };
+    if timed && raw.duration_us.is_none() {
         return Err(format!(
-            "a circuitbreaker's {:?} needs its `duration_us`",
-            raw.outcome
+            "a {}'s {:?} needs its `duration_us`",
+            raw.kind, raw.outcome
         ));
     }
     Ok(Line {

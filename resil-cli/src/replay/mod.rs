@@ -37,7 +37,6 @@ pub(crate) fn run(calls: &Path, config: &Path, against: Option<&Path>) -> Result
     let mut origin: Option<SystemTime> = None;
     let mut last = Duration::ZERO;
     let mut instances: BTreeMap<(Kind, String), Instance> = BTreeMap::new();
-    let mut others: BTreeMap<(&'static str, String), u64> = BTreeMap::new();
     let mut failed: Option<String> = None;
     let lines = input::read(calls, BufReader::new(file), |line: Line| {
         if failed.is_some() {
@@ -46,10 +45,6 @@ pub(crate) fn run(calls: &Path, config: &Path, against: Option<&Path>) -> Result
         let origin = *origin.get_or_insert(line.time);
         let at = line.time.duration_since(origin).unwrap_or(Duration::ZERO);
         last = last.max(at);
-        if let Kind::Other(k) = line.kind {
-            *others.entry((k, line.name.clone())).or_default() += 1;
-            return;
-        }
         let key = (line.kind, line.name.clone());
         if !instances.contains_key(&key) {
             let made = Sim::new(&candidate, line.kind, &line.name).and_then(|c| {
@@ -110,12 +105,15 @@ pub(crate) fn run(calls: &Path, config: &Path, against: Option<&Path>) -> Result
         let _ = writeln!(out, "\n{} `{name}`", kind.as_str());
         let _ = writeln!(out, "    calls: {}", run.calls);
         let _ = writeln!(out, "    inferred: {}", run.inferred);
+        // a time limiter refuses nothing: it times calls out
+        let (what, now, before) = match kind {
+            Kind::TimeLimiter => ("timeouts", run.timeouts, base.timeouts),
+            _ => ("refusals", run.refusals, base.refusals),
+        };
         let _ = writeln!(
             out,
-            "    refusals: {} ({baseline}: {}, difference: {})",
-            run.refusals,
-            base.refusals,
-            difference(run.refusals, base.refusals)
+            "    {what}: {now} ({baseline}: {before}, difference: {})",
+            difference(now, before)
         );
         match kind {
             Kind::CircuitBreaker => {
@@ -139,10 +137,6 @@ pub(crate) fn run(calls: &Path, config: &Path, against: Option<&Path>) -> Result
             _ => {}
         }
     }
-    for ((kind, name), count) in others {
-        let lines = if count == 1 { "line" } else { "lines" };
-        let _ = writeln!(out, "\n{kind} `{name}`: {count} {lines}, not replayed");
-    }
     Ok(out)
 }
 
@@ -156,6 +150,10 @@ fn record(s: &mut Stats, at: Duration, line: &Line) {
         }
         (Kind::Retry, Outcome::Retry) => s.retries += 1,
         (Kind::Bulkhead | Kind::ThreadPoolBulkhead, Outcome::Finished) => {}
+        (Kind::TimeLimiter, outcome) => {
+            s.calls += 1;
+            s.timeouts += u64::from(outcome == Outcome::Timeout);
+        }
         (_, outcome) => {
             s.calls += 1;
             s.refusals += u64::from(outcome == Outcome::Refused);

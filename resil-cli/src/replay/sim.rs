@@ -4,7 +4,9 @@
 //! Each instance is the real resil-core primitive that
 //! `resil::init()` would build from the file (through
 //! `Resilience::builder()`), on a `ManualClock` moved to each line's time:
-//! the algorithms are the library's, not copies.
+//! the algorithms are the library's, not copies. A time limiter's recorded
+//! durations are held against its configured timeout (its rule is that
+//! comparison; its timers wait on no manual clock).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -17,6 +19,7 @@ use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerEvent, State};
 use resil_core::clock::{Clock, ManualClock};
 use resil_core::rate_limiter::RateLimiter;
 use resil_core::retry::{Retry, RetryEvent};
+use resil_core::time_limiter::TimeLimiter;
 
 use super::input::{Kind, Line, Outcome};
 
@@ -61,6 +64,8 @@ pub(crate) struct Stats {
     /// When the breaker went to OPEN, from the recording's first line.
     pub(crate) opens: Vec<Duration>,
     pub(crate) retries: u64,
+    /// A time limiter's calls that ran past its timeout.
+    pub(crate) timeouts: u64,
     /// Calls (or attempts) the recording has no outcome for, given the
     /// nearest one of the same instance.
     pub(crate) inferred: u64,
@@ -80,6 +85,7 @@ enum Part {
     Retry(RetrySim),
     Limiter(Arc<RateLimiter>),
     Bulkhead(BulkheadSim),
+    TimeLimiter(Arc<TimeLimiter>),
 }
 
 impl Sim {
@@ -146,7 +152,7 @@ impl Sim {
                     Box::leak(Box::new(Bulkhead::with_clock(name, config, clock.clone())));
                 Part::Bulkhead(BulkheadSim::new(bulkhead))
             }
-            Kind::Other(k) => return Err(format!("{k} is not replayed")),
+            Kind::TimeLimiter => Part::TimeLimiter(registries.time_limiters().time_limiter(name)),
         };
         Ok(Sim {
             clock,
@@ -183,6 +189,7 @@ impl Sim {
                 s.refusals += u64::from(!permitted);
             }
             Part::Bulkhead(b) => b.feed(clock, stats, at, line),
+            Part::TimeLimiter(limiter) => time_limit(limiter, stats, line),
         }
     }
 
@@ -196,7 +203,7 @@ impl Sim {
                 b.held.clear();
                 b.outstanding.clear();
             }
-            Part::Retry(_) | Part::Limiter(_) => {}
+            Part::Retry(_) | Part::Limiter(_) | Part::TimeLimiter(_) => {}
         }
         let mut out = lock(stats).clone();
         out.opens.sort();
@@ -398,6 +405,32 @@ impl BulkheadSim {
             }
             _ => {}
         }
+    }
+}
+
+/// A recorded call held against the candidate's timeout: a time limiter
+/// gives up on a call that is not done when its timeout has passed, so a
+/// call that took longer than the timeout times out, and one that took as
+/// long or less ends as recorded (the limiter polls the call before its
+/// timer). A call the recording timed out ran at least that long: under a
+/// timeout as long or shorter it times out again; under a longer one how
+/// long it would have run is not in the recording, and it is counted a
+/// timeout, inferred. A candidate in shadow mode is counted as if it
+/// enforced its timeout: its timeouts are the ones shadow mode reports.
+fn time_limit(limiter: &TimeLimiter, stats: &Mutex<Stats>, line: &Line) {
+    let timeout = limiter.config().timeout_duration();
+    let mut s = lock(stats);
+    match line.outcome {
+        Outcome::Success | Outcome::Error => {
+            s.calls += 1;
+            s.timeouts += u64::from(line.duration > timeout);
+        }
+        Outcome::Timeout => {
+            s.calls += 1;
+            s.timeouts += 1;
+            s.inferred += u64::from(timeout > line.duration);
+        }
+        _ => {}
     }
 }
 
