@@ -113,6 +113,38 @@ fn opens_exactly_at_the_threshold_after_the_minimum_with_events_in_order() {
 }
 
 #[test]
+fn a_consumed_success_on_a_window_of_successes_is_published_and_the_window_stays_exact() {
+    // the recorder consumes the events: each success is published, the
+    // ones that find the window full of successes without writing to it
+    let (cb, clock, rec) = breaker(count(2, 2).build().unwrap());
+    for ms in [3, 5, 7] {
+        slow_ok(&cb, &clock, MS * ms);
+    }
+    let m = cb.metrics();
+    assert_eq!(
+        (m.number_of_successful_calls(), m.number_of_buffered_calls()),
+        (2, 2)
+    );
+    fail(&cb).unwrap_err(); // 1 of the last 2 = 50% >= 50
+    assert_eq!(cb.state(), State::Open);
+    let success = |ms| Ev::Success { elapsed: MS * ms };
+    assert_eq!(
+        rec.take(),
+        [
+            success(3),
+            success(5),
+            success(7),
+            Ev::Error {
+                elapsed: Duration::ZERO,
+                error_kind: None
+            },
+            Ev::FailureRateExceeded { failure_rate: 50.0 },
+            transition(State::Closed, State::Open),
+        ]
+    );
+}
+
+#[test]
 fn minimum_calls_is_clamped_to_a_count_window() {
     // minimum 100 > window 5: the runtime minimum is 5, as in Resilience4j.
     let (cb, _, _) = breaker(count(5, 100).build().unwrap());

@@ -386,11 +386,12 @@ impl Inner {
     /// state's metrics and lets the state react (Resilience4j records into
     /// the state current at completion).
     ///
-    /// The healthy path writes nothing: in CLOSED and METRICS_ONLY, a
-    /// success that is not slow, with no event consumed, on a full count
-    /// window of successes changes no count (it evicts a success) and
-    /// decides nothing (both rates are 0), so it is recorded by seeing that
-    /// with loads only. Anything else takes the exact path.
+    /// The healthy path writes nothing to the window: in CLOSED and
+    /// METRICS_ONLY, a success that is not slow, on a full count window of
+    /// successes, changes no count (it evicts a success) and decides
+    /// nothing (both rates are 0), so it is recorded by seeing that with
+    /// loads only, and by publishing its event where events are consumed.
+    /// Anything else takes the exact path.
     #[inline]
     pub(super) fn finish(
         &self,
@@ -403,21 +404,48 @@ impl Inner {
         if elapsed_nanos > settings.slow_call_nanos / 2 {
             return self.finish_retimed(settings, end, elapsed_nanos, verdict, permit);
         }
-        if matches!(verdict, Verdict::Success)
-            && !self.events.is_active()
-            && self.success_changes_nothing(settings)
-        {
-            return;
+        if matches!(verdict, Verdict::Success) {
+            if !self.events.is_active() {
+                if self.success_changes_nothing(settings, false) {
+                    return;
+                }
+            } else if self.success_published(settings, end, elapsed_nanos) {
+                return;
+            }
         }
         self.record(settings, end, elapsed_nanos, verdict, permit);
     }
 
-    /// Whether recording a success (not slow, no event consumed) now would
-    /// change nothing: see [`Inner::finish`].
+    /// Whether recording a success (not slow) now would change nothing:
+    /// see [`Inner::finish`]. `consumed`: whether its event is.
     #[inline]
-    fn success_changes_nothing(&self, settings: &Settings) -> bool {
-        self.clock.observe_events(false);
+    fn success_changes_nothing(&self, settings: &Settings, consumed: bool) -> bool {
+        self.clock.observe_events(consumed);
         self.load().records_closed() && settings.closed.window.holds_only_successes()
+    }
+
+    /// With events consumed: publishes a success that changes nothing in
+    /// the window, and says whether it did (else the exact path records
+    /// it). Out of line, so that the path with no event consumed stays
+    /// what it was.
+    #[inline(never)]
+    fn success_published(&self, settings: &Settings, end: Nanos, elapsed_nanos: u64) -> bool {
+        if !self.success_changes_nothing(settings, true) {
+            return false;
+        }
+        self.publish_success(end, elapsed_nanos);
+        true
+    }
+
+    /// A success's event, as the exact path publishes it.
+    #[inline]
+    fn publish_success(&self, end: Nanos, elapsed_nanos: u64) {
+        self.events.publish_at(
+            end,
+            CircuitBreakerEvent::Success {
+                elapsed: Duration::from_nanos(elapsed_nanos),
+            },
+        );
     }
 
     /// A call past half its slow-call threshold: its end is read again on
@@ -485,16 +513,16 @@ impl Inner {
         }
         if self.events.is_active() {
             self.clock.observe_events(true);
-            let event = match verdict {
-                Verdict::Failure(kind) => CircuitBreakerEvent::Error {
-                    elapsed: Duration::from_nanos(elapsed_nanos),
-                    error_kind: kind,
-                },
-                _ => CircuitBreakerEvent::Success {
-                    elapsed: Duration::from_nanos(elapsed_nanos),
-                },
-            };
-            self.events.publish_at(end, event);
+            match verdict {
+                Verdict::Failure(kind) => self.events.publish_at(
+                    end,
+                    CircuitBreakerEvent::Error {
+                        elapsed: Duration::from_nanos(elapsed_nanos),
+                        error_kind: kind,
+                    },
+                ),
+                _ => self.publish_success(end, elapsed_nanos),
+            }
         }
         let slow = elapsed_nanos > settings.slow_call_nanos;
         let (cell, minimum_calls) = self.cell_in(settings, w.slot());
