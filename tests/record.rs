@@ -125,66 +125,33 @@ fn a_recording_writes_one_line_per_call_outcome_below_each_pattern() {
         humantime::format_rfc3339_micros(std::time::UNIX_EPOCH + Duration::from_millis(ms))
             .to_string()
     };
-    let q = r#""name":"inventory-query""#;
+    let line = |ms, kind: &str, outcome: &str| {
+        format!(
+            r#"{{"time":"{}","kind":"{kind}","name":"inventory-query","outcome":{outcome}}}"#,
+            t(ms)
+        )
+    };
     assert_eq!(
         lines(&path),
         [
-            format!(
-                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"success","duration_us":5000}}"#,
-                t(1005)
+            line(1005, "circuitbreaker", r#""success","duration_us":5000"#),
+            line(1012, "circuitbreaker", r#""error","duration_us":7000"#),
+            line(
+                1012,
+                "circuitbreaker",
+                r#""transition","from":"CLOSED","to":"OPEN""#
             ),
-            format!(
-                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"error","duration_us":7000}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"transition","from":"CLOSED","to":"OPEN"}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"circuitbreaker",{q},"outcome":"refused"}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"ratelimiter",{q},"outcome":"permitted"}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"ratelimiter",{q},"outcome":"refused"}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"bulkhead",{q},"outcome":"permitted"}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"bulkhead",{q},"outcome":"finished"}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"retry",{q},"outcome":"retry","attempts":1,"wait_us":100000}}"#,
-                t(1012)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"retry",{q},"outcome":"retry","attempts":2,"wait_us":100000}}"#,
-                t(1112)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"retry",{q},"outcome":"error","attempts":3}}"#,
-                t(1212)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"retry",{q},"outcome":"success","attempts":0}}"#,
-                t(1212)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"timelimiter",{q},"outcome":"success","duration_us":0}}"#,
-                t(1212)
-            ),
-            format!(
-                r#"{{"time":"{}","kind":"timelimiter",{q},"outcome":"timeout","duration_us":800000}}"#,
-                t(2012)
-            ),
+            line(1012, "circuitbreaker", r#""refused""#),
+            line(1012, "ratelimiter", r#""permitted""#),
+            line(1012, "ratelimiter", r#""refused""#),
+            line(1012, "bulkhead", r#""permitted""#),
+            line(1012, "bulkhead", r#""finished""#),
+            line(1012, "retry", r#""retry","attempts":1,"wait_us":100000"#),
+            line(1112, "retry", r#""retry","attempts":2,"wait_us":100000"#),
+            line(1212, "retry", r#""error","attempts":3"#),
+            line(1212, "retry", r#""success","attempts":0"#),
+            line(1212, "timelimiter", r#""success","duration_us":0"#),
+            line(2012, "timelimiter", r#""timeout","duration_us":800000"#),
         ]
     );
     // stopped: nothing more is written

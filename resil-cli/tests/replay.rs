@@ -16,6 +16,13 @@ fn resil(args: &[&str], dir: &Path) -> Output {
         .expect("the resil binary runs")
 }
 
+/// `resil replay --calls calls --config config [--against against]` in `dir`.
+fn replay(dir: &Path, calls: &str, config: &str, against: Option<&str>) -> Output {
+    let mut args = vec!["replay", "--calls", calls, "--config", config];
+    args.extend(against.map(|a| ["--against", a]).into_iter().flatten());
+    resil(&args, dir)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -163,10 +170,7 @@ timelimiter `orders`
 #[test]
 fn a_candidate_that_opens_earlier_and_twice_is_shown_beside_the_recording() {
     let dir = dir("opens");
-    let out = resil(
-        &["replay", "--calls", "calls.jsonl", "--config", "opens.toml"],
-        &dir,
-    );
+    let out = replay(&dir, "calls.jsonl", "opens.toml", None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // the breaker opens at the 15th call (5 of the last 10 failed), lets two
     // probes through after 500 ms, the two calls the recording refused there
@@ -179,17 +183,8 @@ fn a_candidate_that_opens_earlier_and_twice_is_shown_beside_the_recording() {
 #[test]
 fn the_same_input_gives_the_same_bytes() {
     let dir = dir("twice");
-    let args = [
-        "replay",
-        "--calls",
-        "calls.jsonl",
-        "--config",
-        "opens.toml",
-        "--against",
-        "stays.toml",
-    ];
-    let first = resil(&args, &dir);
-    let second = resil(&args, &dir);
+    let run = || replay(&dir, "calls.jsonl", "opens.toml", Some("stays.toml"));
+    let (first, second) = (run(), run());
     assert!(first.status.success(), "{}", text(&first.stderr));
     assert_eq!(first.stdout, second.stdout);
     assert!(!first.stdout.is_empty());
@@ -198,10 +193,7 @@ fn the_same_input_gives_the_same_bytes() {
 #[test]
 fn a_candidate_that_never_opens_infers_every_refused_call() {
     let dir = dir("stays");
-    let out = resil(
-        &["replay", "--calls", "calls.jsonl", "--config", "stays.toml"],
-        &dir,
-    );
+    let out = replay(&dir, "calls.jsonl", "stays.toml", None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
@@ -217,18 +209,7 @@ fn a_candidate_that_never_opens_infers_every_refused_call() {
     );
 
     // and the two candidates side by side
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "calls.jsonl",
-            "--config",
-            "stays.toml",
-            "--against",
-            "opens.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "calls.jsonl", "stays.toml", Some("opens.toml"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
@@ -249,18 +230,7 @@ fn a_time_limiter_is_replayed_against_the_candidates_timeout() {
         "[timelimiter.instances.orders]\ntimeout-duration = \"2s\"\n",
     )
     .unwrap();
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "calls.jsonl",
-            "--config",
-            "long.toml",
-            "--against",
-            "opens.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "calls.jsonl", "long.toml", Some("opens.toml"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
     // 2 s lets the 900 ms call finish; the call the recording gave up on
@@ -282,16 +252,7 @@ fn a_time_limiter_is_replayed_against_the_candidates_timeout() {
         r#""outcome":"timeout""#,
     );
     std::fs::write(dir.join("no-duration.jsonl"), lines).unwrap();
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "no-duration.jsonl",
-            "--config",
-            "long.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "no-duration.jsonl", "long.toml", None);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).ends_with(": a timelimiter's \"timeout\" needs its `duration_us`\n"),
@@ -307,16 +268,7 @@ fn a_corrupt_or_truncated_line_is_named_and_stops_the_replay() {
     // cut in the middle of the third line, as a crash mid-write leaves it
     let cut: usize = whole.lines().take(2).map(|l| l.len() + 1).sum::<usize>() + 40;
     std::fs::write(dir.join("truncated.jsonl"), &whole[..cut]).unwrap();
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "truncated.jsonl",
-            "--config",
-            "opens.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "truncated.jsonl", "opens.toml", None);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
@@ -329,16 +281,7 @@ fn a_corrupt_or_truncated_line_is_named_and_stops_the_replay() {
     let mut lines: Vec<&str> = whole.lines().collect();
     lines[4] = r#"{"time":"yesterday","kind":"retry","name":"orders","outcome":"error"}"#;
     std::fs::write(dir.join("bad-time.jsonl"), lines.join("\n")).unwrap();
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "bad-time.jsonl",
-            "--config",
-            "opens.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "bad-time.jsonl", "opens.toml", None);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).starts_with(
@@ -350,16 +293,7 @@ fn a_corrupt_or_truncated_line_is_named_and_stops_the_replay() {
 
     lines[4] = r#"{"time":"2026-12-05T00:00:00Z","kind":"ratelimiter","name":"orders","outcome":"finished"}"#;
     std::fs::write(dir.join("bad-outcome.jsonl"), lines.join("\n")).unwrap();
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "bad-outcome.jsonl",
-            "--config",
-            "opens.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "bad-outcome.jsonl", "opens.toml", None);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
@@ -370,16 +304,7 @@ fn a_corrupt_or_truncated_line_is_named_and_stops_the_replay() {
 #[test]
 fn a_missing_or_invalid_configuration_is_a_clear_error() {
     let dir = dir("config");
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "calls.jsonl",
-            "--config",
-            "missing.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "calls.jsonl", "missing.toml", None);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).starts_with("resil replay: cannot read missing.toml: "),
@@ -392,18 +317,7 @@ fn a_missing_or_invalid_configuration_is_a_clear_error() {
         "[circuitbreaker.instances.orders]\nfailure-rate-threshold = 300\n",
     )
     .unwrap();
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "calls.jsonl",
-            "--config",
-            "opens.toml",
-            "--against",
-            "bad.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "calls.jsonl", "opens.toml", Some("bad.toml"));
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(
@@ -413,16 +327,7 @@ fn a_missing_or_invalid_configuration_is_a_clear_error() {
         "{stderr}"
     );
 
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "missing.jsonl",
-            "--config",
-            "opens.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "missing.jsonl", "opens.toml", None);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).starts_with("resil replay: cannot read missing.jsonl: "),
@@ -472,10 +377,7 @@ fn first_attempt_successes_pay_into_the_replayed_budget() {
     std::fs::write(dir.join("failed.jsonl"), budgeted_recording(false)).unwrap();
 
     // twenty first attempts deposit two retries: both are made
-    let out = resil(
-        &["replay", "--calls", "all.jsonl", "--config", "budget.toml"],
-        &dir,
-    );
+    let out = replay(&dir, "all.jsonl", "budget.toml", None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
     assert!(
@@ -487,16 +389,7 @@ fn first_attempt_successes_pay_into_the_replayed_budget() {
 
     // without them, the two calls that failed deposit too little: both
     // retries are refused
-    let out = resil(
-        &[
-            "replay",
-            "--calls",
-            "failed.jsonl",
-            "--config",
-            "budget.toml",
-        ],
-        &dir,
-    );
+    let out = replay(&dir, "failed.jsonl", "budget.toml", None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report = text(&out.stdout);
     assert!(
@@ -546,10 +439,7 @@ fn a_thread_pool_is_replayed_with_its_threads_and_queue() {
          core-thread-pool-size = 4\nmax-thread-pool-size = 4\nqueue-capacity = 4\n",
     )
     .unwrap();
-    let small = resil(
-        &["replay", "--calls", "pool.jsonl", "--config", "small.toml"],
-        &dir,
-    );
+    let small = replay(&dir, "pool.jsonl", "small.toml", None);
     assert!(small.status.success(), "{}", text(&small.stderr));
     assert_eq!(
         text(&small.stdout),
@@ -563,18 +453,7 @@ thread-pool-bulkhead `orders`
     refusals: 3 (recording: 1, difference: +2)
 "
     );
-    let large = resil(
-        &[
-            "replay",
-            "--calls",
-            "pool.jsonl",
-            "--config",
-            "large.toml",
-            "--against",
-            "small.toml",
-        ],
-        &dir,
-    );
+    let large = replay(&dir, "pool.jsonl", "large.toml", Some("small.toml"));
     assert!(large.status.success(), "{}", text(&large.stderr));
     assert_eq!(
         text(&large.stdout),
