@@ -19,15 +19,10 @@ use std::borrow::Borrow;
 
 use crate::thread_pool_bulkhead::{Submission, Tasks, ThreadPoolBulkhead, ThreadPoolBulkheadNode};
 
-/// The timeout of one attempt, from its first poll that is not ready.
-#[derive(Debug)]
-enum Timer {
-    /// The attempt has not yet been pending.
-    Unarmed,
-    /// Timing. Boxed: an attempt that is never pending (the healthy path)
-    /// carries one word for its timer.
-    Armed(Box<Armed>),
-}
+/// The timeout of one attempt, from its first poll that is not ready:
+/// `None` until then, then armed. Boxed: an attempt that is never pending
+/// (the healthy path) carries one word for its timer.
+type Timer = Option<Box<Armed>>;
 
 /// A timer's state once the attempt was pending: since when, with the
 /// settings of then.
@@ -42,15 +37,10 @@ struct Armed {
     since: Nanos,
 }
 
-impl Timer {
-    /// When the attempt was first pending, if it was.
-    #[inline(always)]
-    fn since(&self) -> Option<Nanos> {
-        match self {
-            Timer::Unarmed => None,
-            Timer::Armed(armed) => Some(armed.since),
-        }
-    }
+/// When the attempt of `timer` was first pending, if it was.
+#[inline(always)]
+fn since(timer: &Timer) -> Option<Nanos> {
+    timer.as_ref().map(|armed| armed.since)
 }
 
 /// How long an attempt first pending at `since` took, ending at `now`
@@ -67,25 +57,18 @@ impl Inner {
     /// then: that is when the attempt's timing starts.
     #[cold]
     fn poll_timer(&self, timer: &mut Timer, cx: &mut Context<'_>) -> Poll<Expired> {
-        let armed = match timer {
-            Timer::Armed(armed) => armed,
-            Timer::Unarmed => {
-                let config = self.config.load();
-                // The request's deadline, if nearer, cuts the wait.
-                let (timeout, deadline) = deadline::cut(config.timeout_duration);
-                *timer = Timer::Armed(Box::new(Armed {
-                    since: self.clock.now(),
-                    sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
-                    expired: Expired { timeout, deadline },
-                    shadow: config.shadow,
-                    passed: false,
-                }));
-                let Timer::Armed(armed) = timer else {
-                    unreachable!("armed just now")
-                };
-                armed
-            }
-        };
+        let armed = timer.get_or_insert_with(|| {
+            let config = self.config.load();
+            // The request's deadline, if nearer, cuts the wait.
+            let (timeout, deadline) = deadline::cut(config.timeout_duration);
+            Box::new(Armed {
+                since: self.clock.now(),
+                sleep: (!timeout.is_zero()).then(|| self.clock.sleep_async(timeout)),
+                expired: Expired { timeout, deadline },
+                shadow: config.shadow,
+                passed: false,
+            })
+        });
         if armed.passed {
             return Poll::Pending;
         }
@@ -200,10 +183,7 @@ where
         let inner = self.next.start(ctx);
         let stage = match self.part {
             None => Stage::Through { inner },
-            Some(_) => Stage::Running {
-                timer: Timer::Unarmed,
-                inner,
-            },
+            Some(_) => Stage::Running { timer: None, inner },
         };
         TimeLimiterAttempt { stage }
     }
@@ -220,7 +200,7 @@ where
             StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
             StageProj::Running { timer, mut inner } => {
                 match self.next.poll(inner.as_mut(), cx, ctx) {
-                    Poll::Ready(out) => (Ok(out), timer.since()),
+                    Poll::Ready(out) => (Ok(out), since(timer)),
                     Poll::Pending => {
                         let part = self.part.as_ref().expect("a timed attempt has its limiter");
                         // Out of time: the attempt is given up on and dropped
@@ -397,12 +377,12 @@ where
         let future = self.next.start(ctx);
         let stage = if self.inner.config.load().cancel_running_future {
             Detaching::Inline {
-                timer: Timer::Unarmed,
+                timer: None,
                 future,
             }
         } else {
             Detaching::Boxed {
-                timer: Timer::Unarmed,
+                timer: None,
                 future: Box::pin(future),
             }
         };
@@ -419,12 +399,12 @@ where
         let inner = self.inner;
         let (outcome, since) = match stage.as_mut().project() {
             DetachingProj::Inline { timer, future } => match self.next.poll(future, cx, ctx) {
-                Poll::Ready(out) => (Ok(out), timer.since()),
+                Poll::Ready(out) => (Ok(out), since(timer)),
                 Poll::Pending => (Err(ready!(inner.poll_timer(timer, cx))), None),
             },
             DetachingProj::Boxed { timer, future } => {
                 match self.next.poll(future.as_mut(), cx, ctx) {
-                    Poll::Ready(out) => (Ok(out), timer.since()),
+                    Poll::Ready(out) => (Ok(out), since(timer)),
                     Poll::Pending => (Err(ready!(inner.poll_timer(timer, cx))), None),
                 }
             }
