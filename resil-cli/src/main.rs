@@ -95,10 +95,12 @@ enum Command {
     },
     /// Runs a candidate configuration's circuit breakers, rate limiters,
     /// bulkheads, retries and retry budgets over a recording (`[resil]
-    /// record`) on a virtual clock, and prints per instance the calls, the
-    /// refusals, each OPEN with its time and the retries, beside the
-    /// recording's (or `--against`'s replay). The same input gives the same
-    /// output; a bad line stops it with exit status 1.
+    /// record`) on a virtual clock, holds its time limiters' timeouts
+    /// against the recorded durations, and prints per instance the calls,
+    /// the refusals (a time limiter's timeouts), each OPEN with its time and
+    /// the retries, beside the recording's (or `--against`'s replay). The
+    /// same input gives the same output; a bad line stops it with exit
+    /// status 1.
     Replay {
         /// The recording: one JSON line per call outcome.
         #[arg(long)]
