@@ -292,9 +292,7 @@ impl<K: EventKind> EventPublisher<K> {
     /// Publishes an event stamped now.
     #[inline]
     pub(crate) fn publish(&self, kind: impl FnOnce() -> K) {
-        if self.is_active() {
-            self.publish_at(self.clock.now(), kind());
-        }
+        self.publish_timed(|_| kind());
     }
 
     /// Publishes an event stamped now, made from that time.
@@ -310,12 +308,7 @@ impl<K: EventKind> EventPublisher<K> {
     /// clock (see [`Stamp`]); consumers that ran clear it.
     #[inline]
     pub(crate) fn publish_stamped(&self, stamp: &mut Stamp, kind: impl FnOnce() -> K) {
-        if self.is_active() {
-            self.publish_at(stamp.now(&self.clock), kind());
-            if self.subscribed.load(Ordering::Relaxed) {
-                stamp.clear();
-            }
-        }
+        self.publish_stamped_timed(stamp, |_| kind());
     }
 
     /// [`EventPublisher::publish_stamped`], the event made from the time

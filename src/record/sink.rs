@@ -165,23 +165,17 @@ impl Sink<TimeLimiter> for RecordSink {
         let name = Name::from(p.instance_name());
         Box::new(move |e| {
             emit(|| {
-                let l = |outcome, elapsed| Line {
-                    duration: Some(elapsed),
-                    ..line(e, "timelimiter", &name, outcome)
-                };
-                match *e.kind() {
-                    TimeLimiterEvent::Success { elapsed } => l("success", elapsed),
-                    TimeLimiterEvent::Error {
-                        error_kind,
-                        elapsed,
-                    } => Line {
-                        error: error_kind,
-                        ..l("error", elapsed)
-                    },
-                    TimeLimiterEvent::Timeout { elapsed } => l("timeout", elapsed),
+                let (outcome, error) = match *e.kind() {
+                    TimeLimiterEvent::Success { .. } => ("success", None),
+                    TimeLimiterEvent::Error { error_kind, .. } => ("error", error_kind),
+                    TimeLimiterEvent::Timeout { .. } => ("timeout", None),
                     _ => return None,
-                }
-                .into()
+                };
+                Some(Line {
+                    duration: e.kind().elapsed(),
+                    error,
+                    ..line(e, "timelimiter", &name, outcome)
+                })
             });
         })
     }
