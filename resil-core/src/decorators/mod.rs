@@ -130,10 +130,12 @@ impl<'a, T, E> Decorators<'a, T, E, Blocking> {
         // No hedge and no time limiter in a blocking chain (`with_hedge` and
         // `with_time_limiter` make it async).
         if self.has_fallbacks() {
-            self.stack(&Recovering(&self.fallbacks), (), ())
-                .call(Lift(f))
+            let fit = Recovering(&self.fallbacks);
+            let deadline = fit.fit(self.deadline.map(Deadline::part), Layer::Deadline);
+            self.stack(&fit, deadline, (), ()).call(Lift(f))
         } else {
-            self.stack(&Bare, (), ()).call(Lift(f))
+            self.stack(&Bare, self.deadline.map(Deadline::part), (), ())
+                .call(Lift(f))
         }
     }
 
@@ -297,17 +299,31 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         let hedge = self.hedge.map(Hedge::part);
         let time_limiter = self.time_limiter.map(TimeLimiter::part);
         // A chain without fallbacks runs with no recovering node between
-        // its layers: one branch here instead of one per layer and poll.
+        // its layers, and the usual one (no deadline, no hedge either) with
+        // no place for those two: one branch here instead of one per layer
+        // and poll.
         if self.has_fallbacks() {
             let fit = Recovering(&self.fallbacks);
+            let deadline = fit.fit(self.deadline.map(Deadline::part), Layer::Deadline);
             let hedge = fit.fit(hedge, Layer::Hedge);
             let time_limiter = fit.fit(time_limiter, Layer::TimeLimiter);
             Either::Recovering {
-                future: ChainFuture::lazy(self.stack(&fit, hedge, time_limiter).around(Lift(f))),
+                future: ChainFuture::lazy(
+                    self.stack(&fit, deadline, hedge, time_limiter)
+                        .around(Lift(f)),
+                ),
+            }
+        } else if self.deadline.is_none() && hedge.is_none() {
+            Either::Plain {
+                future: ChainFuture::lazy(self.stack(&Bare, (), (), time_limiter).around(Lift(f))),
             }
         } else {
+            let deadline = self.deadline.map(Deadline::part);
             Either::Bare {
-                future: ChainFuture::lazy(self.stack(&Bare, hedge, time_limiter).around(Lift(f))),
+                future: ChainFuture::lazy(
+                    self.stack(&Bare, deadline, hedge, time_limiter)
+                        .around(Lift(f)),
+                ),
             }
         }
     }
@@ -319,16 +335,18 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
     }
 
     /// The chain's layers in the engine's order, each fitted by `fit` (with
-    /// its fallback, or bare).
+    /// its fallback, or bare), the deadline, hedge and time limiter fitted
+    /// already (or left out).
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    fn stack<'s, W, HG, TL>(
+    fn stack<'s, W, DL, HG, TL>(
         &'s self,
         fit: &W,
+        deadline: DL,
         hedge: HG,
         time_limiter: TL,
     ) -> Stack<
-        W::Out<Option<crate::deadline::DeadlinePart<&'a crate::deadline::Inner>>>,
+        DL,
         W::Out<Option<crate::retry::RetryPart<&'a crate::retry::Inner, &'s RetryClassifier<T, E>>>>,
         HG,
         W::Out<
@@ -348,7 +366,7 @@ impl<'a, T, E, Mode> Decorators<'a, T, E, Mode> {
         W: Fit<'s, 'a, T, E>,
     {
         Stack::new()
-            .deadline(fit.fit(self.deadline.map(Deadline::part), Layer::Deadline))
+            .deadline(deadline)
             .retry(fit.fit(self.retry.as_ref().map(|(r, c)| r.part(c)), Layer::Retry))
             .hedge(hedge)
             .circuit_breaker(fit.fit(
@@ -414,17 +432,20 @@ impl<'s, 'a, T, E> Fit<'s, 'a, T, E> for Recovering<'s, 'a, T, E> {
 }
 
 pin_project_lite::pin_project! {
-    /// [`Decorators::call_async`]'s future: the chain with its fallbacks, or
-    /// without any.
+    /// [`Decorators::call_async`]'s future: the chain without a deadline, a
+    /// hedge or fallbacks, or with a deadline or a hedge, or with its
+    /// fallbacks.
     #[project = EitherProj]
-    enum Either<A, B> {
+    enum Either<P, A, B> {
+        Plain { #[pin] future: P },
         Bare { #[pin] future: A },
         Recovering { #[pin] future: B },
     }
 }
 
-impl<A, B, O> Future for Either<A, B>
+impl<P, A, B, O> Future for Either<P, A, B>
 where
+    P: Future<Output = O>,
     A: Future<Output = O>,
     B: Future<Output = O>,
 {
@@ -433,6 +454,7 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<O> {
         match self.project() {
+            EitherProj::Plain { future } => future.poll(cx),
             EitherProj::Bare { future } => future.poll(cx),
             EitherProj::Recovering { future } => future.poll(cx),
         }
