@@ -156,11 +156,11 @@
 //! # fn main() {}
 //! ```
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
-use ::metrics::{Label, Recorder};
+use ::metrics::Label;
 use resil_config::Registries;
 use resil_core::Tags;
 use resil_core::clock::{Clock, SystemClock};
@@ -172,6 +172,7 @@ use crate::observe::sink::{Follower, Sink};
 // each primitive's meters, in its own file
 pub(crate) mod bulkhead;
 pub(crate) mod circuit_breaker;
+mod describe;
 pub(crate) mod fault;
 pub(crate) mod hedge;
 mod keyed;
@@ -179,119 +180,12 @@ pub(crate) mod rate_limiter;
 pub(crate) mod retry;
 pub(crate) mod thread_pool_bulkhead;
 pub(crate) mod time_limiter;
+// the meters' names, and their descriptions
+mod names;
 
-/// `resilience4j_circuitbreaker_state`: 1 for the current state (tag `state`), 0 for the others.
-pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j_circuitbreaker_state";
-/// `resilience4j_circuitbreaker_buffered_calls`: calls in the window (tag `kind` = `failed`, `successful`).
-pub const CIRCUIT_BREAKER_BUFFERED_CALLS: &str = "resilience4j_circuitbreaker_buffered_calls";
-/// `resilience4j_circuitbreaker_slow_calls`: slow calls in the window (tag `kind`).
-pub const CIRCUIT_BREAKER_SLOW_CALLS: &str = "resilience4j_circuitbreaker_slow_calls";
-/// `resilience4j_circuitbreaker_failure_rate`: percent, `-1` below the minimum number of calls.
-pub const CIRCUIT_BREAKER_FAILURE_RATE: &str = "resilience4j_circuitbreaker_failure_rate";
-/// `resilience4j_circuitbreaker_slow_call_rate`: percent, `-1` below the minimum number of calls.
-pub const CIRCUIT_BREAKER_SLOW_CALL_RATE: &str = "resilience4j_circuitbreaker_slow_call_rate";
-/// `resilience4j_circuitbreaker_calls_seconds`: call durations (tag `kind` = `successful`, `failed`, `ignored`).
-pub const CIRCUIT_BREAKER_CALLS: &str = "resilience4j_circuitbreaker_calls_seconds";
-/// `resilience4j_circuitbreaker_not_permitted_calls_total`: refused calls (tag `kind` = `not_permitted`).
-pub const CIRCUIT_BREAKER_NOT_PERMITTED_CALLS: &str =
-    "resilience4j_circuitbreaker_not_permitted_calls_total";
-/// `resilience4j_circuitbreaker_calls_total`: refused calls (tag `kind` =
-/// `not_permitted`), Resilience4j 1.x's name for the not-permitted counter,
-/// which the official Grafana board of Resilience4j still queries.
-pub const CIRCUIT_BREAKER_CALLS_TOTAL: &str = "resilience4j_circuitbreaker_calls_total";
-/// `resilience4j_circuitbreaker_max_buffered_calls`: the calls the window
-/// holds (`sliding-window-size` of a count-based window, `NaN` for a
-/// time-based one), Resilience4j 1.x's gauge.
-pub const CIRCUIT_BREAKER_MAX_BUFFERED_CALLS: &str =
-    "resilience4j_circuitbreaker_max_buffered_calls";
-/// Bucket bounds (seconds) for [`CIRCUIT_BREAKER_CALLS`], what Micrometer's
-/// `percentiles-histogram` gives a timer, in fewer buckets: 1 ms to 30 s,
-/// each about 2.5 times the one before (see the module's docs).
-pub const CALL_DURATION_BUCKETS: &[f64] = &[
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
-];
-/// `resil_circuitbreaker_failure_rate_threshold`: the breaker's
-/// `failure-rate-threshold` in force (percent).
-pub const CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD: &str =
-    "resil_circuitbreaker_failure_rate_threshold";
-/// `resil_circuitbreaker_slow_call_rate_threshold`: the breaker's
-/// `slow-call-rate-threshold` in force (percent).
-pub const CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD: &str =
-    "resil_circuitbreaker_slow_call_rate_threshold";
-/// `resilience4j_retry_calls_total`: ended calls by outcome (tag `kind`).
-pub const RETRY_CALLS: &str = "resilience4j_retry_calls_total";
-/// `resilience4j_bulkhead_available_concurrent_calls`: free permits.
-pub const BULKHEAD_AVAILABLE_CONCURRENT_CALLS: &str =
-    "resilience4j_bulkhead_available_concurrent_calls";
-/// `resilience4j_bulkhead_max_allowed_concurrent_calls`: the limit.
-pub const BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS: &str =
-    "resilience4j_bulkhead_max_allowed_concurrent_calls";
-/// `resil_bulkhead_limit`: the semaphore bulkhead's live limit (an adaptive
-/// one's as it moves), also set at each `LIMIT_CHANGED` event.
-pub const BULKHEAD_LIMIT: &str = "resil_bulkhead_limit";
-/// `resilience4j_bulkhead_queue_depth`: tasks waiting in a thread-pool bulkhead's queue.
-pub const THREAD_POOL_BULKHEAD_QUEUE_DEPTH: &str = "resilience4j_bulkhead_queue_depth";
-/// `resilience4j_bulkhead_queue_capacity`: the queue's configured capacity.
-pub const THREAD_POOL_BULKHEAD_QUEUE_CAPACITY: &str = "resilience4j_bulkhead_queue_capacity";
-/// `resilience4j_bulkhead_thread_pool_size`: threads in the pool now.
-pub const THREAD_POOL_BULKHEAD_THREAD_POOL_SIZE: &str = "resilience4j_bulkhead_thread_pool_size";
-/// `resilience4j_bulkhead_max_thread_pool_size`: the configured maximum.
-pub const THREAD_POOL_BULKHEAD_MAX_THREAD_POOL_SIZE: &str =
-    "resilience4j_bulkhead_max_thread_pool_size";
-/// `resilience4j_bulkhead_core_thread_pool_size`: the configured core size.
-pub const THREAD_POOL_BULKHEAD_CORE_THREAD_POOL_SIZE: &str =
-    "resilience4j_bulkhead_core_thread_pool_size";
-/// `resilience4j_bulkhead_active_thread_count`: threads running a task.
-pub const THREAD_POOL_BULKHEAD_ACTIVE_THREAD_COUNT: &str =
-    "resilience4j_bulkhead_active_thread_count";
-/// `resilience4j_bulkhead_available_thread_count`: maximum minus active threads.
-pub const THREAD_POOL_BULKHEAD_AVAILABLE_THREAD_COUNT: &str =
-    "resilience4j_bulkhead_available_thread_count";
-/// `resilience4j_ratelimiter_available_permissions`: permits in the current cycle.
-pub const RATE_LIMITER_AVAILABLE_PERMISSIONS: &str =
-    "resilience4j_ratelimiter_available_permissions";
-/// `resilience4j_ratelimiter_waiting_threads`: callers waiting (Resilience4j's underscore kept).
-pub const RATE_LIMITER_WAITING_THREADS: &str = "resilience4j_ratelimiter_waiting_threads";
-/// `resil_cluster_backend_up`: 1 while the scripts on the Redis key of a
-/// fleet-wide limiter (`kind` = `ratelimiter`) or half-open episode (`kind`
-/// = `circuitbreaker`) succeed, 0 while they fail or are late (only for
-/// instances with a `cluster-url`).
-pub const CLUSTER_BACKEND_UP: &str = "resil_cluster_backend_up";
-/// `resilience4j_timelimiter_calls_total`: calls by outcome (tag `kind` = `successful`, `failed`, `timeout`).
-pub const TIME_LIMITER_CALLS: &str = "resilience4j_timelimiter_calls_total";
-/// `resil_retry_attempts_total`: attempts that reached the downstream, per retry.
-pub const RETRY_ATTEMPTS: &str = "resil_retry_attempts_total";
-/// `resil_rejections_total`: refused calls, per instance (tag `kind` = the aspect).
-pub const REJECTIONS: &str = "resil_rejections_total";
-/// `resil_fallback_calls_total`: fallbacks run (tags `layer`, `cause`, `outcome`).
-pub const FALLBACK_CALLS: &str = "resil_fallback_calls_total";
-/// `resil_thread_pool_bulkhead_queue_oldest_age_seconds`: the oldest queued task's wait.
-pub const THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE: &str =
-    "resil_thread_pool_bulkhead_queue_oldest_age_seconds";
-/// `resil_retry_nested_total`: retrying calls inside retrying calls (tags `outer`, `inner`).
-pub const RETRY_NESTED: &str = "resil_retry_nested_total";
-/// `resil_shadow_refusals_total`: calls an instance in shadow mode would have
-/// refused (tag `kind` = the aspect, as resilience.toml names it).
-pub const SHADOW_REFUSALS: &str = "resil_shadow_refusals_total";
-/// `resil_deadline_exceeded_total`: calls the request's deadline refused
-/// or cut short (tag `kind` = the pattern that noticed).
-pub const DEADLINE_EXCEEDED: &str = "resil_deadline_exceeded_total";
-/// `resil_retry_budget_denied_total`: retries a retry budget denied (tag `name`, the budget's).
-pub const RETRY_BUDGET_DENIED: &str = "resil_retry_budget_denied_total";
-/// `resil_retry_budget_balance`: the retries a retry budget's balance pays for (tag `name`).
-pub const RETRY_BUDGET_BALANCE: &str = "resil_retry_budget_balance";
-/// `resil_hedge_calls_total`: hedged calls by who answered (tag `winner` =
-/// `primary`, `hedge`, `none` when every attempt failed).
-pub const HEDGE_CALLS: &str = "resil_hedge_calls_total";
-/// `resil_hedge_attempts_total`: hedged attempts started (the primaries are
-/// not counted).
-pub const HEDGE_ATTEMPTS: &str = "resil_hedge_attempts_total";
-pub use self::fault::FAULTS_INJECTED;
-/// `resil_config_reloads_total`: reloads of the configuration (tag `outcome` = `applied`, `rejected`).
-pub const CONFIG_RELOADS: &str = "resil_config_reloads_total";
-/// `resil_config_reload_pending`: 1 while a changed file waits in `watch()`
-/// for its delay (`[resil] reload-stagger`), 0 otherwise.
-pub const CONFIG_RELOAD_PENDING: &str = "resil_config_reload_pending";
+pub(crate) use self::describe::describe;
+use self::describe::recorder_id;
+pub use self::names::*;
 
 /// Binds `registries` to the metrics facade (and to the other enabled
 /// observers, as [`observe`](crate::observe) does); binding again does nothing.
@@ -419,158 +313,6 @@ fn start_refresher() {
             ),
         }
     });
-}
-
-/// Identifies the recorder that the facade would use on this thread now.
-fn recorder_id() -> usize {
-    ::metrics::with_recorder(|r: &dyn Recorder| r as *const dyn Recorder as *const () as usize)
-}
-
-/// The recorder the descriptions were last given to.
-static DESCRIBED: AtomicUsize = AtomicUsize::new(0);
-
-/// Gives the current recorder Resilience4j's descriptions and units, once per recorder.
-pub(crate) fn describe() {
-    if keyed::active() {
-        return; // a keyed instance's own series: nothing to describe there
-    }
-    let id = recorder_id();
-    if DESCRIBED.swap(id, Ordering::AcqRel) == id {
-        return;
-    }
-    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
-    describe_gauge!(CIRCUIT_BREAKER_STATE, "The states of the circuit breaker");
-    describe_gauge!(
-        CIRCUIT_BREAKER_BUFFERED_CALLS,
-        "The number of buffered calls stored in the ring buffer"
-    );
-    describe_gauge!(
-        CIRCUIT_BREAKER_SLOW_CALLS,
-        "The number of slow calls which were slower than a certain threshold"
-    );
-    describe_gauge!(
-        CIRCUIT_BREAKER_FAILURE_RATE,
-        "The failure rate of the circuit breaker"
-    );
-    describe_gauge!(
-        CIRCUIT_BREAKER_SLOW_CALL_RATE,
-        "The slow call of the circuit breaker"
-    );
-    describe_histogram!(
-        CIRCUIT_BREAKER_CALLS,
-        Unit::Seconds,
-        "Total number of calls"
-    );
-    describe_counter!(
-        CIRCUIT_BREAKER_NOT_PERMITTED_CALLS,
-        "Total number of not permitted calls"
-    );
-    describe_counter!(
-        CIRCUIT_BREAKER_CALLS_TOTAL,
-        "Total number of not permitted calls"
-    );
-    describe_gauge!(
-        CIRCUIT_BREAKER_MAX_BUFFERED_CALLS,
-        "The maximum number of buffered calls which can be stored in the ring buffer"
-    );
-    describe_gauge!(
-        CIRCUIT_BREAKER_FAILURE_RATE_THRESHOLD,
-        "The failure rate threshold of the circuit breaker, in percent"
-    );
-    describe_gauge!(
-        CIRCUIT_BREAKER_SLOW_CALL_RATE_THRESHOLD,
-        "The slow call rate threshold of the circuit breaker, in percent"
-    );
-    describe_counter!(RETRY_CALLS, "The number of calls");
-    describe_counter!(HEDGE_CALLS, "The number of hedged calls, by winner");
-    describe_counter!(HEDGE_ATTEMPTS, "The number of hedged attempts started");
-    fault::describe();
-    describe_gauge!(
-        BULKHEAD_AVAILABLE_CONCURRENT_CALLS,
-        "The number of available permissions"
-    );
-    describe_gauge!(
-        BULKHEAD_MAX_ALLOWED_CONCURRENT_CALLS,
-        "The maximum number of available permissions"
-    );
-    describe_gauge!(
-        BULKHEAD_LIMIT,
-        "The bulkhead's current limit, which an adaptive bulkhead moves"
-    );
-    describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_DEPTH, "The queue depth");
-    describe_gauge!(THREAD_POOL_BULKHEAD_QUEUE_CAPACITY, "The queue capacity");
-    describe_gauge!(
-        THREAD_POOL_BULKHEAD_THREAD_POOL_SIZE,
-        "The thread pool size"
-    );
-    describe_gauge!(
-        THREAD_POOL_BULKHEAD_MAX_THREAD_POOL_SIZE,
-        "The maximum thread pool size"
-    );
-    describe_gauge!(
-        THREAD_POOL_BULKHEAD_CORE_THREAD_POOL_SIZE,
-        "The core thread pool size"
-    );
-    describe_gauge!(
-        THREAD_POOL_BULKHEAD_ACTIVE_THREAD_COUNT,
-        "The number of active threads"
-    );
-    describe_gauge!(
-        THREAD_POOL_BULKHEAD_AVAILABLE_THREAD_COUNT,
-        "The number of available threads"
-    );
-    describe_gauge!(
-        RATE_LIMITER_AVAILABLE_PERMISSIONS,
-        "The number of available permissions"
-    );
-    describe_gauge!(
-        RATE_LIMITER_WAITING_THREADS,
-        "The number of waiting threads"
-    );
-    describe_gauge!(
-        CLUSTER_BACKEND_UP,
-        "Whether the cluster backend answers (1) or is down (0)"
-    );
-    describe_counter!(TIME_LIMITER_CALLS, "The number of calls");
-    describe_counter!(
-        RETRY_ATTEMPTS,
-        "The number of attempts that reached the downstream"
-    );
-    describe_counter!(REJECTIONS, "The number of calls the instance refused");
-    describe_counter!(
-        DEADLINE_EXCEEDED,
-        "The number of calls the request's deadline refused or cut short"
-    );
-    describe_counter!(
-        RETRY_BUDGET_DENIED,
-        "The number of retries the retry budget denied"
-    );
-    describe_gauge!(
-        RETRY_BUDGET_BALANCE,
-        "The number of retries the retry budget's balance pays for"
-    );
-    describe_counter!(FALLBACK_CALLS, "The number of fallbacks run");
-    describe_gauge!(
-        THREAD_POOL_BULKHEAD_QUEUE_OLDEST_AGE,
-        Unit::Seconds,
-        "How long the oldest queued task has waited"
-    );
-    describe_counter!(
-        RETRY_NESTED,
-        "The number of retrying calls made inside another retrying call"
-    );
-    describe_counter!(
-        SHADOW_REFUSALS,
-        "The number of calls an instance in shadow mode would have refused"
-    );
-    describe_counter!(
-        CONFIG_RELOADS,
-        "The number of configuration reloads, applied or rejected"
-    );
-    describe_gauge!(
-        CONFIG_RELOAD_PENDING,
-        "1 while a changed configuration file waits for its reload-stagger delay"
-    );
 }
 
 /// Counts a reload that applied or was refused (dry runs are not reported).
