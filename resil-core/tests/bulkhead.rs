@@ -1,15 +1,14 @@
 //! The semaphore bulkhead through its public API: Resilience4j's behaviours,
 //! events, runtime re-configuration, waiting (async and blocking), fairness,
-//! cancellation, panics, contention, allocation and the registry.
+//! allocation and the registry.
 
 mod support;
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -23,31 +22,11 @@ use resil_core::registry::BulkheadRegistry;
 use tokio_test::{assert_pending, assert_ready, assert_ready_err, assert_ready_ok, task};
 
 use BulkheadEvent::{CallFinished, CallPermitted, CallRejected};
-use support::Recorder;
+use support::bulkhead::{available, config, waiting};
+use support::{Recorder, ms};
 
 #[global_allocator]
 static A: support::CountingAlloc = support::CountingAlloc;
-
-fn config(max: u32, wait: Duration, fair: bool) -> BulkheadConfig {
-    BulkheadConfig::builder()
-        .max_concurrent_calls(max)
-        .max_wait_duration(wait)
-        .fair_call_handling_enabled(fair)
-        .build()
-        .unwrap()
-}
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-fn available(b: &Bulkhead) -> u32 {
-    b.metrics().available_concurrent_calls()
-}
-
-fn waiting(b: &Bulkhead) -> u32 {
-    b.metrics().number_of_waiting_calls()
-}
 
 /// Spins (yielding the thread, never sleeping) until `cond` holds.
 fn until(cond: impl Fn() -> bool) {
@@ -507,123 +486,6 @@ async fn a_new_max_wait_applies_to_later_callers() {
 }
 
 // ---------------------------------------------------------------------------
-// Cancellation and panics
-
-#[tokio::test(start_paused = true)]
-async fn a_queued_waiter_dropped_leaves_no_trace() {
-    let b = Bulkhead::with_clock("b", config(1, ms(10_000), true), TokioClock::new());
-    let rec = Recorder::attach(b.event_publisher());
-    let held = b.try_acquire_permission().unwrap();
-    let mut first = task::spawn(b.acquire_permission());
-    let mut second = task::spawn(b.acquire_permission());
-    assert_pending!(first.poll());
-    assert_pending!(second.poll());
-    drop(first);
-    assert_eq!(waiting(&b), 1);
-    drop(held);
-    assert!(second.is_woken());
-    let p = assert_ready_ok!(second.poll());
-    assert_eq!((available(&b), waiting(&b)), (0, 0));
-    drop(p);
-    assert_eq!(available(&b), 1);
-    assert_eq!(
-        rec.take(),
-        [CallPermitted, CallFinished, CallPermitted, CallFinished]
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_waiter_dropped_after_being_granted_passes_the_permit_on() {
-    let b = Bulkhead::with_clock("b", config(1, ms(10_000), true), TokioClock::new());
-    let rec = Recorder::attach(b.event_publisher());
-    let held = b.try_acquire_permission().unwrap();
-    let mut first = task::spawn(b.acquire_permission());
-    let mut second = task::spawn(b.acquire_permission());
-    assert_pending!(first.poll());
-    assert_pending!(second.poll());
-    drop(held); // granted to `first`, which is dropped before it looks
-    drop(first);
-    assert!(second.is_woken());
-    drop(assert_ready_ok!(second.poll()));
-    assert_eq!((available(&b), waiting(&b)), (1, 0));
-    // The dropped waiter never had a call: no event of its own.
-    assert_eq!(
-        rec.take(),
-        [CallPermitted, CallFinished, CallPermitted, CallFinished]
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_permit_held_across_an_await_comes_back_when_the_call_is_dropped() {
-    let b = Bulkhead::with_clock("b", config(2, ms(0), true), TokioClock::new());
-    let rec = Recorder::attach(b.event_publisher());
-    let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
-    let mut call = task::spawn(b.call_async(|| async move { rx.await.map_err(|_| "closed") }));
-    assert_pending!(call.poll());
-    assert_eq!(available(&b), 1);
-    drop(call); // cancelled mid-way, at the user's await point
-    assert_eq!(available(&b), 2);
-    drop(tx);
-    assert_eq!(rec.take(), [CallPermitted, CallFinished]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_call_cancelled_while_waiting_for_its_permit_takes_nothing() {
-    let b = Bulkhead::with_clock("b", config(1, ms(10_000), true), TokioClock::new());
-    let held = b.try_acquire_permission().unwrap();
-    let ran = AtomicU32::new(0);
-    let mut call = task::spawn(ChainFuture::new(Stack::new().bulkhead(b.part()).around(
-        Call(|| async {
-            ran.fetch_add(1, Ordering::SeqCst);
-            Ok::<_, Error<()>>(())
-        }),
-    )));
-    assert_pending!(call.poll());
-    tokio::time::advance(ms(50)).await;
-    assert_pending!(call.poll());
-    assert_eq!(waiting(&b), 1);
-    drop(call);
-    assert_eq!(waiting(&b), 0);
-    drop(held);
-    assert_eq!(ran.load(Ordering::SeqCst), 0);
-    assert_eq!((available(&b), waiting(&b)), (1, 0));
-}
-
-#[test]
-fn a_panic_in_the_call_gives_the_permit_back_and_resumes() {
-    let b = Bulkhead::with_clock("b", config(1, ms(0), true), ManualClock::new());
-    let rec = Recorder::attach(b.event_publisher());
-    let panicked = catch_unwind(AssertUnwindSafe(|| {
-        let _ = b.call(|| -> Result<(), ()> { panic!("inventory exploded") });
-    }));
-    let payload = panicked.unwrap_err();
-    assert_eq!(payload.downcast_ref::<&str>(), Some(&"inventory exploded"));
-    assert_eq!(available(&b), 1);
-    assert_eq!(rec.take(), [CallPermitted, CallFinished]);
-    assert_eq!(b.call(|| Ok::<_, ()>(7)), Ok(7));
-}
-
-#[test]
-fn a_panic_while_polling_an_async_call_gives_the_permit_back() {
-    let b = Bulkhead::with_clock("b", config(1, ms(0), true), ManualClock::new());
-    let mut call = task::spawn(b.call_async(|| async {
-        tokio::task::yield_now().await;
-        if true {
-            panic!("inventory exploded");
-        }
-        Ok::<_, ()>(())
-    }));
-    assert_pending!(call.poll());
-    assert_eq!(available(&b), 0);
-    let panicked = catch_unwind(AssertUnwindSafe(|| call.poll()));
-    assert!(panicked.is_err());
-    // Unwinding out of the future dropped the permit it held.
-    assert_eq!(available(&b), 1);
-    drop(call);
-    assert_eq!(available(&b), 1);
-}
-
-// ---------------------------------------------------------------------------
 // Send and allocation
 
 fn assert_send<T: Send>(_: &T) {}
@@ -664,185 +526,6 @@ fn acquire_release_and_calls_allocate_nothing() {
         }
     });
     assert_eq!(n, 0, "call_async");
-}
-
-// ---------------------------------------------------------------------------
-// Contention
-
-/// Counts calls in flight and remembers the most seen at once.
-#[derive(Default)]
-struct InFlight {
-    now: AtomicU32,
-    peak: AtomicU32,
-}
-
-impl InFlight {
-    fn enter(&self, limit: u32) {
-        let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
-        assert!(n <= limit, "{n} calls in flight, limit {limit}");
-        self.peak.fetch_max(n, Ordering::SeqCst);
-    }
-    fn leave(&self) {
-        self.now.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Counts events by type.
-fn count_events(b: &Bulkhead) -> Arc<[AtomicU64; 3]> {
-    let counts: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
-    let sink = counts.clone();
-    b.event_publisher().on_event(move |e| {
-        let i = match e.kind() {
-            CallPermitted => 0,
-            CallRejected => 1,
-            CallFinished => 2,
-            _ => unreachable!(),
-        };
-        sink[i].fetch_add(1, Ordering::Relaxed);
-    });
-    counts
-}
-
-#[test]
-fn stress_fail_fast_counts_every_outcome() {
-    const THREADS: u64 = 8;
-    const CALLS: u64 = 2_000;
-    const LIMIT: u32 = 3;
-    for fair in [true, false] {
-        let b = Bulkhead::new("stress", config(LIMIT, ms(0), fair));
-        let events = count_events(&b);
-        let in_flight = InFlight::default();
-        let (permitted, rejected) = (AtomicU64::new(0), AtomicU64::new(0));
-        std::thread::scope(|s| {
-            for _ in 0..THREADS {
-                s.spawn(|| {
-                    for _ in 0..CALLS {
-                        let outcome = b.call(|| {
-                            in_flight.enter(LIMIT);
-                            for _ in 0..50 {
-                                std::hint::spin_loop();
-                            }
-                            in_flight.leave();
-                            Ok::<_, ()>(())
-                        });
-                        match outcome {
-                            Ok(()) => permitted.fetch_add(1, Ordering::Relaxed),
-                            Err(Error::BulkheadFull(_)) => rejected.fetch_add(1, Ordering::Relaxed),
-                            Err(e) => panic!("unexpected {e:?}"),
-                        };
-                    }
-                });
-            }
-        });
-        let (p, r) = (permitted.into_inner(), rejected.into_inner());
-        assert_eq!(p + r, THREADS * CALLS);
-        assert!(p > 0);
-        let [ev_permitted, ev_rejected, ev_finished] = &*events;
-        assert_eq!(ev_permitted.load(Ordering::Relaxed), p);
-        assert_eq!(ev_finished.load(Ordering::Relaxed), p);
-        assert_eq!(ev_rejected.load(Ordering::Relaxed), r);
-        assert_eq!((available(&b), waiting(&b)), (LIMIT, 0));
-    }
-}
-
-#[test]
-fn stress_waiting_threads_and_tasks_are_all_served_within_the_limit() {
-    const THREADS: u64 = 4;
-    const CALLS: u64 = 500;
-    const TASKS: u64 = 64;
-    const LIMIT: u32 = 2;
-    for fair in [true, false] {
-        // A long wait: every caller must get a permit, none may time out.
-        let b = Bulkhead::new("stress", config(LIMIT, Duration::from_secs(60), fair));
-        let events = count_events(&b);
-        let in_flight = Arc::new(InFlight::default());
-        let permitted = Arc::new(AtomicU64::new(0));
-        std::thread::scope(|s| {
-            for _ in 0..THREADS {
-                s.spawn(|| {
-                    for _ in 0..CALLS {
-                        b.call(|| {
-                            in_flight.enter(LIMIT);
-                            std::thread::yield_now();
-                            in_flight.leave();
-                            Ok::<_, ()>(())
-                        })
-                        .unwrap();
-                        permitted.fetch_add(1, Ordering::Relaxed);
-                    }
-                });
-            }
-            s.spawn(|| {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_time()
-                    .build()
-                    .unwrap();
-                rt.block_on(async {
-                    let mut set = tokio::task::JoinSet::new();
-                    for _ in 0..TASKS {
-                        let (b, in_flight, permitted) =
-                            (b.clone(), in_flight.clone(), permitted.clone());
-                        set.spawn(async move {
-                            for _ in 0..CALLS / 10 {
-                                b.call_async(|| async {
-                                    in_flight.enter(LIMIT);
-                                    tokio::task::yield_now().await;
-                                    in_flight.leave();
-                                    Ok::<_, ()>(())
-                                })
-                                .await
-                                .unwrap();
-                                permitted.fetch_add(1, Ordering::Relaxed);
-                            }
-                        });
-                    }
-                    while let Some(done) = set.join_next().await {
-                        done.unwrap();
-                    }
-                });
-            });
-        });
-        let total = THREADS * CALLS + TASKS * (CALLS / 10);
-        assert_eq!(permitted.load(Ordering::Relaxed), total);
-        let [ev_permitted, ev_rejected, ev_finished] = &*events;
-        assert_eq!(ev_permitted.load(Ordering::Relaxed), total);
-        assert_eq!(ev_finished.load(Ordering::Relaxed), total);
-        assert_eq!(ev_rejected.load(Ordering::Relaxed), 0);
-        assert_eq!(in_flight.peak.load(Ordering::SeqCst), LIMIT);
-        assert_eq!((available(&b), waiting(&b)), (LIMIT, 0));
-    }
-}
-
-#[test]
-fn stress_resizing_under_load_keeps_the_count_exact() {
-    const THREADS: u64 = 4;
-    const CALLS: u64 = 2_000;
-    let b = Bulkhead::new("stress", config(4, ms(0), true));
-    let in_flight = InFlight::default();
-    let done = AtomicU32::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..THREADS {
-            s.spawn(|| {
-                for _ in 0..CALLS {
-                    let _ = b.call(|| {
-                        in_flight.enter(8); // the largest limit it is resized to
-                        in_flight.leave();
-                        Ok::<_, ()>(())
-                    });
-                }
-                done.fetch_add(1, Ordering::SeqCst);
-            });
-        }
-        s.spawn(|| {
-            let mut limit = 1;
-            while done.load(Ordering::SeqCst) < THREADS as u32 {
-                b.change_config(config(limit, ms(0), true));
-                limit = limit % 8 + 1;
-            }
-        });
-    });
-    let limit = b.metrics().max_allowed_concurrent_calls();
-    assert_eq!(available(&b), limit);
 }
 
 // ---------------------------------------------------------------------------

@@ -4,8 +4,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 use resil_core::chain::{Call, Ctx, Lift, Stack, SyncNode};
@@ -13,38 +12,15 @@ use resil_core::circuit_breaker::{
     CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEvent as Ev,
     SlidingWindowType, State, TransitionCheckResult,
 };
-use resil_core::clock::{Clock, ManualClock, Nanos};
+use resil_core::clock::ManualClock;
 use resil_core::interval::IntervalFunction;
 use resil_core::registry::{CircuitBreakerRegistry, RegistryEvent};
 use resil_core::{Classify, Error};
 use support::Recorder;
+use support::circuit_breaker::{MS, SEC, breaker, count, fail, half_open, ok, transition};
 
 #[global_allocator]
 static ALLOC: support::CountingAlloc = support::CountingAlloc;
-
-const MS: Duration = Duration::from_millis(1);
-const SEC: Duration = Duration::from_secs(1);
-
-fn breaker(config: CircuitBreakerConfig) -> (CircuitBreaker, ManualClock, Recorder<Ev>) {
-    let clock = ManualClock::new();
-    let cb = CircuitBreaker::with_clock("inventory-query", config, clock.clone());
-    let rec = Recorder::attach(cb.event_publisher());
-    (cb, clock, rec)
-}
-
-fn count(size: u32, min: u32) -> resil_core::circuit_breaker::CircuitBreakerConfigBuilder {
-    CircuitBreakerConfig::builder()
-        .sliding_window_size(size)
-        .minimum_number_of_calls(min)
-}
-
-fn ok(cb: &CircuitBreaker) -> Result<u32, Error<&'static str>> {
-    cb.call(|| Ok(1))
-}
-
-fn fail(cb: &CircuitBreaker) -> Result<u32, Error<&'static str>> {
-    cb.call(|| Err("boom"))
-}
 
 /// A call that takes `d` of the breaker's (manual) clock.
 fn slow_ok(cb: &CircuitBreaker, clock: &ManualClock, d: Duration) {
@@ -64,10 +40,6 @@ fn call_with<T, E>(
         .circuit_breaker(cb.part(c))
         .around(Lift(f))
         .call(&mut Ctx::new())
-}
-
-fn transition(from: State, to: State) -> Ev {
-    Ev::StateTransition { from, to }
 }
 
 #[test]
@@ -274,17 +246,6 @@ fn open_keeps_the_closed_metrics_and_records_late_calls() {
     assert_eq!(cb.state(), State::Open, "OPEN never transitions on results");
 }
 
-fn half_open(config: CircuitBreakerConfig) -> (CircuitBreaker, ManualClock, Recorder<Ev>) {
-    let (cb, clock, rec) = breaker(config);
-    cb.transition_to_open_state().unwrap();
-    clock.advance(61 * SEC);
-    assert!(cb.try_acquire_permission());
-    cb.release_permission();
-    assert_eq!(cb.state(), State::HalfOpen);
-    rec.take();
-    (cb, clock, rec)
-}
-
 #[test]
 fn half_open_hands_out_exactly_the_permitted_probes() {
     let (cb, _, rec) = half_open(
@@ -399,197 +360,6 @@ fn max_wait_in_half_open_reopens_by_timer() {
     clock.advance(MS);
     assert_eq!(cb.state(), State::Open);
     assert_eq!(rec.take(), [transition(State::HalfOpen, State::Open)]);
-}
-
-#[test]
-fn automatic_transition_fires_at_the_wait_and_is_cancelled_by_transitions() {
-    let config = count(2, 2)
-        .wait_duration_in_open_state(10 * SEC)
-        .automatic_transition_from_open_to_half_open_enabled(true)
-        .build()
-        .unwrap();
-    let (cb, clock, rec) = breaker(config);
-    cb.transition_to_open_state().unwrap();
-    clock.advance(10 * SEC - MS);
-    assert_eq!(cb.state(), State::Open);
-    clock.advance(MS);
-    assert_eq!(cb.state(), State::HalfOpen, "no request needed");
-    assert_eq!(
-        rec.take(),
-        [
-            transition(State::Closed, State::Open),
-            transition(State::Open, State::HalfOpen)
-        ]
-    );
-
-    // reset cancels the pending timer; a later OPEN is not cut short by it.
-    cb.transition_to_open_state().unwrap(); // timer for t+10s
-    clock.advance(6 * SEC);
-    cb.reset();
-    cb.transition_to_open_state().unwrap(); // new timer for t+16s
-    clock.advance(5 * SEC); // the stale timer's deadline passes
-    assert_eq!(cb.state(), State::Open);
-    clock.advance(5 * SEC);
-    assert_eq!(cb.state(), State::HalfOpen);
-}
-
-#[test]
-fn a_timer_for_a_closed_breaker_does_nothing() {
-    let config = count(2, 2)
-        .automatic_transition_from_open_to_half_open_enabled(true)
-        .build()
-        .unwrap();
-    let (cb, clock, _) = breaker(config);
-    cb.transition_to_open_state().unwrap();
-    cb.transition_to_closed_state().unwrap();
-    clock.advance(120 * SEC);
-    assert_eq!(cb.state(), State::Closed);
-}
-
-#[test]
-fn illegal_transitions_fail_and_leave_the_state() {
-    let (cb, _, rec) = breaker(CircuitBreakerConfig::default());
-    let err = cb.transition_to_half_open_state().unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "circuit breaker `inventory-query` tried an illegal state transition from CLOSED to HALF_OPEN"
-    );
-    cb.transition_to_metrics_only_state().unwrap();
-    assert!(cb.transition_to_open_state().is_err());
-    assert!(cb.transition_to_half_open_state().is_err());
-    assert_eq!(cb.state(), State::MetricsOnly);
-    assert_eq!(rec.take(), [transition(State::Closed, State::MetricsOnly)]);
-}
-
-#[test]
-fn same_state_transitions_publish_nothing_but_reset_data() {
-    let (cb, clock, rec) = breaker(
-        count(10, 10)
-            .wait_duration_in_open_state(10 * SEC)
-            .build()
-            .unwrap(),
-    );
-    fail(&cb).unwrap_err();
-    cb.transition_to_closed_state().unwrap();
-    assert_eq!(
-        cb.metrics().number_of_buffered_calls(),
-        0,
-        "window discarded"
-    );
-    cb.transition_to_open_state().unwrap();
-    clock.advance(5 * SEC);
-    cb.transition_to_open_state().unwrap(); // OPEN -> OPEN restarts the wait
-    clock.advance(6 * SEC);
-    assert!(!cb.try_acquire_permission());
-    assert_eq!(
-        rec.take()[1..],
-        [transition(State::Closed, State::Open), Ev::CallNotPermitted]
-    );
-}
-
-#[test]
-fn forced_open_refuses_counts_but_publishes_no_refusal() {
-    let (cb, _, rec) = breaker(CircuitBreakerConfig::default());
-    cb.transition_to_forced_open_state().unwrap();
-    assert!(matches!(ok(&cb), Err(Error::CallNotPermitted(e)) if e.state() == State::ForcedOpen));
-    assert!(!cb.try_acquire_permission());
-    let m = cb.metrics();
-    assert_eq!(
-        (m.number_of_not_permitted_calls(), m.failure_rate()),
-        (2, -1.0)
-    );
-    assert_eq!(rec.take(), [transition(State::Closed, State::ForcedOpen)]);
-}
-
-#[test]
-fn disabled_admits_everything_and_records_nothing() {
-    let (cb, _, rec) = breaker(count(2, 2).build().unwrap());
-    cb.transition_to_disabled_state().unwrap();
-    for _ in 0..10 {
-        fail(&cb).unwrap_err();
-    }
-    let m = cb.metrics();
-    assert_eq!((m.number_of_buffered_calls(), m.failure_rate()), (0, -1.0));
-    assert_eq!(cb.state(), State::Disabled);
-    assert_eq!(rec.take(), [transition(State::Closed, State::Disabled)]);
-}
-
-#[test]
-fn metrics_only_records_never_opens_and_publishes_each_crossing_once() {
-    let config = count(2, 2)
-        .slow_call_duration_threshold(MS)
-        .slow_call_rate_threshold(50.0)
-        .build()
-        .unwrap();
-    let (cb, clock, rec) = breaker(config);
-    cb.transition_to_metrics_only_state().unwrap();
-    rec.take();
-    for _ in 0..3 {
-        let _ = cb.call(|| {
-            clock.advance(2 * MS);
-            Err::<(), _>("boom")
-        });
-    }
-    assert_eq!(cb.state(), State::MetricsOnly);
-    assert_eq!(cb.metrics().failure_rate(), 100.0);
-    let exceeded: Vec<_> = rec
-        .take()
-        .into_iter()
-        .filter(|e| !matches!(e, Ev::Error { .. }))
-        .collect();
-    assert_eq!(
-        exceeded,
-        [
-            Ev::FailureRateExceeded {
-                failure_rate: 100.0
-            },
-            Ev::SlowCallRateExceeded {
-                slow_call_rate: 100.0
-            }
-        ]
-    );
-}
-
-#[test]
-fn reset_publishes_the_transition_then_reset() {
-    let (cb, _, rec) = breaker(CircuitBreakerConfig::default());
-    cb.reset();
-    assert_eq!(rec.take(), [Ev::Reset]);
-    cb.transition_to_forced_open_state().unwrap();
-    cb.reset();
-    assert_eq!(
-        rec.take(),
-        [
-            transition(State::Closed, State::ForcedOpen),
-            transition(State::ForcedOpen, State::Closed),
-            Ev::Reset
-        ]
-    );
-}
-
-#[test]
-fn manual_open_for_and_until_keep_the_attempt_counter() {
-    let f = IntervalFunction::of_exponential_backoff(SEC, 3.0).unwrap();
-    let config = CircuitBreakerConfig::builder()
-        .wait_interval_function_in_open_state(f)
-        .build()
-        .unwrap();
-    let (cb, clock, _) = breaker(config);
-    cb.transition_to_open_state_for(2 * SEC).unwrap(); // attempts stay 0
-    clock.advance(2 * SEC + MS);
-    assert!(cb.try_acquire_permission());
-    cb.transition_to_open_state().unwrap(); // attempts 1: 1 s
-    clock.advance(SEC + MS);
-    assert!(cb.try_acquire_permission());
-    let until = Nanos::new(clock.now().as_u64() + 500_000_000);
-    cb.transition_to_open_state_until(until).unwrap();
-    clock.advance(500 * MS);
-    assert!(!cb.try_acquire_permission());
-    clock.advance(MS);
-    assert!(cb.try_acquire_permission());
-    cb.transition_to_open_state().unwrap(); // attempts 2: 3 s
-    clock.advance(3 * SEC);
-    assert!(!cb.try_acquire_permission());
 }
 
 #[test]
@@ -740,139 +510,6 @@ fn transition_on_result_opens_with_or_without_a_duration() {
 }
 
 #[test]
-fn a_panic_is_recorded_as_a_failure_and_resumed() {
-    let (cb, _, rec) = half_open(
-        count(10, 1)
-            .permitted_number_of_calls_in_half_open_state(1)
-            .build()
-            .unwrap(),
-    );
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _ = cb.call(|| -> Result<(), &str> { panic!("bug in the call") });
-    }));
-    assert!(caught.is_err(), "the panic reaches the caller");
-    assert_eq!(cb.state(), State::Open, "the probe failed");
-    assert_eq!(
-        rec.take(),
-        [
-            Ev::Error {
-                elapsed: Duration::ZERO,
-                error_kind: Some("panic")
-            },
-            transition(State::HalfOpen, State::Open)
-        ]
-    );
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn a_dropped_future_gives_back_its_probe_and_records_nothing() {
-    let (cb, _, rec) = half_open(
-        count(10, 1)
-            .permitted_number_of_calls_in_half_open_state(1)
-            .build()
-            .unwrap(),
-    );
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let mut call = tokio_test::task::spawn(cb.call_async(|| async {
-        rx.await.unwrap();
-        Ok::<_, &str>(())
-    }));
-    tokio_test::assert_pending!(call.poll());
-    assert!(!cb.try_acquire_permission(), "the only probe is taken");
-    drop(call);
-    drop(tx);
-    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
-    assert!(cb.try_acquire_permission(), "the probe came back");
-    assert_eq!(rec.take(), [Ev::CallNotPermitted]);
-}
-
-#[test]
-fn a_panic_while_polling_an_async_call_is_recorded_as_a_failure() {
-    let (cb, _, rec) = half_open(
-        count(10, 1)
-            .permitted_number_of_calls_in_half_open_state(1)
-            .build()
-            .unwrap(),
-    );
-    let mut call = tokio_test::task::spawn(cb.call_async(|| async {
-        tokio::task::yield_now().await;
-        if true {
-            panic!("bug in the call");
-        }
-        Ok::<_, &str>(())
-    }));
-    tokio_test::assert_pending!(call.poll());
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.poll()));
-    assert!(caught.is_err(), "the panic reaches the caller");
-    // Recorded while unwinding, not when the future is dropped later.
-    assert_eq!(cb.state(), State::Open, "the probe failed");
-    assert_eq!(
-        rec.take(),
-        [
-            Ev::Error {
-                elapsed: Duration::ZERO,
-                error_kind: Some("panic")
-            },
-            transition(State::HalfOpen, State::Open)
-        ]
-    );
-    drop(call);
-    assert_eq!(rec.take(), []);
-}
-
-#[test]
-fn an_async_call_asks_for_permission_when_created() {
-    let (cb, _, rec) = half_open(
-        count(10, 1)
-            .permitted_number_of_calls_in_half_open_state(1)
-            .build()
-            .unwrap(),
-    );
-    let called = std::cell::Cell::new(false);
-    let first = cb.call_async(|| {
-        called.set(true);
-        async { Ok::<_, &str>(()) }
-    });
-    assert!(called.get(), "admitted, so the closure ran");
-    let second = cb.call_async(|| async { Ok::<_, &str>(()) });
-    assert_eq!(
-        rec.take(),
-        [Ev::CallNotPermitted],
-        "the only probe is taken"
-    );
-    drop(second);
-    drop(first); // never polled: the probe comes back, nothing is recorded
-    assert!(cb.try_acquire_permission(), "the probe came back");
-    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
-}
-
-#[test]
-fn a_stale_guard_does_not_release_into_a_newer_half_open() {
-    let (cb, clock, _) = half_open(
-        count(10, 10)
-            .permitted_number_of_calls_in_half_open_state(1)
-            .build()
-            .unwrap(),
-    );
-    let stale = cb.start_call().unwrap();
-    cb.transition_to_open_state().unwrap();
-    clock.advance(120 * SEC);
-    let fresh = cb.start_call().unwrap(); // the one probe of the new HALF_OPEN
-    drop(stale); // belongs to the previous generation
-    assert!(cb.start_call().is_err(), "no extra probe appeared");
-    drop(fresh);
-}
-
-fn assert_send<T: Send>(_: &T) {}
-
-#[test]
-fn async_calls_are_send() {
-    let cb = CircuitBreaker::of_defaults("a");
-    let fut = cb.call_async(|| async { Ok::<_, std::io::Error>(1) });
-    assert_send(&fut);
-}
-
-#[test]
 fn success_in_closed_and_rejection_in_open_allocate_nothing() {
     let cb = CircuitBreaker::with_clock("a", count(10, 10).build().unwrap(), ManualClock::new());
     for _ in 0..20 {
@@ -892,84 +529,6 @@ fn success_in_closed_and_rejection_in_open_allocate_nothing() {
         }
     });
     assert_eq!(n, 0, "rejection in OPEN");
-}
-
-#[test]
-fn concurrent_failures_open_exactly_once() {
-    for _ in 0..20 {
-        let cb = CircuitBreaker::new("a", count(8, 8).build().unwrap());
-        let rec = Recorder::attach(cb.event_publisher());
-        let threads = 4;
-        let barrier = Arc::new(Barrier::new(threads));
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (cb, barrier) = (cb.clone(), barrier.clone());
-                std::thread::spawn(move || {
-                    barrier.wait();
-                    for _ in 0..50 {
-                        let _ = cb.call(|| Err::<(), _>("boom"));
-                    }
-                })
-            })
-            .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        let transitions = rec
-            .take()
-            .into_iter()
-            .filter(|e| matches!(e, Ev::StateTransition { .. }))
-            .count();
-        assert_eq!(transitions, 1);
-        assert_eq!(cb.state(), State::Open);
-    }
-}
-
-#[test]
-fn half_open_never_admits_more_probes_than_permitted_under_contention() {
-    let clock = ManualClock::new();
-    let config = count(100, 100)
-        .permitted_number_of_calls_in_half_open_state(5)
-        .build()
-        .unwrap();
-    let cb = CircuitBreaker::with_clock("a", config, clock.clone());
-    cb.transition_to_open_state().unwrap();
-    clock.advance(61 * SEC);
-    let admitted = Arc::new(AtomicUsize::new(0));
-    let refused = Arc::new(AtomicUsize::new(0));
-    let threads = 4;
-    let barrier = Arc::new(Barrier::new(threads));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let (cb, barrier) = (cb.clone(), barrier.clone());
-            let (admitted, refused) = (admitted.clone(), refused.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                let mut held = Vec::new();
-                for _ in 0..10 {
-                    match cb.start_call() {
-                        Ok(g) => {
-                            admitted.fetch_add(1, Ordering::SeqCst);
-                            held.push(g);
-                        }
-                        Err(_) => {
-                            refused.fetch_add(1, Ordering::SeqCst);
-                        }
-                    }
-                }
-                barrier.wait();
-                for g in held {
-                    g.on_success();
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-    assert_eq!(admitted.load(Ordering::SeqCst), 5);
-    assert_eq!(refused.load(Ordering::SeqCst), 35);
-    assert_eq!(cb.state(), State::Closed);
 }
 
 #[test]

@@ -1,7 +1,9 @@
-//! Helpers shared by the integration tests of resil-core.
+//! Helpers shared by the integration tests of resil-core; those of one
+//! primitive's tests are in its module.
 #![allow(dead_code, unreachable_pub, missing_docs, unused_imports)]
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use resil_core::event::{Event, EventKind, EventPublisher};
 
@@ -26,3 +28,12 @@ impl<K: EventKind> Recorder<K> {
 }
 
 pub use resil_testkit::{CountingAlloc, allocations_during};
+
+pub mod bulkhead;
+pub mod circuit_breaker;
+pub mod retry;
+
+/// `n` milliseconds.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
