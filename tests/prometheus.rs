@@ -4,8 +4,7 @@
 //! scrapes its `/actuator/prometheus` every second; then every query of
 //! `dashboards/resil.json`, every query of Resilience4j's official Grafana
 //! board and every expression of `alerts/resil-rules.yml` must answer with
-//! at least one series. The rules' own unit tests run under
-//! `promtool test rules`. Hard input keeps the exposition valid (`promtool
+//! at least one series. Hard input keeps the exposition valid (`promtool
 //! check metrics`) and every scrape parsing: a keyed tenant whose `key`
 //! label holds quotes, a backslash and a newline, its eviction while the
 //! panels query it, and reloads while the exposition is served.
@@ -27,29 +26,20 @@ use axum::body::Body;
 use axum::http::Request;
 use resil::actuator::metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use resil::config::Resilience;
-use resil_testkit::{PrometheusServer, encode, promtool_or_skip, promtool_with_input};
+use resil_testkit::{PrometheusServer, encode, promtool_with_input};
 use serde_json::Value;
 use tower::ServiceExt as _;
-use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::app::Inventory;
 use crate::app::downstream::InventoryHttpClient;
 
-const DASHBOARD: &str = include_str!("../dashboards/resil.json");
-const RULES: &str = include_str!("../alerts/resil-rules.yml");
-const RUNBOOK: &str = include_str!("../RUNBOOK.md");
-const ALERTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/alerts");
-const CONFIG: &str = include_str!("../resilience.toml");
+mod support_prometheus;
 
-/// Meters that the dashboard and the rules name with the names the
-/// specification fixes, before resil exports them: a query naming one is
-/// not asked while the example does not export it, and must answer once it
-/// does.
-const NOT_YET_EXPORTED: &[&str] = &[
-    "resil_retry_budget_denied_total",
-    "resil_retry_budget_balance",
-    "resil_deadline_exceeded_total",
-];
+use support_prometheus::{
+    ALERTS, DASHBOARD, NOT_YET_EXPORTED, dashboard_queries, meters_named, rules,
+};
+
+const CONFIG: &str = include_str!("../resilience.toml");
 
 /// The queries of Resilience4j's official Grafana board
 /// (`grafana_dashboard.json` in its repository, the version with the
@@ -165,120 +155,6 @@ fn assert_valid_exposition(exposition: &str) {
     }
 }
 
-#[global_allocator]
-static ALLOC: resil_testkit::CountingAlloc = resil_testkit::CountingAlloc;
-
-/// Buckets are the exporter's choice when it renders: a breaker's
-/// successful call allocates the same with them as without them (its
-/// duration goes into the exporter's sample blocks either way), and
-/// nothing of its own per call.
-#[test]
-fn buckets_cost_a_successful_call_nothing() {
-    const CALLS: u64 = 2_000;
-    let allocations = |builder: PrometheusBuilder| -> u64 {
-        let recorder = builder.build_recorder();
-        metrics::with_local_recorder(&recorder, || {
-            let loaded = Resilience::builder()
-                .file_contents("resilience.toml", "[circuitbreaker.instances.timed]\n")
-                .env_vars(Vec::<(String, String)>::new())
-                .load()
-                .unwrap();
-            resil::metrics::bind(loaded.registries());
-            let cb = loaded
-                .registries()
-                .circuit_breakers()
-                .circuit_breaker("timed");
-            let calls = || {
-                for _ in 0..CALLS {
-                    cb.call(|| Ok::<_, ()>(1)).unwrap();
-                }
-            };
-            calls(); // the handles taken, the first blocks filled
-            resil_testkit::allocations_during(calls).1
-        })
-    };
-    let without = allocations(PrometheusBuilder::new());
-    let with = allocations(
-        PrometheusBuilder::new()
-            .set_buckets_for_metric(
-                Matcher::Full(resil::metrics::CIRCUIT_BREAKER_CALLS.to_owned()),
-                resil::metrics::CALL_DURATION_BUCKETS,
-            )
-            .unwrap(),
-    );
-    eprintln!("allocations in {CALLS} calls: {without} without buckets, {with} with");
-    assert_eq!(with, without, "the buckets cost allocations");
-    assert!(
-        with < CALLS / 16,
-        "{with} allocations in {CALLS} calls: not the exporter's blocks alone"
-    );
-}
-
-/// An open breaker's refusals count into both not-permitted counters (and
-/// the rejections) without allocating.
-#[test]
-fn refusals_count_in_every_counter_without_allocating() {
-    let recorder = PrometheusBuilder::new().build_recorder();
-    let handle = recorder.handle();
-    metrics::with_local_recorder(&recorder, || {
-        let loaded = Resilience::builder()
-            .file_contents("resilience.toml", "[circuitbreaker.instances.refusing]\n")
-            .env_vars(Vec::<(String, String)>::new())
-            .load()
-            .unwrap();
-        resil::metrics::bind(loaded.registries());
-        let cb = loaded
-            .registries()
-            .circuit_breakers()
-            .circuit_breaker("refusing");
-        cb.transition_to_open_state().unwrap();
-        assert!(cb.call(|| Ok::<_, ()>(1)).is_err()); // the handles taken
-        let ((), n) = resil_testkit::allocations_during(|| {
-            for _ in 0..999 {
-                assert!(cb.call(|| Ok::<_, ()>(1)).is_err());
-            }
-        });
-        assert_eq!(n, 0, "allocations in 999 refusals");
-    });
-    let text = handle.render();
-    for line in [
-        r#"resilience4j_circuitbreaker_not_permitted_calls_total{kind="not_permitted",name="refusing"} 1000"#,
-        r#"resilience4j_circuitbreaker_calls_total{kind="not_permitted",name="refusing"} 1000"#,
-        r#"resil_rejections_total{kind="circuit_breaker",name="refusing"} 1000"#,
-    ] {
-        assert!(text.lines().any(|l| l == line), "no `{line}` in\n{text}");
-    }
-}
-
-/// Every PromQL query of the dashboard's panels (`expr` of each target).
-fn dashboard_queries(dashboard: &Value) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack: Vec<&Value> = dashboard["panels"].as_array().unwrap().iter().collect();
-    while let Some(panel) = stack.pop() {
-        if let Some(inner) = panel["panels"].as_array() {
-            stack.extend(inner);
-        }
-        for target in panel["targets"].as_array().into_iter().flatten() {
-            let title = panel["title"].as_str().unwrap_or("?").to_owned();
-            let expr = target["expr"]
-                .as_str()
-                .unwrap_or_else(|| panic!("panel `{title}` has a target without `expr`"));
-            out.push((title, expr.to_owned()));
-        }
-    }
-    out
-}
-
-/// The rules of `alerts/resil-rules.yml`.
-fn rules() -> Vec<Yaml> {
-    let docs = YamlLoader::load_from_str(RULES).expect("alerts/resil-rules.yml is YAML");
-    let mut out = Vec::new();
-    for group in docs[0]["groups"].as_vec().expect("`groups`") {
-        out.extend(group["rules"].as_vec().expect("`rules`").iter().cloned());
-    }
-    out
-}
-
 /// A query with Grafana's variables replaced by what "All" selects.
 fn substitute(query: &str) -> String {
     let mut out = String::with_capacity(query.len());
@@ -303,256 +179,6 @@ fn substitute(query: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The `resilience4j_*` and `resil_*` meter names in `text`.
-fn meters_named(text: &str) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for prefix in ["resilience4j_", "resil_"] {
-        let mut rest = text;
-        while let Some(at) = rest.find(prefix) {
-            let name: String = rest[at..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            rest = &rest[at + name.len()..];
-            // a histogram's or summary's series name its family
-            names.insert(name);
-        }
-    }
-    names
-}
-
-/// GitHub's anchor of a Markdown heading.
-fn anchor(heading: &str) -> String {
-    heading
-        .trim()
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
-        .map(|c| if c == ' ' { '-' } else { c })
-        .collect()
-}
-
-#[test]
-fn the_dashboard_has_a_datasource_and_instance_and_name_variables() {
-    let dashboard: Value = serde_json::from_str(DASHBOARD).expect("dashboards/resil.json is JSON");
-    assert!(
-        dashboard["schemaVersion"].as_u64().unwrap() >= 39,
-        "Grafana's current schema"
-    );
-    let variables = dashboard["templating"]["list"].as_array().unwrap();
-    let variable = |name: &str| {
-        variables
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap_or_else(|| panic!("no variable `{name}`"))
-    };
-    assert_eq!(variable("datasource")["type"], "datasource");
-    assert_eq!(variable("datasource")["query"], "prometheus");
-    for name in ["instance", "name"] {
-        assert_eq!(variable(name)["type"], "query");
-        assert_eq!(variable(name)["datasource"]["uid"], "${datasource}");
-        assert_eq!(variable(name)["includeAll"], true);
-    }
-    let queries = dashboard_queries(&dashboard);
-    assert!(queries.len() >= 25, "{} queries", queries.len());
-    for (title, expr) in &queries {
-        assert!(
-            expr.contains("$instance"),
-            "panel `{title}` does not follow the instance variable: {expr}"
-        );
-    }
-    // every panel queries the data source the variable picks
-    let mut stack: Vec<&Value> = dashboard["panels"].as_array().unwrap().iter().collect();
-    let mut ids = BTreeSet::new();
-    while let Some(panel) = stack.pop() {
-        assert!(
-            ids.insert(panel["id"].as_u64().unwrap()),
-            "panel ids are unique"
-        );
-        if panel["type"] == "row" {
-            continue;
-        }
-        assert_eq!(
-            panel["datasource"]["uid"], "${datasource}",
-            "panel `{}`",
-            panel["title"]
-        );
-    }
-    // the meters the specification fixes ahead of resil have their panels
-    let named = meters_named(DASHBOARD);
-    for meter in NOT_YET_EXPORTED {
-        assert!(named.contains(*meter), "no panel shows `{meter}`");
-    }
-}
-
-#[test]
-fn every_rule_waits_and_links_its_runbook_section() {
-    let anchors: BTreeSet<String> = RUNBOOK
-        .lines()
-        .filter_map(|l| l.strip_prefix('#'))
-        .map(|h| anchor(h.trim_start_matches('#')))
-        .collect();
-    let rules = rules();
-    assert!(rules.len() >= 10, "{} rules", rules.len());
-    let mut names = BTreeSet::new();
-    for rule in &rules {
-        let alert = rule["alert"].as_str().expect("every rule is an alert");
-        assert!(names.insert(alert), "`{alert}` twice");
-        assert!(rule["expr"].as_str().is_some(), "{alert}: no expr");
-        assert!(rule["for"].as_str().is_some(), "{alert}: no `for`");
-        assert!(
-            rule["labels"]["severity"].as_str().is_some(),
-            "{alert}: no severity"
-        );
-        let url = rule["annotations"]["runbook_url"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{alert}: no runbook_url"));
-        let (page, section) = url.split_once('#').expect("a section anchor");
-        assert!(page.ends_with("/RUNBOOK.md"), "{alert}: {url}");
-        assert!(
-            anchors.contains(section),
-            "{alert}: RUNBOOK.md has no section `#{section}` (its anchors: {anchors:?})"
-        );
-    }
-    // the signals of the runbook's incidents each have a rule
-    for meter in [
-        "resilience4j_circuitbreaker_state",
-        "resilience4j_circuitbreaker_not_permitted_calls_total",
-        "resil_rejections_total",
-        "resilience4j_bulkhead_available_concurrent_calls",
-        "resilience4j_timelimiter_calls_total",
-        "resil_retry_attempts_total",
-        "resil_fallback_calls_total",
-        "resil_retry_budget_denied_total",
-        "resil_faults_injected_total",
-    ] {
-        assert!(
-            rules
-                .iter()
-                .any(|r| r["expr"].as_str().is_some_and(|e| e.contains(meter))),
-            "no rule on `{meter}`"
-        );
-    }
-}
-
-/// The items of a runbook section's `- **<label>**...: a, b` bullet (its
-/// lines joined), split at the commas.
-fn bullet(section: &str, label: &str) -> Vec<String> {
-    let start = format!("- **{label}**");
-    let mut lines = section.lines().skip_while(|l| !l.starts_with(&start));
-    let Some(first) = lines.next() else {
-        return Vec::new();
-    };
-    let mut text = first.split_once(": ").map_or("", |(_, t)| t).to_owned();
-    for line in lines.take_while(|l| l.starts_with("  ")) {
-        text.push(' ');
-        text.push_str(line.trim());
-    }
-    text.split(", ").map(|i| i.trim().to_owned()).collect()
-}
-
-#[test]
-fn every_runbook_incident_names_its_alerts_panels_and_routes() {
-    let dashboard: Value = serde_json::from_str(DASHBOARD).unwrap();
-    let mut titles = BTreeSet::new();
-    let mut stack: Vec<&Value> = dashboard["panels"].as_array().unwrap().iter().collect();
-    while let Some(panel) = stack.pop() {
-        stack.extend(panel["panels"].as_array().into_iter().flatten());
-        if panel["type"] != "row" {
-            titles.insert(panel["title"].as_str().unwrap().to_owned());
-        }
-    }
-    let rules = rules();
-    let linked_from = |section: &str| -> BTreeSet<String> {
-        rules
-            .iter()
-            .filter(|r| {
-                r["annotations"]["runbook_url"]
-                    .as_str()
-                    .and_then(|u| u.split_once('#'))
-                    .is_some_and(|(_, a)| a == section)
-            })
-            .map(|r| r["alert"].as_str().unwrap().to_owned())
-            .collect()
-    };
-    let mut incidents = 0;
-    for section in RUNBOOK.split("\n## ").skip(1) {
-        let heading = section.lines().next().unwrap();
-        if !(heading.starts_with(|c: char| c.is_ascii_digit()) || heading == "Tools") {
-            continue;
-        }
-        incidents += 1;
-        let alerts: BTreeSet<String> = bullet(section, "Alert")
-            .iter()
-            .map(|a| {
-                let name = a
-                    .strip_prefix("[`")
-                    .and_then(|a| a.strip_suffix("`](alerts/resil-rules.yml)"))
-                    .unwrap_or_else(|| panic!("`{heading}`: `{a}` is not a rule's link"));
-                assert!(
-                    rules.iter().any(|r| r["alert"].as_str() == Some(name)),
-                    "`{heading}` names `{name}`, which alerts/resil-rules.yml has not"
-                );
-                name.to_owned()
-            })
-            .collect();
-        assert!(!alerts.is_empty(), "`{heading}` names no alert rule");
-        assert_eq!(
-            alerts,
-            linked_from(&anchor(heading)),
-            "`{heading}` names the rules whose runbook_url is its section"
-        );
-        let panels = bullet(section, "Dashboard");
-        assert!(!panels.is_empty(), "`{heading}` names no panel");
-        for panel in &panels {
-            let title = panel
-                .strip_prefix('*')
-                .and_then(|p| p.strip_suffix('*'))
-                .unwrap_or_else(|| panic!("`{heading}`: `{panel}` is not *a title*"));
-            assert!(
-                titles.contains(title),
-                "`{heading}` names the panel `{title}`, which the dashboard has not: {titles:?}"
-            );
-        }
-        let routes = bullet(section, "Actuator");
-        assert!(!routes.is_empty(), "`{heading}` names no actuator route");
-        for route in &routes {
-            assert!(
-                route.starts_with("`/actuator/") && route.ends_with('`'),
-                "`{heading}`: `{route}` is not an actuator route"
-            );
-        }
-    }
-    assert_eq!(incidents, 7, "six incidents and the tools");
-}
-
-#[test]
-fn promtool_checks_the_rules_and_runs_their_unit_tests() {
-    const TEST: &str = "promtool_checks_the_rules_and_runs_their_unit_tests";
-    let Some(check) = promtool_or_skip(TEST, ALERTS, &["check", "rules", "resil-rules.yml"]) else {
-        return;
-    };
-    let text = |o: &std::process::Output| {
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    };
-    assert!(
-        check.status.success(),
-        "promtool check rules:\n{}",
-        text(&check)
-    );
-    let tests = promtool_or_skip(TEST, ALERTS, &["test", "rules", "resil-rules.test.yml"]).unwrap();
-    assert!(
-        tests.status.success(),
-        "promtool test rules:\n{}",
-        text(&tests)
-    );
-    assert!(text(&tests).contains("SUCCESS"), "{}", text(&tests));
 }
 
 /// The series a query returns now (its `data.result`).

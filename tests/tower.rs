@@ -1,7 +1,6 @@
-//! The `tower` layers: each layer's behaviour through `ServiceExt::oneshot`
-//! and a `service_fn`, the fixed order of `named`, cancellation at every
-//! await, concurrent clones counted call by call, an axum router driven
-//! in-process, and the allocation-free success path.
+//! The `tower` layers one by one, through `ServiceExt::oneshot` and a
+//! `service_fn`: what each records, refuses, waits for or drops, concurrent
+//! clones counted call by call, and the allocation-free success path.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -11,21 +10,17 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
-use axum::routing::get;
 use resil::Error;
 use resil::bulkhead::{Bulkhead, BulkheadConfig};
-use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
+use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
 use resil::clock::{Clock, ManualClock, TokioClock};
 use resil::hedge::{Hedge, HedgeConfig};
 use resil::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil::retry::{Retry, RetryConfig};
 use resil::time_limiter::{TimeLimiter, TimeLimiterConfig};
 use resil::tower::{
-    BulkheadLayer, CircuitBreakerLayer, HedgeLayer, IntoResponseLayer, RateLimiterLayer,
-    RetryLayer, TimeLimiterLayer, named,
+    BulkheadLayer, CircuitBreakerLayer, HedgeLayer, RateLimiterLayer, RetryLayer, TimeLimiterLayer,
+    named,
 };
 use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 
@@ -36,26 +31,6 @@ type IoResult<T> = Result<T, std::io::Error>;
 
 fn io_error() -> std::io::Error {
     std::io::Error::other("upstream down")
-}
-
-/// Pending once, then ready: one await point.
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
-}
-
-fn yield_once() -> YieldOnce {
-    YieldOnce(false)
 }
 
 fn breaker(name: &str, config: CircuitBreakerConfig) -> CircuitBreaker {
@@ -413,252 +388,6 @@ async fn the_hedge_sends_a_clone_of_a_slow_request_and_drops_the_loser() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn named_puts_the_hedge_inside_the_retry_and_outside_the_breaker() {
-    let name = "tower-named-hedge";
-    let registries = resil::registries();
-    let hedge = registries.hedges().hedge_with(
-        name,
-        HedgeConfig::builder()
-            .delay(Duration::from_millis(25))
-            .build()
-            .unwrap(),
-    );
-    let retry = registries.retries().retry_with(
-        name,
-        RetryConfig::builder()
-            .max_attempts(2)
-            .wait_duration(Duration::from_millis(1))
-            .build()
-            .unwrap(),
-    );
-    let calls = Arc::new(AtomicU32::new(0));
-    let counted = calls.clone();
-    let svc = ServiceBuilder::new()
-        .layer(named(name).circuit_breaker().hedge().retry().build())
-        .service(service_fn(move |_: ()| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            async { Err::<(), _>(io_error()) }
-        }));
-    let result: Result<(), Error<std::io::Error>> = svc.oneshot(()).await;
-    assert!(matches!(result, Err(Error::Inner(_))));
-    // two retry attempts, each a hedged call of two failed attempts
-    assert_eq!(calls.load(Ordering::SeqCst), 4);
-    assert_eq!(hedge.metrics().number_of_failed_calls(), 2);
-    let cb = registries.circuit_breakers().circuit_breaker(name);
-    assert_eq!(cb.metrics().number_of_failed_calls(), 4);
-    assert_eq!(
-        retry.metrics().number_of_failed_calls_with_retry_attempt(),
-        1
-    );
-}
-
-// ---------------------------------------------------------------- named
-
-#[tokio::test(start_paused = true)]
-async fn named_stacks_the_global_instances_in_the_fixed_order() {
-    let name = "tower-named-order";
-    // Written in reverse: the stack is the same.
-    let layer = named(name)
-        .bulkhead()
-        .time_limiter()
-        .rate_limiter()
-        .circuit_breaker()
-        .retry()
-        .build();
-    let registries = resil::registries();
-    let rl = registries.rate_limiters().rate_limiter(name);
-    rl.event_publisher().enable_buffer(100);
-    let calls = Arc::new(AtomicU32::new(0));
-    let counted = calls.clone();
-    let svc = ServiceBuilder::new()
-        .layer(layer)
-        .service(service_fn(move |_: ()| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            async { Err::<(), _>(io_error()) }
-        }));
-    // One flat error type for five layers.
-    let result: Result<(), Error<std::io::Error>> = svc.oneshot(()).await;
-    assert!(matches!(result, Err(Error::Inner(_))));
-    let retry = registries.retries().retry(name);
-    let attempts = u64::from(retry.config().max_attempts());
-    assert_eq!(u64::from(calls.load(Ordering::SeqCst)), attempts);
-    // Retry outside the breaker: the breaker saw every attempt.
-    let cb = registries.circuit_breakers().circuit_breaker(name);
-    assert_eq!(cb.metrics().number_of_failed_calls(), attempts);
-    // The limiter inside the breaker and the retry: one permit per attempt.
-    let acquired = rl.event_publisher().recent_events().len();
-    assert_eq!(acquired as u64, attempts);
-    // The bulkhead innermost: every permit back.
-    let bh = registries.bulkheads().bulkhead(name);
-    assert_eq!(
-        bh.metrics().available_concurrent_calls(),
-        bh.metrics().max_allowed_concurrent_calls()
-    );
-    assert_eq!(
-        retry.metrics().number_of_failed_calls_with_retry_attempt(),
-        1
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn named_passes_inner_rejections_through_flat() {
-    let name = "tower-named-flat";
-    let cb = resil::registries().circuit_breakers().circuit_breaker(name);
-    cb.transition_to_open_state().unwrap();
-    let svc = ServiceBuilder::new()
-        .layer(named(name).circuit_breaker().bulkhead().build())
-        .service(service_fn(|_: ()| async { IoResult::Ok(()) }));
-    assert!(matches!(
-        svc.oneshot(()).await,
-        Err(Error::CallNotPermitted(_))
-    ));
-}
-
-// ---------------------------------------------------------------- cancellation
-
-/// Polls `future` `polls` times (with a waker that does nothing), then drops it.
-fn poll_then_drop<F: Future>(future: F, polls: usize) -> bool {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    for _ in 0..polls {
-        if future.as_mut().poll(&mut cx).is_ready() {
-            return true;
-        }
-    }
-    false
-}
-
-#[tokio::test(start_paused = true)]
-async fn dropping_the_response_future_at_every_await_returns_every_permit() {
-    const AWAITS: usize = 4;
-    let mut k = 0;
-    loop {
-        // A breaker HALF_OPEN with one probe, a bulkhead of one, a retry and
-        // a time limiter around a service with `AWAITS` awaits.
-        let cb = breaker(
-            "cancel-cb",
-            CircuitBreakerConfig::builder()
-                .permitted_number_of_calls_in_half_open_state(1)
-                .build()
-                .unwrap(),
-        );
-        cb.transition_to_open_state().unwrap();
-        cb.transition_to_half_open_state().unwrap();
-        let bh = Bulkhead::with_clock(
-            "cancel-bh",
-            BulkheadConfig::builder()
-                .max_concurrent_calls(1)
-                .build()
-                .unwrap(),
-            TokioClock::new(),
-        );
-        let tl =
-            TimeLimiter::with_clock("cancel-tl", TimeLimiterConfig::default(), TokioClock::new());
-        let retry = Retry::with_clock("cancel-retry", RetryConfig::default(), TokioClock::new());
-        let mut svc = ServiceBuilder::new()
-            .layer(RetryLayer::new(retry.clone()))
-            .layer(CircuitBreakerLayer::new(cb.clone()))
-            .layer(TimeLimiterLayer::new(tl))
-            .layer(BulkheadLayer::new(bh.clone()))
-            .service(service_fn(|n: u32| async move {
-                for _ in 0..AWAITS {
-                    yield_once().await;
-                }
-                IoResult::Ok(n)
-            }));
-        let future = svc.ready().await.unwrap().call(k as u32);
-        let finished = poll_then_drop(future, k);
-        assert_eq!(
-            bh.metrics().available_concurrent_calls(),
-            1,
-            "bulkhead permit after {k} polls"
-        );
-        if finished {
-            assert_eq!(cb.state(), State::Closed);
-            break;
-        }
-        assert_eq!(cb.state(), State::HalfOpen);
-        assert_eq!(
-            retry.metrics().number_of_total_calls(),
-            0,
-            "a cancelled call counts nothing"
-        );
-        // The probe permit came back: the next call is permitted.
-        let probe = svc.ready().await.unwrap().call(0).await;
-        assert_eq!(probe.unwrap(), 0, "probe permit after {k} polls");
-        k += 1;
-    }
-    assert!(k > AWAITS, "every await was a drop point ({k} polls)");
-}
-
-#[tokio::test(start_paused = true)]
-async fn dropping_a_call_that_waits_leaves_no_waiter_and_no_permit() {
-    let bh = Bulkhead::with_clock(
-        "cancel-queued",
-        BulkheadConfig::builder()
-            .max_concurrent_calls(1)
-            .max_wait_duration(Duration::from_secs(10))
-            .build()
-            .unwrap(),
-        TokioClock::new(),
-    );
-    let mut svc = ServiceBuilder::new()
-        .layer(BulkheadLayer::new(bh.clone()))
-        .service(service_fn(|_: ()| async {
-            std::future::pending::<()>().await;
-            IoResult::Ok(())
-        }));
-    let holder = svc.ready().await.unwrap().call(());
-    assert!(!poll_then_drop(svc.ready().await.unwrap().call(()), 3));
-    assert_eq!(bh.metrics().number_of_waiting_calls(), 0);
-    drop(holder);
-    assert_eq!(bh.metrics().available_concurrent_calls(), 1);
-
-    let rl = RateLimiter::with_clock(
-        "cancel-waiting",
-        RateLimiterConfig::builder()
-            .limit_for_period(1)
-            .timeout_duration(Duration::from_secs(10))
-            .build()
-            .unwrap(),
-        TokioClock::new(),
-    );
-    rl.try_acquire_permission(1);
-    let svc = ServiceBuilder::new()
-        .layer(RateLimiterLayer::new(rl.clone()))
-        .service(service_fn(|_: ()| async { IoResult::Ok(()) }));
-    let waiting = svc.oneshot(());
-    assert!(!poll_then_drop(waiting, 2));
-    assert_eq!(rl.metrics().number_of_waiting_threads(), 0);
-}
-
-#[tokio::test(start_paused = true)]
-async fn dropping_a_retry_between_attempts_counts_no_call() {
-    let config = RetryConfig::builder()
-        .max_attempts(3)
-        .wait_duration(Duration::from_secs(1))
-        .build()
-        .unwrap();
-    let retry = Retry::with_clock("cancel-retry-wait", config, TokioClock::new());
-    let calls = Arc::new(AtomicU32::new(0));
-    let counted = calls.clone();
-    let svc = ServiceBuilder::new()
-        .layer(RetryLayer::new(retry.clone()))
-        .service(service_fn(move |_: ()| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            async { Err::<(), _>(io_error()) }
-        }));
-    // The first attempt fails; the future then waits its second.
-    assert!(!poll_then_drop(svc.oneshot(()), 3));
-    assert_eq!(calls.load(Ordering::SeqCst), 1);
-    let m = retry.metrics();
-    assert_eq!(m.number_of_failed_calls_with_retry_attempt(), 0);
-    assert_eq!(m.number_of_failed_calls_without_retry_attempt(), 0);
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "no attempt after the drop");
-}
-
 // ---------------------------------------------------------------- concurrency
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -708,141 +437,6 @@ async fn concurrent_clones_count_every_outcome_exactly() {
     // A `BulkheadFull` inside the breaker is recorded as a failure too.
     assert_eq!(m.number_of_failed_calls(), failed + full);
     assert_eq!(bh.metrics().available_concurrent_calls(), 8);
-}
-
-// ---------------------------------------------------------------- axum
-
-async fn status_of(app: &Router, uri: &str) -> (StatusCode, Option<String>) {
-    let response = app
-        .clone()
-        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let retry_after = response
-        .headers()
-        .get(header::RETRY_AFTER)
-        .map(|v| v.to_str().unwrap().to_owned());
-    (response.status(), retry_after)
-}
-
-#[tokio::test(start_paused = true)]
-async fn an_axum_router_answers_each_rejection_with_its_status() {
-    let cb = breaker("axum-cb", CircuitBreakerConfig::default());
-    let rl = RateLimiter::with_clock(
-        "axum-rl",
-        RateLimiterConfig::builder()
-            .limit_for_period(1)
-            .limit_refresh_period(Duration::from_millis(2_500))
-            .timeout_duration(Duration::ZERO)
-            .build()
-            .unwrap(),
-        TokioClock::new(),
-    );
-    let tl = TimeLimiter::with_clock(
-        "axum-tl",
-        TimeLimiterConfig::builder()
-            .timeout_duration(Duration::from_secs(1))
-            .build()
-            .unwrap(),
-        TokioClock::new(),
-    );
-    let bh = Bulkhead::new(
-        "axum-bh",
-        BulkheadConfig::builder()
-            .max_concurrent_calls(0)
-            .build()
-            .unwrap(),
-    );
-    let app = Router::new()
-        .route("/breaker", get(|| async { "ok" }))
-        .route_layer((IntoResponseLayer, CircuitBreakerLayer::new(cb.clone())))
-        .merge(
-            Router::new()
-                .route("/limited", get(|| async { "ok" }))
-                .route_layer((IntoResponseLayer, RateLimiterLayer::new(rl))),
-        )
-        .merge(
-            Router::new()
-                .route(
-                    "/slow",
-                    get(|| async {
-                        tokio::time::sleep(Duration::from_secs(5)).await;
-                        "late"
-                    }),
-                )
-                .route_layer((IntoResponseLayer, TimeLimiterLayer::new(tl))),
-        )
-        .merge(
-            Router::new()
-                .route("/full", get(|| async { "ok" }))
-                .route_layer((IntoResponseLayer, BulkheadLayer::new(bh))),
-        );
-    assert_eq!(status_of(&app, "/breaker").await, (StatusCode::OK, None));
-    cb.transition_to_open_state().unwrap();
-    assert_eq!(
-        status_of(&app, "/breaker").await.0,
-        StatusCode::SERVICE_UNAVAILABLE
-    );
-    assert_eq!(status_of(&app, "/limited").await.0, StatusCode::OK);
-    assert_eq!(
-        status_of(&app, "/limited").await,
-        (StatusCode::TOO_MANY_REQUESTS, Some("3".to_owned())),
-        "2.5 s to the next permit, rounded up"
-    );
-    assert_eq!(
-        status_of(&app, "/slow").await.0,
-        StatusCode::GATEWAY_TIMEOUT
-    );
-    assert_eq!(
-        status_of(&app, "/full").await.0,
-        StatusCode::SERVICE_UNAVAILABLE
-    );
-    assert_eq!(status_of(&app, "/missing").await.0, StatusCode::NOT_FOUND);
-}
-
-#[tokio::test]
-async fn a_route_behind_named_serves_and_a_handler_error_keeps_its_own_response() {
-    async fn failing() -> Result<&'static str, Error<(StatusCode, &'static str)>> {
-        Err(Error::Inner((StatusCode::IM_A_TEAPOT, "teapot")))
-    }
-    let app = Router::new()
-        .route("/stock", get(|| async { "12" }))
-        .route("/teapot", get(failing))
-        .route_layer(
-            ServiceBuilder::new().layer(IntoResponseLayer).layer(
-                named("tower-axum-named")
-                    .circuit_breaker()
-                    .bulkhead()
-                    .build(),
-            ),
-        );
-    assert_eq!(status_of(&app, "/stock").await.0, StatusCode::OK);
-    assert_eq!(status_of(&app, "/teapot").await.0, StatusCode::IM_A_TEAPOT);
-}
-
-/// A service that never gets ready: its `poll_ready` fails.
-#[derive(Clone)]
-struct NeverReady;
-
-impl Service<()> for NeverReady {
-    type Response = &'static str;
-    type Error = Error<StatusCode>;
-    type Future = std::future::Ready<Result<&'static str, Error<StatusCode>>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Err(Error::Inner(StatusCode::IM_A_TEAPOT)))
-    }
-
-    fn call(&mut self, (): ()) -> Self::Future {
-        panic!("called although it was not ready")
-    }
-}
-
-#[tokio::test]
-async fn a_service_that_cannot_get_ready_answers_with_its_error_and_is_not_called() {
-    let svc = tower::Layer::layer(&IntoResponseLayer, NeverReady);
-    let response = svc.oneshot(()).await.unwrap();
-    assert_eq!(response.status(), StatusCode::IM_A_TEAPOT);
 }
 
 // ---------------------------------------------------------------- allocations
@@ -933,43 +527,4 @@ fn the_success_path_of_every_layer_allocates_nothing() {
         }
     });
     assert_eq!(n, 0, "allocations of the five-layer stack's success path");
-}
-
-/// `Retry::call_async`'s named future in an axum handler: `Send` for the
-/// handler's own arguments, which the attempts borrow.
-#[tokio::test]
-async fn retry_call_async_serves_an_axum_handler_that_borrows_its_arguments() {
-    async fn stock(
-        axum::extract::State(retry): axum::extract::State<Arc<Retry>>,
-        axum::extract::Path(sku): axum::extract::Path<String>,
-    ) -> String {
-        let sku = &sku;
-        let attempts = AtomicU32::new(0);
-        let answer = retry
-            .call_async(|| async {
-                if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
-                    Err("refused")
-                } else {
-                    Ok(sku.len())
-                }
-            })
-            .await;
-        format!("{answer:?} after {}", attempts.load(Ordering::SeqCst))
-    }
-    let config = RetryConfig::builder()
-        .max_attempts(3)
-        .wait_duration(Duration::ZERO)
-        .build()
-        .unwrap();
-    let router = Router::new()
-        .route("/stock/{sku}", get(stock))
-        .with_state(Arc::new(Retry::new("handler-retry", config)));
-    let response = router
-        .oneshot(Request::get("/stock/SKU-1").body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let body = axum::body::to_bytes(response.into_body(), 1024)
-        .await
-        .unwrap();
-    assert_eq!(&body[..], b"Ok(5) after 2");
 }
