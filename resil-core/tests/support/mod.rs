@@ -32,6 +32,7 @@ pub use resil_testkit::{CountingAlloc, allocations_during};
 pub mod bulkhead;
 pub mod circuit_breaker;
 pub mod retry;
+pub mod thread_pool_bulkhead;
 
 /// `n` milliseconds.
 pub fn ms(n: u64) -> Duration {
