@@ -430,6 +430,33 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
     fn location(&self) -> String;
 }
 
+/// The backend that cluster settings name: settings are equal when they
+/// name the same backend (the same `Arc`), whatever state it holds.
+#[derive(Clone)]
+pub(crate) struct Backend(pub(crate) Arc<dyn ClusterBackend>);
+
+impl std::ops::Deref for Backend {
+    type Target = Arc<dyn ClusterBackend>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl PartialEq for Backend {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Backend {}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// Cluster settings of a rate limiter: which backend, which key, how many
 /// permits per round trip, how long a call may wait on the backend and what
 /// to do while it is down.
@@ -451,9 +478,9 @@ pub trait ClusterBackend: Send + Sync + fmt::Debug + 'static {
 /// }
 /// # let _ = partner_api;
 /// /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RateLimiterCluster {
-    pub(crate) backend: Arc<dyn ClusterBackend>,
+    pub(crate) backend: Backend,
     pub(crate) key: Option<Arc<str>>,
     pub(crate) lease: u32,
     pub(crate) timeout: Duration,
@@ -465,7 +492,7 @@ impl RateLimiterCluster {
     /// of 1 permit, the default timeout (50 ms) and failure mode (`local`).
     pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         RateLimiterCluster {
-            backend,
+            backend: Backend(backend),
             key: None,
             lease: 1,
             timeout: DEFAULT_CLUSTER_TIMEOUT,
@@ -500,7 +527,7 @@ impl RateLimiterCluster {
 
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn ClusterBackend> {
-        &self.backend
+        &self.backend.0
     }
 
     /// The shared key, when set (else the limiter's default).
@@ -521,30 +548,6 @@ impl RateLimiterCluster {
     /// What to do while the backend is down.
     pub fn mode(&self) -> ClusterFailureMode {
         self.failure_mode
-    }
-}
-
-impl PartialEq for RateLimiterCluster {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.backend, &other.backend)
-            && self.key == other.key
-            && self.lease == other.lease
-            && self.timeout == other.timeout
-            && self.failure_mode == other.failure_mode
-    }
-}
-
-impl Eq for RateLimiterCluster {}
-
-impl fmt::Debug for RateLimiterCluster {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimiterCluster")
-            .field("backend", &self.backend)
-            .field("key", &self.key)
-            .field("lease", &self.lease)
-            .field("timeout", &self.timeout)
-            .field("failure_mode", &self.failure_mode)
-            .finish()
     }
 }
 
@@ -580,9 +583,9 @@ impl fmt::Debug for RateLimiterCluster {
 /// }
 /// # let _ = inventory;
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryBudgetCluster {
-    pub(crate) backend: Arc<dyn ClusterBackend>,
+    pub(crate) backend: Backend,
     pub(crate) key: Option<Arc<str>>,
     pub(crate) lease: u32,
     pub(crate) failure_mode: ClusterFailureMode,
@@ -593,7 +596,7 @@ impl RetryBudgetCluster {
     /// of 5 retries, failure mode `local`.
     pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         RetryBudgetCluster {
-            backend,
+            backend: Backend(backend),
             key: None,
             lease: 5,
             failure_mode: ClusterFailureMode::Local,
@@ -621,7 +624,7 @@ impl RetryBudgetCluster {
 
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn ClusterBackend> {
-        &self.backend
+        &self.backend.0
     }
 
     /// The shared key, when set (else the budget's default).
@@ -637,26 +640,6 @@ impl RetryBudgetCluster {
     /// What to do while the backend is down.
     pub fn mode(&self) -> ClusterFailureMode {
         self.failure_mode
-    }
-}
-
-impl PartialEq for RetryBudgetCluster {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.backend, &other.backend)
-            && self.key == other.key
-            && self.lease == other.lease
-            && self.failure_mode == other.failure_mode
-    }
-}
-
-impl fmt::Debug for RetryBudgetCluster {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RetryBudgetCluster")
-            .field("backend", &self.backend)
-            .field("key", &self.key)
-            .field("lease", &self.lease)
-            .field("failure_mode", &self.failure_mode)
-            .finish()
     }
 }
 
@@ -684,9 +667,9 @@ impl fmt::Debug for RetryBudgetCluster {
 /// back and the episode goes on for the others. While the backend is down
 /// or slower than the timeout, a probe goes by the process's own budget and
 /// its own window decides.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CircuitBreakerCluster {
-    pub(crate) backend: Arc<dyn ClusterBackend>,
+    pub(crate) backend: Backend,
     pub(crate) key: Option<Arc<str>>,
     pub(crate) timeout: Duration,
     pub(crate) probe_expiry: Duration,
@@ -697,7 +680,7 @@ impl CircuitBreakerCluster {
     /// default timeout (50 ms) and probe expiry (10 s).
     pub fn new(backend: Arc<dyn ClusterBackend>) -> Self {
         CircuitBreakerCluster {
-            backend,
+            backend: Backend(backend),
             key: None,
             timeout: DEFAULT_CLUSTER_TIMEOUT,
             probe_expiry: DEFAULT_PROBE_EXPIRY,
@@ -725,7 +708,7 @@ impl CircuitBreakerCluster {
 
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn ClusterBackend> {
-        &self.backend
+        &self.backend.0
     }
 
     /// The shared key, when set (else the breaker's default).
@@ -741,26 +724,6 @@ impl CircuitBreakerCluster {
     /// How long a probe's lease lives.
     pub fn probe_expiry_duration(&self) -> Duration {
         self.probe_expiry
-    }
-}
-
-impl PartialEq for CircuitBreakerCluster {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.backend, &other.backend)
-            && self.key == other.key
-            && self.timeout == other.timeout
-            && self.probe_expiry == other.probe_expiry
-    }
-}
-
-impl fmt::Debug for CircuitBreakerCluster {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CircuitBreakerCluster")
-            .field("backend", &self.backend)
-            .field("key", &self.key)
-            .field("timeout", &self.timeout)
-            .field("probe_expiry", &self.probe_expiry)
-            .finish()
     }
 }
 
