@@ -357,8 +357,6 @@ where
                     let next = &mut self.next;
                     let result = ready!(holding(permit, || next.poll(inner, cx, ctx)));
                     let permit = permit.take();
-                    // The inner attempt first, then the permit.
-                    stage.set(Stage::Done);
                     if let (Some(permit), Some(part)) = (permit, &self.part) {
                         let sample = Sample::of(&result, |e| part.kinds.kind(e));
                         permit.finish(&mut ctx.stamp, sample);

@@ -55,6 +55,12 @@ impl fmt::Debug for Ctx {
 /// Resilience4j's decorated suppliers acquire when they are invoked; the
 /// result leaves through each layer's completion in [`Node::poll`], from
 /// the inside out.
+///
+/// A layer gives back what it holds (a permit, a place) at its own
+/// completion, and leaves its finished inner attempt where it is: the
+/// chain's future drops the whole finished attempt once, as it returns the
+/// outcome. An attempt given up on (a timeout) or failed and retried is
+/// dropped at once, before the layer goes on.
 pub trait Node: HasAttempt {
     /// What the call comes to.
     type Output;

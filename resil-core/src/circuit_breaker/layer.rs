@@ -315,9 +315,6 @@ where
                 }
                 let result = ready!(poll);
                 let guard = guard.take();
-                // The inner attempt is dropped before the outcome is
-                // recorded, as at the end of an `.await`.
-                stage.set(Stage::Done);
                 if let (Some(guard), Some(part)) = (guard, &self.part) {
                     let end = guard.inner.clock.now_in(&mut ctx.stamp);
                     guard.record_at(part.classifier.borrow(), &result, end);

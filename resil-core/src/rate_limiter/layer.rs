@@ -308,11 +308,7 @@ where
         loop {
             match stage.as_mut().project() {
                 StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
-                StageProj::Running { inner } => {
-                    let out = std::task::ready!(self.next.poll(inner, cx, ctx));
-                    stage.set(Stage::Done);
-                    return Poll::Ready(out);
-                }
+                StageProj::Running { inner } => return self.next.poll(inner, cx, ctx),
                 StageProj::Waiting { reserved } => {
                     std::task::ready!(reserved.poll(cx));
                     let StageReplace::Waiting { reserved } =

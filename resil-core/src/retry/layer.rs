@@ -132,9 +132,7 @@ where
             match stage.as_mut().project() {
                 StageProj::Attempt { inner } => {
                     let Some(part) = self.part.as_ref().filter(|_| this.call.is_some()) else {
-                        let out = ready!(self.next.poll(inner, cx, ctx));
-                        stage.set(Stage::Done);
-                        return Poll::Ready(out);
+                        return self.next.poll(inner, cx, ctx);
                     };
                     if let Some(call) = this.call.as_ref() {
                         call.mark_attempt(true);
@@ -148,11 +146,10 @@ where
                     let result = ready!(poll);
                     let classifier = part.classifier.borrow();
                     if call.first_success(classifier, &result) {
-                        stage.set(Stage::Done);
                         return Poll::Ready(result);
                     }
-                    // The attempt is dropped before the next one starts or
-                    // the call ends, as at the end of an `.await`.
+                    // A failed attempt is dropped before the next one starts
+                    // or the call ends, as at the end of an `.await`.
                     stage.set(Stage::Done);
                     match call.settle(classifier, result) {
                         Ok(result) => return Poll::Ready(result),

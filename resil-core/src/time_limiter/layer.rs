@@ -209,14 +209,13 @@ where
                         // is published.
                         let timeout = ready!(part.inner.poll_timer(timer, cx));
                         self.next.give_up(inner);
+                        stage.set(Stage::Done);
                         (Err(timeout), None)
                     }
                 }
             }
             StageProj::Done => panic!("a time limiter's attempt polled after completion"),
         };
-        // The inner attempt is dropped before the outcome is published.
-        stage.set(Stage::Done);
         let part = self.part.as_ref().expect("a timed attempt has its limiter");
         Poll::Ready(part.inner.record(
             outcome,
