@@ -58,9 +58,10 @@ impl fmt::Debug for Ctx {
 ///
 /// A layer gives back what it holds (a permit, a place) at its own
 /// completion, and leaves its finished inner attempt where it is: the
-/// chain's future drops the whole finished attempt once, as it returns the
-/// outcome. An attempt given up on (a timeout) or failed and retried is
-/// dropped at once, before the layer goes on.
+/// chain's future (or the deadline, outermost) drops the whole finished
+/// attempt once, as it returns the outcome. An attempt given up on (a
+/// timeout) or failed and retried is dropped at once, before the layer
+/// goes on.
 pub trait Node: HasAttempt {
     /// What the call comes to.
     type Output;
