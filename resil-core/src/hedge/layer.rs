@@ -231,8 +231,9 @@ where
             };
             primary_polled = true;
             if let Poll::Ready(out) = self.next.poll(attempt, cx, ctx) {
-                primary.set(Primary::Ended);
                 match out {
+                    // Won at once: the finished attempt stays where it is,
+                    // for the chain's future to drop.
                     Ok(value) => {
                         if let Some(started) = *this.primary_started {
                             let now = ctx.stamp.now(&inner.clock);
@@ -242,6 +243,8 @@ where
                         return Poll::Ready(Ok(value));
                     }
                     Err(e) => {
+                        // The attempt is dropped before anything else starts.
+                        primary.set(Primary::Ended);
                         let race = slot.insert(Box::new(Race::new(inner)));
                         if !race.launch(inner, &mut self.next, ctx, None) {
                             *slot = None;
