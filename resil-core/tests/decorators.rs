@@ -1,10 +1,13 @@
 //! The decorator chain: the fixed order, per-layer fallbacks, sync and async,
-//! cancellation and allocation.
+//! cancellation, what a chain drops and when, and allocation.
 
 mod support;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use resil_core::Error;
@@ -719,4 +722,90 @@ async fn the_hedge_sits_inside_the_retry_and_each_attempt_passes_the_breaker() {
     assert_eq!(result, Err(Error::Inner("down")));
     assert_eq!(attempts.load(Ordering::SeqCst), 3 * 2);
     assert_eq!(hedge.metrics().number_of_failed_calls(), 3);
+}
+
+// When a chain drops what its attempts hold: each layer gives back its own
+// permit at its completion, a failed attempt goes before the next one
+// starts, and the caller's finished future is dropped exactly once, by the
+// time the chain's future returns the outcome.
+
+/// A caller's future that answers at its first poll and keeps something
+/// until it is dropped (as a connection or a service's permit would), which
+/// it counts.
+struct Holding {
+    answer: Result<u32, &'static str>,
+    drops: Arc<AtomicU32>,
+}
+
+impl Future for Holding {
+    type Output = Result<u32, &'static str>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(self.answer)
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_finished_call_is_dropped_once_by_the_time_its_outcome_is_returned() {
+    let c = chain(ManualClock::new());
+    // What the bulkhead has free when the breaker records the call.
+    let bulkhead = c.bh.clone();
+    let free_at_record = Arc::new(AtomicU32::new(u32::MAX));
+    let seen = free_at_record.clone();
+    c.cb.event_publisher().on_event(move |e| {
+        if let CircuitBreakerEvent::Success { .. } = e.kind() {
+            seen.store(
+                bulkhead.metrics().available_concurrent_calls(),
+                Ordering::SeqCst,
+            );
+        }
+    });
+    let drops = Arc::new(AtomicU32::new(0));
+    let d = c.all_five();
+    let mut call = tokio_test::task::spawn(d.call_async(|| Holding {
+        answer: Ok(7),
+        drops: drops.clone(),
+    }));
+    assert_eq!(call.poll(), Poll::Ready(Ok(7)));
+    assert_eq!(
+        free_at_record.load(Ordering::SeqCst),
+        2,
+        "the bulkhead's permit is back when the breaker records"
+    );
+    // The chain's future is still alive: what it held is gone already.
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    drop(call);
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once, not twice");
+    assert_eq!(c.cb.metrics().number_of_successful_calls(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_attempt_is_dropped_before_the_next_one_starts() {
+    let c = chain(TokioClock::new());
+    let drops = Arc::new(AtomicU32::new(0));
+    let started = AtomicU32::new(0);
+    let out = c
+        .all_five()
+        .call_async(|| {
+            let n = started.fetch_add(1, Ordering::SeqCst);
+            // Every earlier attempt is gone when this one starts.
+            assert_eq!(drops.load(Ordering::SeqCst), n);
+            Holding {
+                answer: if n < 2 { Err("busy") } else { Ok(n) },
+                drops: drops.clone(),
+            }
+        })
+        .await;
+    assert_eq!(out.ok(), Some(2));
+    assert_eq!(started.load(Ordering::SeqCst), 3);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    assert_eq!(c.cb.metrics().number_of_failed_calls(), 2);
+    assert_eq!(c.cb.metrics().number_of_successful_calls(), 1);
 }
