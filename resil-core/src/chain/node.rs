@@ -69,7 +69,8 @@ pub trait Node: HasAttempt {
     /// Starts an attempt: this layer's admission, then the inner node's.
     fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt;
 
-    /// Polls an attempt that [`Node::start`] returned.
+    /// Polls an attempt that [`Node::start`] returned, until it is ready
+    /// (a finished attempt is not polled again, only dropped).
     fn poll(
         &mut self,
         attempt: Pin<&mut Self::Attempt>,

@@ -172,10 +172,6 @@ pin_project_lite::pin_project! {
     where
         R: Deref<Target = Inner>,
     {
-        Through {
-            #[pin]
-            inner: A,
-        },
         Waiting {
             reserved: Reserved<R>,
         },
@@ -184,6 +180,7 @@ pin_project_lite::pin_project! {
         Deciding {
             deciding: Box<Deciding>,
         },
+        // Admitted, or no limiter in this chain: the call passes through.
         Running {
             #[pin]
             inner: A,
@@ -280,7 +277,7 @@ where
     #[inline(always)]
     fn start(&mut self, ctx: &mut Ctx) -> Self::Attempt {
         let stage = match &self.part {
-            None => Stage::Through {
+            None => Stage::Running {
                 inner: self.next.start(ctx),
             },
             Some(part) => match part.admit_async(ctx) {
@@ -307,7 +304,6 @@ where
         let mut stage = attempt.project().stage;
         loop {
             match stage.as_mut().project() {
-                StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
                 StageProj::Running { inner } => return self.next.poll(inner, cx, ctx),
                 StageProj::Waiting { reserved } => {
                     std::task::ready!(reserved.poll(cx));
@@ -394,7 +390,6 @@ where
 impl<R: Deref<Target = Inner>, A> fmt::Debug for RateLimiterAttempt<R, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stage = match &self.stage {
-            Stage::Through { .. } => "through",
             Stage::Waiting { .. } => "waiting",
             Stage::Deciding { .. } => "deciding",
             Stage::Running { .. } => "running",
