@@ -336,6 +336,49 @@ fn adaptive_calls_allocate_nothing() {
     }
 }
 
+/// The request's deadline that gives up on a call (no time limiter inside
+/// notices it first) makes the call a drop too: the giving up passes the
+/// retry, the breaker and the rate limiter down to the bulkhead.
+#[tokio::test]
+async fn a_deadline_that_gives_up_on_the_call_makes_it_a_drop() {
+    let (b, clock) = bulkhead(aimd(2));
+    let deadline = resil_core::deadline::Deadline::with_clock(
+        "checkout",
+        resil_core::deadline::DeadlineConfig::builder()
+            .timeout(ms(20))
+            .build()
+            .unwrap(),
+        clock.clone(),
+    );
+    let retry = resil_core::retry::Retry::with_clock("outside", Default::default(), clock.clone());
+    let cb = resil_core::circuit_breaker::CircuitBreaker::with_clock(
+        "outside",
+        Default::default(),
+        clock.clone(),
+    );
+    let rl = resil_core::rate_limiter::RateLimiter::with_clock(
+        "outside",
+        Default::default(),
+        clock.clone(),
+    );
+    nine_successes(&b, &clock);
+    // The manual clock's sleep passes at once: the deadline gives up.
+    let given_up = resil_core::Decorators::new()
+        .with_deadline(&deadline)
+        .with_retry(&retry)
+        .with_circuit_breaker(&cb)
+        .with_rate_limiter(&rl)
+        .with_bulkhead(&b)
+        .call_async(std::future::pending::<Result<(), ()>>)
+        .await;
+    assert!(
+        matches!(&given_up, Err(Error::DeadlineExceeded(e)) if e.kind() == "deadline"),
+        "{given_up:?}"
+    );
+    assert_eq!(limit(&b), 1, "⌊2 × 0.9⌋: the call given up on was a drop");
+    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}
+
 fn assert_send<T: Send>(_: &T) {}
 
 #[test]

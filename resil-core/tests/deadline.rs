@@ -13,9 +13,12 @@ use std::time::Duration;
 use resil_core::Error;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::chain::{Call, Lift, Stack, once};
-use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig};
+use resil_core::circuit_breaker::{
+    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEventType,
+};
 use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::deadline::{self, Deadline, DeadlineConfig, DeadlineExceeded};
+use resil_core::event::EventKind;
 use resil_core::rate_limiter::{RateLimiter, RateLimiterConfig};
 use resil_core::retry::{Retry, RetryClassifier, RetryConfig};
 use resil_core::thread_pool_bulkhead::{Jobs, ThreadPoolBulkhead, ThreadPoolBulkheadConfig};
@@ -295,6 +298,55 @@ fn a_call_cut_short_by_the_deadline_is_never_a_breaker_failure() {
         1,
         "slow: counted as slow"
     );
+}
+
+/// With no time limiter inside to notice it, the deadline itself gives up
+/// on the call it cuts short, and the giving up passes the retry and the
+/// rate limiter to the breaker, which counts the call as cut short (slow
+/// past its threshold, ignored otherwise), as when a time limiter notices
+/// the deadline. The retry makes no second attempt.
+#[tokio::test]
+async fn a_call_the_deadline_gives_up_on_is_cut_short_for_the_breaker() {
+    let clock = ManualClock::new();
+    let dl = checkout(ms(1000), clock.clone());
+    let retry = Retry::with_clock("pay", RetryConfig::default(), clock.clone());
+    let rl = RateLimiter::with_clock("pay", RateLimiterConfig::default(), clock.clone());
+    let (rc, cc) = (RetryClassifier::new(), CircuitBreakerClassifier::new());
+    for (slow, recorded_slow) in [(500, 1), (60_000, 0)] {
+        let config = CircuitBreakerConfig::builder()
+            .slow_call_duration_threshold(ms(slow))
+            .record_errors(["DeadlineExceeded"])
+            .build()
+            .unwrap();
+        let cb = CircuitBreaker::with_clock("pay", config, clock.clone());
+        let events = Recorder::attach(cb.event_publisher());
+        let attempts = AtomicU32::new(0);
+        // The manual clock's sleep passes at once: the deadline runs out
+        // while the call is pending.
+        let out: Result<(), Error<()>> = Stack::new()
+            .deadline(dl.part())
+            .retry(retry.part(&rc))
+            .circuit_breaker(cb.part(&cc))
+            .rate_limiter(rl.part(1))
+            .call_async(Lift(|| {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                std::future::pending()
+            }))
+            .await;
+        assert_eq!(noticed(&out), noticed_by("deadline", "checkout"));
+        assert_eq!(attempts.load(Ordering::Relaxed), 1);
+        let m = cb.metrics();
+        assert_eq!(m.number_of_failed_calls(), 0, "the caller's budget");
+        assert_eq!(m.number_of_slow_calls(), recorded_slow);
+        assert_eq!(m.number_of_buffered_calls(), recorded_slow);
+        let kinds: Vec<_> = events.take().iter().map(|e| e.event_type()).collect();
+        let expected = if recorded_slow == 1 {
+            CircuitBreakerEventType::Success
+        } else {
+            CircuitBreakerEventType::IgnoredError
+        };
+        assert_eq!(kinds, [expected], "slow: {slow} ms");
+    }
 }
 
 #[test]
