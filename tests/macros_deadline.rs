@@ -1,7 +1,8 @@
 //! `#[deadline]`: one budget of time for the whole call, outermost. It
 //! bounds a retry's attempts and waits, a call that runs out of it reaches
 //! the caller as `Error::DeadlineExceeded` (through `From<Rejection>` or the
-//! fallback), and a call it cuts short is not a failure for the breaker.
+//! fallback), and a call it cuts short is not a failure for the breaker
+//! (a slow call past the breaker's threshold).
 //! Both forms: `name` (resilience.toml's `[deadline.instances.*]`) and
 //! `timeout` (fixed by the attribute), sync and async, across the thread-pool
 //! hop and through tower's `named`.
@@ -46,6 +47,9 @@ wait-duration = "300ms"
 [circuitbreaker.instances.pay]
 minimum-number-of-calls = 2
 sliding-window-size = 2
+
+[circuitbreaker.instances.settle]
+slow-call-duration-threshold = "400ms"
 "#;
 
 static INIT: Once = Once::new();
@@ -124,6 +128,31 @@ async fn a_call_cut_short_reaches_the_caller_and_is_no_failure_of_the_breaker() 
     // three calls of a window of two: a failure each would have opened it
     assert_eq!(breaker.metrics().number_of_failed_calls(), 0);
     assert_eq!(breaker.state(), resil::circuit_breaker::State::Closed);
+}
+
+/// Takes a minute under the deadline of `pay` (500 ms), with a breaker
+/// whose slow-call threshold is 400 ms: cut short past it.
+#[resil::deadline(name = "pay")]
+#[resil::circuit_breaker(name = "settle")]
+async fn settle() -> Result<u32, CheckoutError> {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_cut_short_past_the_slow_call_threshold_is_a_slow_call() {
+    init().await;
+    assert!(matches!(
+        settle().await,
+        Err(CheckoutError::Rejected(Rejection::DeadlineExceeded(_)))
+    ));
+    let breaker = resil::registries()
+        .circuit_breakers()
+        .circuit_breaker("settle");
+    let m = breaker.metrics();
+    assert_eq!(m.number_of_buffered_calls(), 1);
+    assert_eq!(m.number_of_slow_successful_calls(), 1);
+    assert_eq!(m.number_of_failed_calls(), 0);
 }
 
 /// A deadline fixed by the attribute, with a fallback that sees the error.
