@@ -254,7 +254,9 @@ pin_project_lite::pin_project! {
 /// A permit held by a call in flight. Dropped before the call ended, it
 /// goes back as a dropped permit does (its latency a success's for an
 /// adaptive limit: the caller went away; a drop during a panic), or as a
-/// drop when a time limiter outside gave up on it ([`Node::give_up`]).
+/// drop when a layer outside gave up on it ([`Node::give_up`]) or a
+/// request's deadline ran out on it (dropping it from outside the chain:
+/// a caller's annotated function with a deadline).
 pub(super) struct InFlight<R: Deref<Target = Inner>> {
     held: Option<Held<R>>,
     timed_out: bool,
@@ -281,11 +283,19 @@ impl<R: Deref<Target = Inner>> InFlight<R> {
 impl<R: Deref<Target = Inner>> Drop for InFlight<R> {
     #[inline]
     fn drop(&mut self) {
-        if self.timed_out
-            && let Some(held) = self.held.take()
-        {
-            held.finish(Sample::Dropped);
+        if let Some(held) = self.held.take() {
+            abandoned(held, self.timed_out);
         }
+    }
+}
+
+/// A permit dropped unfinished: a drop when a time limiter outside gave up
+/// on the call or a request's deadline ran out on it, cancelled otherwise.
+#[cold]
+#[inline(never)]
+fn abandoned<R: Deref<Target = Inner>>(held: Held<R>, timed_out: bool) {
+    if timed_out || deadline::ran_out() {
+        held.finish(Sample::Dropped);
     }
 }
 

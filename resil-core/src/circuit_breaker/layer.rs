@@ -13,6 +13,7 @@ use super::{CircuitBreaker, CircuitBreakerClassifier};
 use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
 use crate::circuit_breaker::CallNotPermitted;
 use crate::clock::{Clock, Nanos};
+use crate::deadline;
 use crate::error::Error;
 
 /// A call in progress, holding its permission (see [`CircuitBreaker::start_call`]).
@@ -134,22 +135,29 @@ impl<R: Deref<Target = Inner>> Guard<R> {
         );
     }
 
-    /// Dropped before a result: a panic in the call, or a call not made.
+    /// Dropped before a result: a panic in the call (a failure), a call
+    /// that a request's deadline ran out on (cut short: slow past the
+    /// threshold, ignored otherwise), or a call not made or cancelled (the
+    /// permit goes back, nothing is counted).
     #[cold]
     #[inline(never)]
     fn abandoned(&mut self) {
-        if self.in_call && std::thread::panicking() {
-            let end = self.inner.clock.now();
-            self.inner.finish(
-                self.inner.settings.get(self.version),
-                end,
-                end.as_u64().saturating_sub(self.start.as_u64()),
-                Verdict::Failure(Some("panic")),
-                Some(self.permit),
-            );
+        let verdict = if self.in_call && std::thread::panicking() {
+            Verdict::Failure(Some("panic"))
+        } else if deadline::ran_out() {
+            Verdict::CutShort
         } else {
             self.inner.give_back(Some(self.permit));
-        }
+            return;
+        };
+        let end = self.inner.clock.now();
+        self.inner.finish(
+            self.inner.settings.get(self.version),
+            end,
+            end.as_u64().saturating_sub(self.start.as_u64()),
+            verdict,
+            Some(self.permit),
+        );
     }
 }
 
