@@ -50,6 +50,9 @@ sliding-window-size = 2
 
 [circuitbreaker.instances.settle]
 slow-call-duration-threshold = "400ms"
+
+[circuitbreaker.instances.ledger]
+slow-call-duration-threshold = "400ms"
 "#;
 
 static INIT: Once = Once::new();
@@ -149,6 +152,35 @@ async fn a_call_cut_short_past_the_slow_call_threshold_is_a_slow_call() {
     let breaker = resil::registries()
         .circuit_breakers()
         .circuit_breaker("settle");
+    let m = breaker.metrics();
+    assert_eq!(m.number_of_buffered_calls(), 1);
+    assert_eq!(m.number_of_slow_successful_calls(), 1);
+    assert_eq!(m.number_of_failed_calls(), 0);
+}
+
+/// A client function with its own breaker and no deadline of its own.
+#[resil::circuit_breaker(name = "ledger")]
+async fn post_to_ledger() -> Result<u32, CheckoutError> {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    Ok(1)
+}
+
+/// A handler that calls it under the deadline of `pay` (500 ms).
+#[resil::deadline(name = "pay")]
+async fn book() -> Result<u32, CheckoutError> {
+    post_to_ledger().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_callers_deadline_that_cuts_a_call_short_makes_it_a_slow_call_of_the_callee() {
+    init().await;
+    assert!(matches!(
+        book().await,
+        Err(CheckoutError::Rejected(Rejection::DeadlineExceeded(_)))
+    ));
+    let breaker = resil::registries()
+        .circuit_breakers()
+        .circuit_breaker("ledger");
     let m = breaker.metrics();
     assert_eq!(m.number_of_buffered_calls(), 1);
     assert_eq!(m.number_of_slow_successful_calls(), 1);

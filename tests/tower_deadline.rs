@@ -139,3 +139,29 @@ async fn the_time_left_is_written_on_outgoing_requests() {
     .unwrap();
     assert_eq!(inside.as_deref(), Some("300000u"));
 }
+
+/// The deadline layer over a breaker's layer: a call the deadline cuts
+/// short is no failure of the breaker, and a slow call past its threshold.
+#[tokio::test(start_paused = true)]
+async fn a_call_the_deadline_cuts_short_is_a_slow_call_of_the_breaker_beneath() {
+    use resil::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
+    use resil::tower::CircuitBreakerLayer;
+    let clock = TokioClock::new();
+    let config = CircuitBreakerConfig::builder()
+        .slow_call_duration_threshold(ms(400))
+        .build()
+        .unwrap();
+    let breaker = CircuitBreaker::with_clock("inventory", config, clock.clone());
+    let svc = ServiceBuilder::new()
+        .layer(DeadlineLayer::with_clock(ms(500), clock.clone()))
+        .layer(CircuitBreakerLayer::new(breaker.clone()))
+        .service(service_fn(|_: Request<()>| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok::<_, std::io::Error>(())
+        }));
+    let out = svc.oneshot(request(None)).await;
+    assert!(matches!(out, Err(Error::DeadlineExceeded(e)) if e.kind() == "deadline"));
+    let m = breaker.metrics();
+    assert_eq!(m.number_of_failed_calls(), 0);
+    assert_eq!(m.number_of_slow_successful_calls(), 1);
+}

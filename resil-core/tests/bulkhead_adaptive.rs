@@ -379,6 +379,44 @@ async fn a_deadline_that_gives_up_on_the_call_makes_it_a_drop() {
     assert_eq!(b.metrics().available_concurrent_calls(), 1);
 }
 
+/// A request's deadline that runs out on a call holding a chain of its own
+/// (an annotated function's, called under an annotated function's
+/// deadline) makes the call a drop for that chain's bulkhead too.
+#[tokio::test]
+async fn a_deadline_that_runs_out_outside_the_chain_makes_the_call_a_drop() {
+    let (b, clock) = bulkhead(aimd(2));
+    let deadline = resil_core::deadline::Deadline::with_clock(
+        "checkout",
+        resil_core::deadline::DeadlineConfig::builder()
+            .timeout(ms(20))
+            .build()
+            .unwrap(),
+        clock.clone(),
+    );
+    nine_successes(&b, &clock);
+    let inner = || {
+        Stack::new()
+            .bulkhead(b.part())
+            .call_async(resil_core::chain::Lift(resil_core::chain::once(
+                std::future::pending::<Result<(), ()>>,
+            )))
+    };
+    let given_up = resil_core::Decorators::new()
+        .with_deadline(&deadline)
+        .call_async(|| async { inner().await.map_err(|_| ()) })
+        .await;
+    assert!(
+        matches!(&given_up, Err(Error::DeadlineExceeded(e)) if e.kind() == "deadline"),
+        "{given_up:?}"
+    );
+    assert_eq!(
+        limit(&b),
+        1,
+        "⌊2 × 0.9⌋: the call the deadline ran out on was a drop"
+    );
+    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}
+
 fn assert_send<T: Send>(_: &T) {}
 
 #[test]

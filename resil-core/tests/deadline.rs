@@ -349,6 +349,64 @@ async fn a_call_the_deadline_gives_up_on_is_cut_short_for_the_breaker() {
     }
 }
 
+/// A deadline that runs out on a call whose future holds a chain of its
+/// own (an annotated function called under an annotated function's
+/// deadline): that chain's breaker, dropped unfinished as the deadline
+/// gives up, counts the call as cut short too, not as cancelled.
+#[tokio::test]
+async fn a_chain_inside_a_call_the_deadline_gives_up_on_counts_it_as_cut_short() {
+    let clock = ManualClock::new();
+    let dl = checkout(ms(1000), clock.clone());
+    let cc = CircuitBreakerClassifier::new();
+    for (slow, recorded_slow) in [(500, 1), (60_000, 0)] {
+        let config = CircuitBreakerConfig::builder()
+            .slow_call_duration_threshold(ms(slow))
+            .build()
+            .unwrap();
+        let cb = CircuitBreaker::with_clock("inventory", config, clock.clone());
+        let events = Recorder::attach(cb.event_publisher());
+        let inner = || {
+            Stack::new()
+                .circuit_breaker(cb.part(&cc))
+                .call_async(Lift(once(std::future::pending::<Result<(), ()>>)))
+        };
+        let out = Stack::new()
+            .deadline(dl.part())
+            .call_async(Call(once(inner)))
+            .await;
+        assert_eq!(noticed(&out), noticed_by("deadline", "checkout"));
+        let m = cb.metrics();
+        assert_eq!(m.number_of_failed_calls(), 0, "the caller's budget");
+        assert_eq!(m.number_of_slow_calls(), recorded_slow);
+        let kinds: Vec<_> = events.take().iter().map(|e| e.event_type()).collect();
+        let expected = if recorded_slow == 1 {
+            CircuitBreakerEventType::Success
+        } else {
+            CircuitBreakerEventType::IgnoredError
+        };
+        assert_eq!(kinds, [expected], "slow: {slow} ms");
+    }
+    // Dropped by its caller with time left, the inner call is cancelled:
+    // nothing is counted.
+    let cb = CircuitBreaker::with_clock("inventory", Default::default(), clock.clone());
+    let events = Recorder::attach(cb.event_publisher());
+    {
+        let _deadline = deadline::enter_on(clock.clone(), ms(1000));
+        let mut call = pin!(
+            Stack::new()
+                .circuit_breaker(cb.part(&cc))
+                .call_async(Lift(once(std::future::pending::<Result<(), ()>>)))
+        );
+        let polled = call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        assert!(polled.is_pending());
+    }
+    assert_eq!(cb.metrics().number_of_buffered_calls(), 0);
+    assert!(
+        events.take().is_empty(),
+        "a cancelled call publishes nothing"
+    );
+}
+
 #[test]
 fn the_rate_limiter_waits_no_longer_than_the_deadline() {
     let clock = ManualClock::new();
