@@ -20,6 +20,16 @@
 //! | bulkhead | `max-wait-duration` cut to the time left |
 //! | thread-pool bulkhead | the deadline travels with the task to the worker; a task whose deadline passed in the queue is not run |
 //! | circuit breaker | a call cut short by the deadline is not a failure (it counts as slow past the slow-call threshold) |
+//! | adaptive bulkhead | a call cut short by the deadline is a drop |
+//!
+//! A call cut short is one the deadline runs out on: a pattern inside the
+//! deadline's layer notices it (a time limiter), or the layer itself gives
+//! up on the call and drops it. The breaker and the bulkhead count it so
+//! also when they belong to a chain inside the call (an annotated function
+//! called by one with a deadline, a breaker's `tower` layer under the
+//! deadline's): the deadline drops the call under a mark that it ran out.
+//! A call its caller drops while time is left is cancelled, and counted by
+//! none of them.
 //!
 //! A pattern that refuses or cuts short a call because of the deadline
 //! answers [`Error::DeadlineExceeded`](crate::Error::DeadlineExceeded), a
