@@ -342,14 +342,7 @@ fn adaptive_calls_allocate_nothing() {
 #[tokio::test]
 async fn a_deadline_that_gives_up_on_the_call_makes_it_a_drop() {
     let (b, clock) = bulkhead(aimd(2));
-    let deadline = resil_core::deadline::Deadline::with_clock(
-        "checkout",
-        resil_core::deadline::DeadlineConfig::builder()
-            .timeout(ms(20))
-            .build()
-            .unwrap(),
-        clock.clone(),
-    );
+    let deadline = checkout(&clock);
     let retry = resil_core::retry::Retry::with_clock("outside", Default::default(), clock.clone());
     let cb = resil_core::circuit_breaker::CircuitBreaker::with_clock(
         "outside",
@@ -385,14 +378,7 @@ async fn a_deadline_that_gives_up_on_the_call_makes_it_a_drop() {
 #[tokio::test]
 async fn a_deadline_that_runs_out_outside_the_chain_makes_the_call_a_drop() {
     let (b, clock) = bulkhead(aimd(2));
-    let deadline = resil_core::deadline::Deadline::with_clock(
-        "checkout",
-        resil_core::deadline::DeadlineConfig::builder()
-            .timeout(ms(20))
-            .build()
-            .unwrap(),
-        clock.clone(),
-    );
+    let deadline = checkout(&clock);
     nine_successes(&b, &clock);
     let inner = || {
         Stack::new()
@@ -415,6 +401,15 @@ async fn a_deadline_that_runs_out_outside_the_chain_makes_the_call_a_drop() {
         "⌊2 × 0.9⌋: the call the deadline ran out on was a drop"
     );
     assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}
+
+/// A deadline of 20 ms on `clock`.
+fn checkout(clock: &ManualClock) -> resil_core::deadline::Deadline {
+    let config = resil_core::deadline::DeadlineConfig::builder()
+        .timeout(ms(20))
+        .build()
+        .unwrap();
+    resil_core::deadline::Deadline::with_clock("checkout", config, clock.clone())
 }
 
 fn assert_send<T: Send>(_: &T) {}

@@ -14,7 +14,8 @@ use resil_core::Error;
 use resil_core::bulkhead::{Bulkhead, BulkheadConfig, BulkheadEvent};
 use resil_core::chain::{Call, Lift, Stack, once};
 use resil_core::circuit_breaker::{
-    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEventType,
+    CircuitBreaker, CircuitBreakerClassifier, CircuitBreakerConfig, CircuitBreakerEvent,
+    CircuitBreakerEventType,
 };
 use resil_core::clock::{Clock, ManualClock, TokioClock};
 use resil_core::deadline::{self, Deadline, DeadlineConfig, DeadlineExceeded};
@@ -300,6 +301,23 @@ fn a_call_cut_short_by_the_deadline_is_never_a_breaker_failure() {
     );
 }
 
+/// The breaker counted one call cut short by the deadline: a slow call
+/// (its `SUCCESS` event), or, when `quick`, an ignored one (`IGNORED_ERROR`)
+/// that stays out of its window; never a failure.
+fn assert_cut_short(cb: &CircuitBreaker, events: &Recorder<CircuitBreakerEvent>, quick: bool) {
+    let m = cb.metrics();
+    assert_eq!(m.number_of_failed_calls(), 0, "the caller's budget");
+    let (slow, kind) = if quick {
+        (0, CircuitBreakerEventType::IgnoredError)
+    } else {
+        (1, CircuitBreakerEventType::Success)
+    };
+    assert_eq!(m.number_of_slow_calls(), slow);
+    assert_eq!(m.number_of_buffered_calls(), slow);
+    let kinds: Vec<_> = events.take().iter().map(|e| e.event_type()).collect();
+    assert_eq!(kinds, [kind]);
+}
+
 /// With no time limiter inside to notice it, the deadline itself gives up
 /// on the call it cuts short, and the giving up passes the retry and the
 /// rate limiter to the breaker, which counts the call as cut short (slow
@@ -312,7 +330,7 @@ async fn a_call_the_deadline_gives_up_on_is_cut_short_for_the_breaker() {
     let retry = Retry::with_clock("pay", RetryConfig::default(), clock.clone());
     let rl = RateLimiter::with_clock("pay", RateLimiterConfig::default(), clock.clone());
     let (rc, cc) = (RetryClassifier::new(), CircuitBreakerClassifier::new());
-    for (slow, recorded_slow) in [(500, 1), (60_000, 0)] {
+    for slow in [500, 60_000] {
         let config = CircuitBreakerConfig::builder()
             .slow_call_duration_threshold(ms(slow))
             .record_errors(["DeadlineExceeded"])
@@ -335,17 +353,7 @@ async fn a_call_the_deadline_gives_up_on_is_cut_short_for_the_breaker() {
             .await;
         assert_eq!(noticed(&out), noticed_by("deadline", "checkout"));
         assert_eq!(attempts.load(Ordering::Relaxed), 1);
-        let m = cb.metrics();
-        assert_eq!(m.number_of_failed_calls(), 0, "the caller's budget");
-        assert_eq!(m.number_of_slow_calls(), recorded_slow);
-        assert_eq!(m.number_of_buffered_calls(), recorded_slow);
-        let kinds: Vec<_> = events.take().iter().map(|e| e.event_type()).collect();
-        let expected = if recorded_slow == 1 {
-            CircuitBreakerEventType::Success
-        } else {
-            CircuitBreakerEventType::IgnoredError
-        };
-        assert_eq!(kinds, [expected], "slow: {slow} ms");
+        assert_cut_short(&cb, &events, slow > 1000);
     }
 }
 
@@ -358,7 +366,7 @@ async fn a_chain_inside_a_call_the_deadline_gives_up_on_counts_it_as_cut_short()
     let clock = ManualClock::new();
     let dl = checkout(ms(1000), clock.clone());
     let cc = CircuitBreakerClassifier::new();
-    for (slow, recorded_slow) in [(500, 1), (60_000, 0)] {
+    for slow in [500, 60_000] {
         let config = CircuitBreakerConfig::builder()
             .slow_call_duration_threshold(ms(slow))
             .build()
@@ -375,16 +383,7 @@ async fn a_chain_inside_a_call_the_deadline_gives_up_on_counts_it_as_cut_short()
             .call_async(Call(once(inner)))
             .await;
         assert_eq!(noticed(&out), noticed_by("deadline", "checkout"));
-        let m = cb.metrics();
-        assert_eq!(m.number_of_failed_calls(), 0, "the caller's budget");
-        assert_eq!(m.number_of_slow_calls(), recorded_slow);
-        let kinds: Vec<_> = events.take().iter().map(|e| e.event_type()).collect();
-        let expected = if recorded_slow == 1 {
-            CircuitBreakerEventType::Success
-        } else {
-            CircuitBreakerEventType::IgnoredError
-        };
-        assert_eq!(kinds, [expected], "slow: {slow} ms");
+        assert_cut_short(&cb, &events, slow > 1000);
     }
     // Dropped by its caller with time left, the inner call is cancelled:
     // nothing is counted.

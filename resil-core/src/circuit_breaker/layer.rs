@@ -125,6 +125,11 @@ impl<R: Deref<Target = Inner>> Guard<R> {
 
     fn finish(mut self, verdict: Verdict) {
         self.done = true;
+        self.record_now(verdict);
+    }
+
+    /// Records the call as ending now, with `verdict`.
+    fn record_now(&self, verdict: Verdict) {
         let end = self.inner.clock.now();
         self.inner.finish(
             self.inner.settings.get(self.version),
@@ -142,22 +147,13 @@ impl<R: Deref<Target = Inner>> Guard<R> {
     #[cold]
     #[inline(never)]
     fn abandoned(&mut self) {
-        let verdict = if self.in_call && std::thread::panicking() {
-            Verdict::Failure(Some("panic"))
+        if self.in_call && std::thread::panicking() {
+            self.record_now(Verdict::Failure(Some("panic")));
         } else if deadline::ran_out() {
-            Verdict::CutShort
+            self.record_now(Verdict::CutShort);
         } else {
             self.inner.give_back(Some(self.permit));
-            return;
-        };
-        let end = self.inner.clock.now();
-        self.inner.finish(
-            self.inner.settings.get(self.version),
-            end,
-            end.as_u64().saturating_sub(self.start.as_u64()),
-            verdict,
-            Some(self.permit),
-        );
+        }
     }
 }
 
