@@ -70,9 +70,9 @@ mod node;
 pub use self::future::ChainFuture;
 pub(crate) use self::layered::layer_part;
 pub use self::layered::{LayerPart, Layered};
-pub(crate) use self::node::holding;
 pub use self::node::once;
 pub use self::node::{Call, Ctx, HasAttempt, Lift, Node, SyncNode, Wrap};
+pub(crate) use self::node::{OutOfLine, holding};
 
 /// A layer of the chain, ordered from the outside in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

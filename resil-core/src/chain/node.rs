@@ -271,6 +271,58 @@ pub(crate) fn holding<H, R>(held: &mut Option<H>, f: impl FnOnce() -> R) -> R {
     out
 }
 
+/// What an attempt holds only off the healthy path (a breaker's refusal,
+/// a time limiter's armed timer): dropped out of line, so that dropping an
+/// attempt that holds none is one test, and the code around it smaller.
+pub(crate) struct OutOfLine<T>(Option<T>);
+
+impl<T> OutOfLine<T> {
+    /// Holds `value`.
+    #[inline(always)]
+    pub(crate) fn new(value: T) -> Self {
+        OutOfLine(Some(value))
+    }
+
+    /// Holds nothing yet.
+    #[inline(always)]
+    pub(crate) fn none() -> Self {
+        OutOfLine(None)
+    }
+
+    /// The value, taken out (once).
+    #[inline(always)]
+    pub(crate) fn take(&mut self) -> Option<T> {
+        self.0.take()
+    }
+
+    /// The value, if held.
+    #[inline(always)]
+    pub(crate) fn as_ref(&self) -> Option<&T> {
+        self.0.as_ref()
+    }
+
+    /// The value, made by `f` unless held.
+    #[inline(always)]
+    pub(crate) fn get_or_insert_with(&mut self, f: impl FnOnce() -> T) -> &mut T {
+        self.0.get_or_insert_with(f)
+    }
+}
+
+impl<T> Drop for OutOfLine<T> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            drop_out_of_line(value);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn drop_out_of_line<T>(value: T) {
+    drop(value);
+}
+
 /// `f` as a call made once, for a chain with no layer that calls again (no
 /// retry): [`Lift`] and [`Call`] take a function they can call for each
 /// attempt.

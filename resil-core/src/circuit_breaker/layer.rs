@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 
 use super::core::{Inner, Permit, Verdict};
 use super::{CircuitBreaker, CircuitBreakerClassifier};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, OutOfLine, SyncNode, holding};
 use crate::circuit_breaker::CallNotPermitted;
 use crate::clock::{Clock, Nanos};
 use crate::deadline;
@@ -251,7 +251,7 @@ pin_project_lite::pin_project! {
             guard: Option<Guard<R>>,
         },
         Refused {
-            error: Option<CallNotPermitted>,
+            error: OutOfLine<CallNotPermitted>,
         },
         Done,
     }
@@ -290,7 +290,7 @@ where
                         }
                     }
                     Err(refused) => Stage::Refused {
-                        error: Some(refused),
+                        error: OutOfLine::new(refused),
                     },
                 }
             }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::TimeLimiter;
 use super::core::{Expired, Inner, Stamping};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, OutOfLine, SyncNode, Wrap};
 use crate::clock::{Clock, Nanos, Sleep, SystemClock};
 use crate::deadline;
 use crate::error::Error;
@@ -20,9 +20,10 @@ use std::borrow::Borrow;
 use crate::thread_pool_bulkhead::{Submission, Tasks, ThreadPoolBulkhead, ThreadPoolBulkheadNode};
 
 /// The timeout of one attempt, from its first poll that is not ready:
-/// `None` until then, then armed. Boxed: an attempt that is never pending
-/// (the healthy path) carries one word for its timer.
-type Timer = Option<Box<Armed>>;
+/// none until then, then armed. Boxed: an attempt that is never pending
+/// (the healthy path) carries one word for its timer, and drops it with
+/// one test (an armed timer is dropped out of line).
+type Timer = OutOfLine<Box<Armed>>;
 
 /// A timer's state once the attempt was pending: since when, with the
 /// settings of then.
@@ -183,7 +184,10 @@ where
         let inner = self.next.start(ctx);
         let stage = match self.part {
             None => Stage::Through { inner },
-            Some(_) => Stage::Running { timer: None, inner },
+            Some(_) => Stage::Running {
+                timer: Timer::none(),
+                inner,
+            },
         };
         TimeLimiterAttempt { stage }
     }
@@ -389,12 +393,12 @@ where
         let future = self.next.start(ctx);
         let stage = if self.inner.config.load().cancel_running_future {
             Detaching::Inline {
-                timer: None,
+                timer: Timer::none(),
                 future,
             }
         } else {
             Detaching::Boxed {
-                timer: None,
+                timer: Timer::none(),
                 future: Box::pin(future),
             }
         };
