@@ -289,8 +289,8 @@ impl<R: Deref<Target = Inner>> Drop for InFlight<R> {
     }
 }
 
-/// A permit dropped unfinished: a drop when a time limiter outside gave up
-/// on the call or a request's deadline ran out on it, cancelled otherwise.
+/// A permit dropped unfinished: a drop when a layer outside gave up on the
+/// call or a request's deadline ran out on it, cancelled otherwise.
 #[cold]
 #[inline(never)]
 fn abandoned<R: Deref<Target = Inner>>(held: Held<R>, timed_out: bool) {

@@ -141,9 +141,7 @@ impl Installed {
             _thread: PhantomData,
         }
     }
-}
 
-impl Installed {
     /// Sets `at`, which has run out, on this thread while the deadline
     /// drops the call it gave up on: what the call holds and drops then
     /// (the permits of a chain inside it, an annotated function's that it
