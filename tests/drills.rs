@@ -1,5 +1,5 @@
-//! Ten fault drills (the first one injecting its failures with the
-//! actuator's fault injection), each an exact test against the
+//! Ten fault drills (their failures and slow calls injected with fault
+//! injection, the first one through the actuator), each an exact test against the
 //! inventory service's own components (`examples/inventory-service`), with
 //! the repository's `resilience.toml` and paused tokio time.
 //!
@@ -25,6 +25,7 @@ use resil::circuit_breaker::{
 use resil::clock::{Clock as _, TokioClock};
 use resil::config::{Registries, Resilience};
 use resil::event::SubscriptionId;
+use resil::fault::{FaultConfig, FaultConfigBuilder, Faults};
 use resil::retry::RetryClassifier;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
@@ -119,12 +120,30 @@ impl Drill {
         self.inventory.gateway.query(SKU, mode).await.unwrap()
     }
 
-    /// Ten failures: the minimum number of calls, all failed.
+    /// Ten failures, the minimum number of calls, all failed: a fault that
+    /// aborts every call of `inventory-query` while they are made (the
+    /// inventory itself is not called), ended once the breaker is OPEN.
     async fn open(&self) {
+        let _ends = self.inject(FaultConfig::builder().abort_percent(100.0));
         for _ in 0..10 {
-            assert_eq!(self.query(Mode::Fail).await, unknown("Unavailable"));
+            assert_eq!(self.query(Mode::Success).await, unknown("FaultInjected"));
         }
         assert_eq!(self.breaker.state(), State::Open);
+    }
+
+    /// Injects `fault` into the calls of `inventory-query` until the guard
+    /// is dropped, as the actuator's `POST /actuator/faults/inventory-query`
+    /// does, on the primitives' clock.
+    fn inject(&self, fault: FaultConfigBuilder) -> EndFault {
+        Faults::global()
+            .inject(
+                "inventory-query",
+                fault.build().unwrap(),
+                Duration::from_secs(600),
+                self.breaker.clock(),
+            )
+            .unwrap();
+        EndFault("inventory-query")
     }
 
     /// The state transitions so far, in order.
@@ -266,7 +285,7 @@ struct EndFault(&'static str);
 
 impl Drop for EndFault {
     fn drop(&mut self) {
-        resil::fault::Faults::global().stop(self.0);
+        Faults::global().stop(self.0);
     }
 }
 
@@ -300,20 +319,29 @@ async fn send_authorized(
     (status, serde_json::from_slice(&bytes).unwrap())
 }
 
-/// Drill 2: every call succeeds, but slowly; the slow-call rate opens the
-/// breaker at 60 % of 10 calls, and 50 % does not.
+/// Drill 2: every call succeeds, but some slowly, delayed by an injected
+/// fault of 600 ms (past the 500 ms slow-call threshold, within the time
+/// limiter's 800 ms); the slow-call rate opens the breaker at 60 % of 10
+/// calls, and 50 % does not.
 #[tokio::test(start_paused = true)]
 async fn drill_02_slow_successes_trip_the_slow_call_rate() {
     let d = Drill::start(Duration::ZERO).await;
+    let slow = || {
+        FaultConfig::builder()
+            .delay(Duration::from_millis(600))
+            .delay_percent(100.0)
+    };
     // 5 fast and 5 slow: 50 %, below the threshold
     for _ in 0..5 {
         assert_eq!(d.query(Mode::Success).await, available());
     }
+    let fault = d.inject(slow());
     for _ in 0..5 {
         let started = d.now();
-        assert_eq!(d.query(Mode::Sluggish).await, available());
+        assert_eq!(d.query(Mode::Success).await, available());
         assert_eq!(d.now() - started, Duration::from_millis(600));
     }
+    drop(fault);
     assert_eq!(d.breaker.metrics().slow_call_rate(), 50.0);
     assert_eq!(d.breaker.state(), State::Closed);
 
@@ -322,8 +350,9 @@ async fn drill_02_slow_successes_trip_the_slow_call_rate() {
     for _ in 0..4 {
         assert_eq!(d.query(Mode::Success).await, available());
     }
+    let _fault = d.inject(slow());
     for call in 1..=6 {
-        assert_eq!(d.query(Mode::Sluggish).await, available());
+        assert_eq!(d.query(Mode::Success).await, available());
         let expected = if call < 6 { State::Closed } else { State::Open };
         assert_eq!(d.breaker.state(), expected, "after slow call {call}");
     }
@@ -793,7 +822,7 @@ async fn drill_10_events_metrics_and_the_actuator_explain_every_transition() {
             },
         )
         .collect();
-    let mut expected = vec!["ERROR Unavailable"; 10];
+    let mut expected = vec!["ERROR FaultInjected"; 10];
     expected.extend([
         "FAILURE_RATE_EXCEEDED",
         "CLOSED_TO_OPEN",
