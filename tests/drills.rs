@@ -5,9 +5,9 @@
 //! Failures and slow calls are injected with fault injection, as an
 //! operator injects them (drill 1 through the actuator's route), where a
 //! drill needs no particular answer of the inventory; the simulated
-//! inventory's own modes serve where it does: a slow write that still
-//! commits (drill 7), the errors a retry or a fallback tells apart (drills
-//! 8 and 9).
+//! inventory's own modes serve where it does: one probe slower than the
+//! others (drill 5), a slow write that still commits (drill 7), the errors
+//! a retry or a fallback tells apart (drills 8 and 9).
 //!
 //! The attributes use the process-wide registries, so the drills that go
 //! through them take turns (`Drill::start`), and each starts from a CLOSED,
