@@ -337,8 +337,8 @@ fn adaptive_calls_allocate_nothing() {
 }
 
 /// The request's deadline that gives up on a call (no time limiter inside
-/// notices it first) makes the call a drop too: the giving up passes the
-/// retry, the breaker and the rate limiter down to the bulkhead.
+/// notices it first) makes the call a drop too, through the retry, the
+/// breaker and the rate limiter above the bulkhead.
 #[tokio::test]
 async fn a_deadline_that_gives_up_on_the_call_makes_it_a_drop() {
     let (b, clock) = bulkhead(aimd(2));

@@ -319,10 +319,10 @@ fn assert_cut_short(cb: &CircuitBreaker, events: &Recorder<CircuitBreakerEvent>,
 }
 
 /// With no time limiter inside to notice it, the deadline itself gives up
-/// on the call it cuts short, and the giving up passes the retry and the
-/// rate limiter to the breaker, which counts the call as cut short (slow
-/// past its threshold, ignored otherwise), as when a time limiter notices
-/// the deadline. The retry makes no second attempt.
+/// on the call it cuts short and drops it, through the retry and the rate
+/// limiter; the breaker's permit, dropped unfinished then, counts the call
+/// as cut short (slow past its threshold, ignored otherwise), as when a
+/// time limiter notices the deadline. The retry makes no second attempt.
 #[tokio::test]
 async fn a_call_the_deadline_gives_up_on_is_cut_short_for_the_breaker() {
     let clock = ManualClock::new();

@@ -79,11 +79,12 @@ pub trait Node: HasAttempt {
     ) -> Poll<Self::Output>;
 
     /// A layer outside gives up on `attempt` before it ended (a time
-    /// limiter's timeout, or the request's deadline) and is about to drop
-    /// it: a layer that learns from its calls' outcomes counts it (an
-    /// adaptive bulkhead as a drop, a breaker under the deadline as a call
-    /// cut short). Every layer passes it on to the attempt inside its own;
-    /// the default, for the call at the centre, does nothing.
+    /// limiter's timeout) and is about to drop it: a layer that learns from
+    /// its calls' outcomes (an adaptive bulkhead) counts the attempt as a
+    /// drop. The default does nothing; a layer that the giving up can reach
+    /// passes it on to the attempt inside its own. (A request's deadline
+    /// that runs out marks itself while it drops the call instead, which
+    /// reaches the chains inside the call too.)
     #[inline(always)]
     fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
         let _ = attempt;

@@ -333,25 +333,6 @@ where
             StageProj::Done => panic!("a circuit breaker's attempt polled after completion"),
         }
     }
-
-    /// Only the request's deadline gives up on an attempt from outside the
-    /// breaker (a time limiter is inside it): the call is cut short, the
-    /// caller's budget and not the downstream's health. It is recorded as
-    /// when a time limiter inside notices the deadline: slow if it ran past
-    /// the slow-call threshold, ignored otherwise.
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        match attempt.project().stage.project() {
-            StageProj::Through { inner } => self.next.give_up(inner),
-            StageProj::Running { inner, guard } => {
-                self.next.give_up(inner);
-                if let Some(guard) = guard.take() {
-                    guard.finish(Verdict::CutShort);
-                }
-            }
-            StageProj::Refused { .. } | StageProj::Done => {}
-        }
-    }
 }
 
 impl<R, C, N, T, E> SyncNode for CircuitBreakerNode<R, C, N>

@@ -185,17 +185,16 @@ where
                 match poll {
                     Poll::Ready(out) => out,
                     Poll::Pending => {
-                        // Out of time: the attempt is given up on and
-                        // dropped (giving back what it holds) before the
-                        // refusal is returned, under the deadline marked
-                        // as run out, so that a chain inside the call (an
-                        // annotated function it calls) counts it as cut
-                        // short too.
+                        // Out of time: the attempt is dropped (giving back
+                        // what it holds) before the refusal is returned,
+                        // under the deadline marked as run out: a breaker's
+                        // permit or an adaptive bulkhead's dropped then, in
+                        // this chain or in one inside the call (an annotated
+                        // function it calls), counts the call as cut short.
                         let sleep =
                             sleep.get_or_insert_with(|| at.clock().sleep_async(at.remaining()));
                         ready!(Pin::new(sleep).poll(cx));
                         let ran_out = Installed::ran_out(at.clone());
-                        self.next.give_up(inner);
                         stage.set(Stage::Done);
                         drop(ran_out);
                         let part = self.part.as_ref().expect("a timed call has its deadline");

@@ -356,15 +356,6 @@ where
             }
         }
     }
-
-    /// Passes the giving up on to the attempt the limiter admitted; a call
-    /// still waiting for its permits is not inside yet.
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        if let StageProj::Running { inner } = attempt.project().stage.project() {
-            self.next.give_up(inner);
-        }
-    }
 }
 
 impl<R, N, T, E> SyncNode for RateLimiterNode<R, N>

@@ -172,15 +172,6 @@ where
             }
         }
     }
-
-    /// Passes the giving up on to the attempt in flight; the retry itself
-    /// records nothing, as for a call its caller drops.
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        if let StageProj::Attempt { inner } = attempt.project().stage.project() {
-            self.next.give_up(inner);
-        }
-    }
 }
 
 impl<R, C, N, T, E> SyncNode for RetryNode<R, C, N>

@@ -227,19 +227,6 @@ where
             Stamping::Stamped(&mut ctx.stamp),
         ))
     }
-
-    /// Passes the giving up (the request's deadline's) on to the attempt
-    /// inside; the time limiter records nothing, as for a call its caller
-    /// drops.
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        match attempt.project().stage.project() {
-            StageProj::Through { inner } | StageProj::Running { inner, .. } => {
-                self.next.give_up(inner);
-            }
-            StageProj::Done => {}
-        }
-    }
 }
 
 /// A time limiter around a thread pool's task, for a blocking call: the
