@@ -446,3 +446,38 @@ async fn a_time_limiters_timeout_outside_the_bulkhead_is_a_drop() {
     assert_eq!(limit(&b), 1, "⌊2 × 0.9⌋: the timeout was a drop");
     assert_eq!(b.metrics().available_concurrent_calls(), 1);
 }
+
+/// A time limiter's timeout reaches the bulkheads of the chains inside the
+/// call it gives up on (a client function's, called from a handler with a
+/// time limiter): their permits, dropped then, count the call as a drop.
+#[tokio::test]
+async fn a_time_limiters_timeout_outside_the_chain_makes_the_call_a_drop() {
+    let (b, clock) = bulkhead(aimd(2));
+    let tl = resil_core::time_limiter::TimeLimiter::with_clock(
+        "handler",
+        resil_core::time_limiter::TimeLimiterConfig::builder()
+            .timeout_duration(ms(20))
+            .build()
+            .unwrap(),
+        clock.clone(),
+    );
+    nine_successes(&b, &clock);
+    let inner = || {
+        Stack::new()
+            .bulkhead(b.part())
+            .call_async(resil_core::chain::Lift(resil_core::chain::once(
+                std::future::pending::<Result<(), ()>>,
+            )))
+    };
+    let timed_out = resil_core::Decorators::new()
+        .with_time_limiter(&tl)
+        .call_async(|| async { inner().await.map_err(|_| ()) })
+        .await;
+    assert!(matches!(timed_out, Err(Error::Timeout(_))), "{timed_out:?}");
+    assert_eq!(
+        limit(&b),
+        1,
+        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
+    );
+    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::core::{Held, Inner, permitted};
 use super::semaphore::{self, Semaphore};
 use super::{Bulkhead, BulkheadFull, Sample};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, given_up, holding};
 use crate::clock::{Clock, Sleep};
 use crate::deadline::{self, DeadlineExceeded};
 use crate::error::{Error, Rejection};
@@ -254,21 +254,17 @@ pin_project_lite::pin_project! {
 /// A permit held by a call in flight. Dropped before the call ended, it
 /// goes back as a dropped permit does (its latency a success's for an
 /// adaptive limit: the caller went away; a drop during a panic), or as a
-/// drop when a layer outside gave up on it ([`Node::give_up`]) or a
-/// request's deadline ran out on it (dropping it from outside the chain:
-/// a caller's annotated function with a deadline).
+/// drop when a time limiter's timeout or a request's deadline gave up on
+/// the call (in this chain or in one the call runs inside: a caller's
+/// annotated function).
 pub(super) struct InFlight<R: Deref<Target = Inner>> {
     held: Option<Held<R>>,
-    timed_out: bool,
 }
 
 impl<R: Deref<Target = Inner>> InFlight<R> {
     #[inline(always)]
     fn new(held: Held<R>) -> Self {
-        InFlight {
-            held: Some(held),
-            timed_out: false,
-        }
+        InFlight { held: Some(held) }
     }
 
     /// The call ended with `sample`: the permit goes back at `stamp`'s time.
@@ -284,17 +280,17 @@ impl<R: Deref<Target = Inner>> Drop for InFlight<R> {
     #[inline]
     fn drop(&mut self) {
         if let Some(held) = self.held.take() {
-            abandoned(held, self.timed_out);
+            abandoned(held);
         }
     }
 }
 
-/// A permit dropped unfinished: a drop when a layer outside gave up on the
-/// call or a request's deadline ran out on it, cancelled otherwise.
+/// A permit dropped unfinished: a drop when a time limiter or a request's
+/// deadline gave up on the call, cancelled otherwise.
 #[cold]
 #[inline(never)]
-fn abandoned<R: Deref<Target = Inner>>(held: Held<R>, timed_out: bool) {
-    if timed_out || deadline::ran_out() {
+fn abandoned<R: Deref<Target = Inner>>(held: Held<R>) {
+    if given_up().is_some() {
         held.finish(Sample::Dropped);
     }
 }
@@ -395,16 +391,6 @@ where
                 }
                 StageProj::Done => panic!("a bulkhead's attempt polled after completion"),
             }
-        }
-    }
-
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        if let StageProj::Running { inner, permit } = attempt.project().stage.project() {
-            if let Some(permit) = permit.as_mut() {
-                permit.timed_out = true;
-            }
-            self.next.give_up(inner);
         }
     }
 }

@@ -86,7 +86,10 @@
 //! a success, or as a drop when a panic unwinds through it;
 //! [`BulkheadPermit::finish_with`] gives the call's own ([`Sample::of`] a
 //! result); [`BulkheadPermit::release`] gives none. [`Bulkhead::call`],
-//! [`Bulkhead::call_async`] and every chain give their result's.
+//! [`Bulkhead::call_async`] and every chain give their result's, and a
+//! chain's permit dropped because a time limiter's timeout or a request's
+//! deadline gave up on the call (in its chain or in one the call runs
+//! inside) counts as a drop.
 //!
 //! ```
 //! use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm, Sample};

@@ -64,10 +64,12 @@
 //! ```
 
 mod future;
+mod given_up;
 mod layered;
 mod node;
 
 pub use self::future::ChainFuture;
+pub(crate) use self::given_up::{GivenUp, drop_given_up, given_up};
 pub(crate) use self::layered::layer_part;
 pub use self::layered::{LayerPart, Layered};
 pub use self::node::once;

@@ -61,7 +61,12 @@ impl fmt::Debug for Ctx {
 /// chain's future (or the deadline, outermost) drops the whole finished
 /// attempt once, as it returns the outcome. An attempt given up on (a
 /// timeout) or failed and retried is dropped at once, before the layer
-/// goes on.
+/// goes on. A time limiter's timeout and a request's deadline drop the
+/// attempt they gave up on under a mark on the thread, which the permits
+/// dropped unfinished then read, out of line: an adaptive bulkhead counts
+/// the call a drop, a breaker counts the call the deadline cut short. A
+/// layer has nothing to pass on for it, and the mark reaches the chains
+/// inside the call (an annotated function it calls) as well.
 pub trait Node: HasAttempt {
     /// What the call comes to.
     type Output;
@@ -77,18 +82,6 @@ pub trait Node: HasAttempt {
         cx: &mut Context<'_>,
         ctx: &mut Ctx,
     ) -> Poll<Self::Output>;
-
-    /// A layer outside gives up on `attempt` before it ended (a time
-    /// limiter's timeout) and is about to drop it: a layer that learns from
-    /// its calls' outcomes (an adaptive bulkhead) counts the attempt as a
-    /// drop. The default does nothing; a layer that the giving up can reach
-    /// passes it on to the attempt inside its own. (A request's deadline
-    /// that runs out marks itself while it drops the call instead, which
-    /// reaches the chains inside the call too.)
-    #[inline(always)]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        let _ = attempt;
-    }
 }
 
 /// What one attempt through a node holds: a trait of its own, so that a

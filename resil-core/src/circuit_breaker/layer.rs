@@ -10,10 +10,11 @@ use std::task::{Context, Poll, ready};
 
 use super::core::{Inner, Permit, Verdict};
 use super::{CircuitBreaker, CircuitBreakerClassifier};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, OutOfLine, SyncNode, holding};
+use crate::chain::{
+    Ctx, GivenUp, HasAttempt, Layered, Node, OutOfLine, SyncNode, given_up, holding,
+};
 use crate::circuit_breaker::CallNotPermitted;
 use crate::clock::{Clock, Nanos};
-use crate::deadline;
 use crate::error::Error;
 
 /// A call in progress, holding its permission (see [`CircuitBreaker::start_call`]).
@@ -149,7 +150,7 @@ impl<R: Deref<Target = Inner>> Guard<R> {
     fn abandoned(&mut self) {
         if self.in_call && std::thread::panicking() {
             self.record_now(Verdict::Failure(Some("panic")));
-        } else if deadline::ran_out() {
+        } else if given_up() == Some(GivenUp::Deadline) {
             self.record_now(Verdict::CutShort);
         } else {
             self.inner.give_back(Some(self.permit));

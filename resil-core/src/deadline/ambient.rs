@@ -25,9 +25,6 @@ thread_local! {
 pub(crate) struct At {
     clock: SharedClock,
     at: Nanos,
-    /// Set on the deadline installed while a deadline that ran out drops
-    /// the call it gave up on (see [`Installed::ran_out`]).
-    ran_out: bool,
 }
 
 impl At {
@@ -36,7 +33,6 @@ impl At {
         At {
             clock,
             at: now.saturating_add(timeout),
-            ran_out: false,
         }
     }
 
@@ -141,34 +137,6 @@ impl Installed {
             _thread: PhantomData,
         }
     }
-
-    /// Sets `at`, which has run out, on this thread while the deadline
-    /// drops the call it gave up on: what the call holds and drops then
-    /// (the permits of a chain inside it, an annotated function's that it
-    /// calls) sees [`ran_out`] and counts the call as cut short by the
-    /// deadline rather than cancelled.
-    pub(crate) fn ran_out(at: At) -> Installed {
-        let previous = CURRENT.with(|c| {
-            c.replace(Some(At {
-                ran_out: true,
-                ..at
-            }))
-        });
-        Installed {
-            previous,
-            _thread: PhantomData,
-        }
-    }
-}
-
-/// Whether the call being dropped is one a deadline that ran out gave up
-/// on: for the permits dropped unfinished (a breaker's, an adaptive
-/// bulkhead's), on their way out of line.
-pub(crate) fn ran_out() -> bool {
-    USED.load(Ordering::Relaxed)
-        && CURRENT
-            .try_with(|c| c.borrow().as_ref().is_some_and(|at| at.ran_out))
-            .unwrap_or(false)
 }
 
 impl Drop for Installed {

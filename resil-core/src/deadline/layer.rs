@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::DeadlineExceeded;
 use super::ambient::{At, Installed, current};
 use super::instance::{Deadline, Inner};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode};
+use crate::chain::{Ctx, GivenUp, HasAttempt, Layered, Node, SyncNode, drop_given_up};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -187,16 +187,15 @@ where
                     Poll::Pending => {
                         // Out of time: the attempt is dropped (giving back
                         // what it holds) before the refusal is returned,
-                        // under the deadline marked as run out: a breaker's
-                        // permit or an adaptive bulkhead's dropped then, in
-                        // this chain or in one inside the call (an annotated
-                        // function it calls), counts the call as cut short.
+                        // under the mark that the deadline gave up on it: a
+                        // breaker's permit or an adaptive bulkhead's dropped
+                        // then, in this chain or in one inside the call (an
+                        // annotated function it calls), counts the call as
+                        // cut short.
                         let sleep =
                             sleep.get_or_insert_with(|| at.clock().sleep_async(at.remaining()));
                         ready!(Pin::new(sleep).poll(cx));
-                        let ran_out = Installed::ran_out(at.clone());
-                        stage.set(Stage::Done);
-                        drop(ran_out);
+                        drop_given_up(GivenUp::Deadline, || stage.set(Stage::Done));
                         let part = self.part.as_ref().expect("a timed call has its deadline");
                         Err(Error::DeadlineExceeded(DeadlineExceeded::noticed(
                             "deadline",
@@ -212,16 +211,6 @@ where
         };
         stage.set(Stage::Done);
         Poll::Ready(out)
-    }
-
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        match attempt.project().stage.project() {
-            StageProj::Through { inner } | StageProj::Running { inner, .. } => {
-                self.next.give_up(inner);
-            }
-            StageProj::Refused { .. } | StageProj::Done => {}
-        }
     }
 }
 

@@ -72,7 +72,7 @@ mod error;
 mod instance;
 mod layer;
 
-pub(crate) use self::ambient::{At, Installed, current, cut, ran_out};
+pub(crate) use self::ambient::{At, Installed, current, cut};
 pub use self::ambient::{
     DeadlineGuard, Scope, enter, enter_on, format_grpc_timeout, grpc_timeout, parse_grpc_timeout,
     remaining, scope, scope_on,

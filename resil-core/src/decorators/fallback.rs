@@ -122,11 +122,6 @@ where
             (_, result) => Poll::Ready(result),
         }
     }
-
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        self.next.give_up(attempt.project().inner);
-    }
 }
 
 impl<N, T, E> SyncNode for Recover<'_, '_, N, T, E>

@@ -180,13 +180,6 @@ where
         }
         self.poll_faulted(stage, cx, ctx)
     }
-
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        if let StageProj::Through { inner } = attempt.project().stage.project() {
-            self.next.give_up(inner);
-        }
-    }
 }
 
 impl<S, N, T, E> FaultNode<'_, S, N>

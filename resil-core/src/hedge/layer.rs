@@ -335,19 +335,6 @@ where
             }
         })
     }
-
-    #[inline]
-    fn give_up(&mut self, attempt: Pin<&mut Self::Attempt>) {
-        let this = attempt.project();
-        if let PrimaryProj::Running { inner } = this.primary.project() {
-            self.next.give_up(inner);
-        }
-        if let Some(race) = this.race {
-            for h in &mut race.hedges {
-                self.next.give_up(h.attempt.as_mut());
-            }
-        }
-    }
 }
 
 impl<A> fmt::Debug for HedgeAttempt<A> {

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use super::TimeLimiter;
 use super::core::{Expired, Inner, Stamping};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, OutOfLine, SyncNode, Wrap};
+use crate::chain::{
+    Ctx, GivenUp, HasAttempt, Layered, Node, OutOfLine, SyncNode, Wrap, drop_given_up,
+};
 use crate::clock::{Clock, Nanos, Sleep, SystemClock};
 use crate::deadline;
 use crate::error::Error;
@@ -212,8 +214,7 @@ where
                         // its place in the bulkhead's queue) before the timeout
                         // is published.
                         let timeout = ready!(part.inner.poll_timer(timer, cx));
-                        self.next.give_up(inner);
-                        stage.set(Stage::Done);
+                        drop_given_up(GivenUp::Timeout, || stage.set(Stage::Done));
                         (Err(timeout), None)
                     }
                 }
