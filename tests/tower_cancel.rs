@@ -1,6 +1,7 @@
 //! Cancellation through the `tower` layers: a response future dropped at
 //! any of its awaits gives every permit back, leaves no waiter, and counts
-//! no call.
+//! no call; one a time limiter's layer gives up on counts as a drop for an
+//! adaptive bulkhead's layer beneath it.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -190,4 +191,55 @@ async fn dropping_a_retry_between_attempts_counts_no_call() {
     assert_eq!(m.number_of_failed_calls_without_retry_attempt(), 0);
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(calls.load(Ordering::SeqCst), 1, "no attempt after the drop");
+}
+
+/// A `TimeLimiterLayer` over an adaptive `BulkheadLayer` (the bulkhead's
+/// service inside the time limiter's): the call the time limiter gives up
+/// on is a drop for the bulkhead, which lowers its limit, where a call its
+/// caller drops is not (its latency counts as a success's).
+#[tokio::test(start_paused = true)]
+async fn a_time_limiter_layers_timeout_is_a_drop_for_an_adaptive_bulkhead_beneath() {
+    use resil::bulkhead::{LimitAlgorithm, Sample};
+    let ms = Duration::from_millis;
+    let clock = TokioClock::new();
+    let config = BulkheadConfig::builder()
+        .limit_algorithm(LimitAlgorithm::Aimd)
+        .initial_concurrent_calls(2)
+        .max_concurrent_calls(100)
+        .min_window_time(ms(100))
+        .max_window_time(ms(100))
+        .build()
+        .unwrap();
+    let bulkhead = Bulkhead::with_clock("adaptive", config, clock.clone());
+    let time_limiter = TimeLimiter::with_clock(
+        "handler",
+        TimeLimiterConfig::builder()
+            .timeout_duration(ms(20))
+            .build()
+            .unwrap(),
+        clock,
+    );
+    // A first window closed, then nine 10 ms calls of the next, one in
+    // flight at a time: the next call to end, 20 ms on, closes it.
+    for _ in 0..10 {
+        let permit = bulkhead.try_acquire_permission().unwrap();
+        tokio::time::advance(ms(10)).await;
+        permit.finish_with(Sample::Success);
+    }
+    tokio::time::advance(ms(10)).await;
+    let svc = ServiceBuilder::new()
+        .layer(TimeLimiterLayer::new(time_limiter))
+        .layer(BulkheadLayer::new(bulkhead.clone()))
+        .service(service_fn(|()| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            IoResult::Ok(())
+        }));
+    let out = svc.oneshot(()).await;
+    assert!(matches!(out, Err(resil::Error::Timeout(_))), "{out:?}");
+    assert_eq!(
+        bulkhead.metrics().max_allowed_concurrent_calls(),
+        1,
+        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
+    );
+    assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
 }
