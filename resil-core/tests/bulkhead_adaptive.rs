@@ -403,6 +403,15 @@ async fn a_deadline_that_runs_out_outside_the_chain_makes_the_call_a_drop() {
     assert_eq!(b.metrics().available_concurrent_calls(), 1);
 }
 
+/// A time limiter of 20 ms on `clock`.
+fn time_limiter(name: &str, clock: &ManualClock) -> resil_core::time_limiter::TimeLimiter {
+    let config = resil_core::time_limiter::TimeLimiterConfig::builder()
+        .timeout_duration(ms(20))
+        .build()
+        .unwrap();
+    resil_core::time_limiter::TimeLimiter::with_clock(name, config, clock.clone())
+}
+
 /// A deadline of 20 ms on `clock`.
 fn checkout(clock: &ManualClock) -> resil_core::deadline::Deadline {
     let config = resil_core::deadline::DeadlineConfig::builder()
@@ -427,14 +436,7 @@ fn adaptive_permits_and_futures_are_send() {
 #[tokio::test]
 async fn a_time_limiters_timeout_outside_the_bulkhead_is_a_drop() {
     let (b, clock) = bulkhead(aimd(2));
-    let tl = resil_core::time_limiter::TimeLimiter::with_clock(
-        "outside",
-        resil_core::time_limiter::TimeLimiterConfig::builder()
-            .timeout_duration(ms(20))
-            .build()
-            .unwrap(),
-        clock.clone(),
-    );
+    let tl = time_limiter("outside", &clock);
     nine_successes(&b, &clock);
     // The manual clock's timer passes at once: the time limiter gives up.
     let timed_out = resil_core::Decorators::new()
@@ -453,14 +455,7 @@ async fn a_time_limiters_timeout_outside_the_bulkhead_is_a_drop() {
 #[tokio::test]
 async fn a_time_limiters_timeout_outside_the_chain_makes_the_call_a_drop() {
     let (b, clock) = bulkhead(aimd(2));
-    let tl = resil_core::time_limiter::TimeLimiter::with_clock(
-        "handler",
-        resil_core::time_limiter::TimeLimiterConfig::builder()
-            .timeout_duration(ms(20))
-            .build()
-            .unwrap(),
-        clock.clone(),
-    );
+    let tl = time_limiter("handler", &clock);
     nine_successes(&b, &clock);
     let inner = || {
         Stack::new()
