@@ -380,16 +380,9 @@ async fn a_deadline_that_runs_out_outside_the_chain_makes_the_call_a_drop() {
     let (b, clock) = bulkhead(aimd(2));
     let deadline = checkout(&clock);
     nine_successes(&b, &clock);
-    let inner = || {
-        Stack::new()
-            .bulkhead(b.part())
-            .call_async(resil_core::chain::Lift(resil_core::chain::once(
-                std::future::pending::<Result<(), ()>>,
-            )))
-    };
     let given_up = resil_core::Decorators::new()
         .with_deadline(&deadline)
-        .call_async(|| async { inner().await.map_err(|_| ()) })
+        .call_async(|| async { hung_chain(&b).await.map_err(|_| ()) })
         .await;
     assert!(
         matches!(&given_up, Err(Error::DeadlineExceeded(e)) if e.kind() == "deadline"),
@@ -401,6 +394,17 @@ async fn a_deadline_that_runs_out_outside_the_chain_makes_the_call_a_drop() {
         "⌊2 × 0.9⌋: the call the deadline ran out on was a drop"
     );
     assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}
+
+/// A call that never ends through a chain of its own with `b`'s place (an
+/// annotated client function's, called from an annotated handler).
+async fn hung_chain(b: &Bulkhead) -> Result<(), Error<()>> {
+    Stack::new()
+        .bulkhead(b.part())
+        .call_async(resil_core::chain::Lift(resil_core::chain::once(
+            std::future::pending::<Result<(), ()>>,
+        )))
+        .await
 }
 
 /// A time limiter of 20 ms on `clock`.
@@ -457,16 +461,9 @@ async fn a_time_limiters_timeout_outside_the_chain_makes_the_call_a_drop() {
     let (b, clock) = bulkhead(aimd(2));
     let tl = time_limiter("handler", &clock);
     nine_successes(&b, &clock);
-    let inner = || {
-        Stack::new()
-            .bulkhead(b.part())
-            .call_async(resil_core::chain::Lift(resil_core::chain::once(
-                std::future::pending::<Result<(), ()>>,
-            )))
-    };
     let timed_out = resil_core::Decorators::new()
         .with_time_limiter(&tl)
-        .call_async(|| async { inner().await.map_err(|_| ()) })
+        .call_async(|| async { hung_chain(&b).await.map_err(|_| ()) })
         .await;
     assert!(matches!(timed_out, Err(Error::Timeout(_))), "{timed_out:?}");
     assert_eq!(
