@@ -58,7 +58,7 @@
 //! Minimum supported Rust version: 1.95 (the toolchain the repository pins).
 #![doc(test(attr(deny(warnings))))]
 
-mod con;
+mod connection;
 mod health;
 mod scripts;
 mod url;
@@ -77,7 +77,7 @@ use resil_core::redact;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use self::con::Con;
+use self::connection::Con;
 use self::health::{Check, Keys};
 
 /// A [`ClusterBackend`] on one Redis server or a Redis Cluster. Cheap to
