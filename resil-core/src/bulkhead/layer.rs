@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::core::{Held, Inner, permitted};
 use super::semaphore::{self, Semaphore};
 use super::{Bulkhead, BulkheadFull, Sample};
-use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, given_up, holding};
+use crate::chain::{Ctx, HasAttempt, Layered, Node, SyncNode, holding};
 use crate::clock::{Clock, Sleep};
 use crate::deadline::{self, DeadlineExceeded};
 use crate::error::{Error, Rejection};
@@ -242,7 +242,12 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
             // `None` only once a panic while polling gave the permit back.
-            permit: Option<InFlight<R>>,
+            // Dropped before the call ended, the permit goes back as a
+            // dropped permit does (`Sample::on_drop`: a drop when a time
+            // limiter or a request's deadline gave up on the call, in this
+            // chain or in one the call runs inside, or during a panic; its
+            // latency a success's otherwise, the caller went away).
+            permit: Option<Held<R>>,
         },
         Refused {
             error: Option<Rejection>,
@@ -251,59 +256,12 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// A permit held by a call in flight. Dropped before the call ended, it
-/// goes back as a dropped permit does (its latency a success's for an
-/// adaptive limit: the caller went away; a drop during a panic), or as a
-/// drop when a time limiter's timeout or a request's deadline gave up on
-/// the call (in this chain or in one the call runs inside: a caller's
-/// annotated function).
-pub(super) struct InFlight<R: Deref<Target = Inner>> {
-    held: Option<Held<R>>,
-}
-
-impl<R: Deref<Target = Inner>> InFlight<R> {
-    #[inline(always)]
-    fn new(held: Held<R>) -> Self {
-        InFlight { held: Some(held) }
-    }
-
-    /// The call ended with `sample`: the permit goes back at `stamp`'s time.
-    #[inline(always)]
-    fn finish(mut self, stamp: &mut crate::clock::Stamp, sample: Sample) {
-        if let Some(held) = self.held.take() {
-            held.finish_stamped(stamp, sample);
-        }
-    }
-}
-
-impl<R: Deref<Target = Inner>> Drop for InFlight<R> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(held) = self.held.take() {
-            abandoned(held);
-        }
-    }
-}
-
-/// A permit dropped unfinished: a drop when a time limiter or a request's
-/// deadline gave up on the call, cancelled otherwise.
-#[cold]
-#[inline(never)]
-fn abandoned<R: Deref<Target = Inner>>(held: Held<R>) {
-    if given_up().is_some() {
-        held.finish(Sample::Dropped);
-    }
-}
-
 impl<R: Deref<Target = Inner> + Clone, K> BulkheadPart<R, K> {
     /// A permit taken now, `CallPermitted` published at `ctx`'s time.
     #[inline(always)]
-    fn try_acquire(&self, ctx: &mut Ctx) -> Option<InFlight<R>> {
+    fn try_acquire(&self, ctx: &mut Ctx) -> Option<Held<R>> {
         if self.inner.sem.try_acquire() {
-            Some(InFlight::new(Held::stamped(
-                self.inner.clone(),
-                &mut ctx.stamp,
-            )))
+            Some(Held::stamped(self.inner.clone(), &mut ctx.stamp))
         } else {
             None
         }
@@ -365,7 +323,7 @@ where
                     let permit = permit.take();
                     if let (Some(permit), Some(part)) = (permit, &self.part) {
                         let sample = Sample::of(&result, |e| part.kinds.kind(e));
-                        permit.finish(&mut ctx.stamp, sample);
+                        permit.finish_stamped(&mut ctx.stamp, sample);
                     }
                     return Poll::Ready(result);
                 }
@@ -374,7 +332,7 @@ where
                         // Out of the queue: the place goes, the permit stays.
                         stage.set(Stage::Done);
                         ctx.user_code_ran();
-                        let mut permit = Some(InFlight::new(permit));
+                        let mut permit = Some(permit);
                         let next = &mut self.next;
                         let inner = holding(&mut permit, || next.start(ctx));
                         stage.set(Stage::Running { inner, permit });

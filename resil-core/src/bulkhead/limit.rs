@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{BulkheadConfig, BulkheadConfigBuilder};
+use crate::chain::given_up;
 use crate::error::{Dur, Error, Problems};
 
 /// How a bulkhead sets its limit.
@@ -167,10 +168,12 @@ impl Sample {
     }
 
     /// What a permit dropped without a sample gives: a drop while a panic
-    /// unwinds, a success otherwise.
+    /// unwinds or when a time limiter's timeout or a request's deadline
+    /// gave up on the call that held it (see [`given_up`]), a success
+    /// otherwise (its caller went away).
     #[inline]
     pub(crate) fn on_drop() -> Sample {
-        if std::thread::panicking() {
+        if std::thread::panicking() || given_up().is_some() {
             Sample::Dropped
         } else {
             Sample::Success

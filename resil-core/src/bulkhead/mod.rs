@@ -83,13 +83,13 @@
 //! under a lock held for a few instructions; a fixed one reads no clock.
 //!
 //! A permit gives its sample when it is given back: dropped, it counts as
-//! a success, or as a drop when a panic unwinds through it;
-//! [`BulkheadPermit::finish_with`] gives the call's own ([`Sample::of`] a
-//! result); [`BulkheadPermit::release`] gives none. [`Bulkhead::call`],
-//! [`Bulkhead::call_async`] and every chain give their result's, and a
-//! chain's permit dropped because a time limiter's timeout or a request's
-//! deadline gave up on the call (in its chain or in one the call runs
-//! inside) counts as a drop.
+//! a success, or as a drop when a panic unwinds through it or when a
+//! chain's time limiter or a request's deadline gave up on the call that
+//! held it (dropping it, with what the call holds: the permits of the
+//! chains inside it too); [`BulkheadPermit::finish_with`] gives the call's
+//! own ([`Sample::of`] a result); [`BulkheadPermit::release`] gives none.
+//! [`Bulkhead::call`], [`Bulkhead::call_async`] and every chain give their
+//! result's.
 //!
 //! ```
 //! use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm, Sample};
