@@ -91,6 +91,44 @@ pub(crate) fn short_lock<T>(mutex: &ShortMutex<T>) -> loom::sync::MutexGuard<'_,
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A lock for a critical section of a few instructions taken on every call
+/// (the write of an event into its buffer): with the `spin` feature (a
+/// default), one atomic read-modify-write to take it and a plain store to
+/// give it back, a thread that finds it held yielding until it is free;
+/// without it, a [`ShortMutex`], which takes one read-modify-write of each.
+#[cfg(all(feature = "spin", not(resil_loom)))]
+pub(crate) type SpinLock<T> = spin::mutex::SpinMutex<T, YieldRelax>;
+#[cfg(any(not(feature = "spin"), resil_loom))]
+pub(crate) type SpinLock<T> = ShortMutex<T>;
+
+/// How a [`SpinLock`] waits: the holder is a few instructions from giving
+/// it back unless it was preempted, so the waiter gives up its thread.
+#[cfg(all(feature = "spin", not(resil_loom)))]
+#[derive(Debug)]
+pub(crate) struct YieldRelax;
+
+#[cfg(all(feature = "spin", not(resil_loom)))]
+impl spin::RelaxStrategy for YieldRelax {
+    #[inline]
+    fn relax() {
+        std::thread::yield_now();
+    }
+}
+
+/// Locks a [`SpinLock`].
+#[inline]
+#[cfg(all(feature = "spin", not(resil_loom)))]
+pub(crate) fn spin_lock<T>(lock: &SpinLock<T>) -> spin::mutex::SpinMutexGuard<'_, T> {
+    lock.lock()
+}
+
+/// Locks a [`SpinLock`].
+#[inline]
+#[cfg(any(not(feature = "spin"), resil_loom))]
+pub(crate) fn spin_lock<T>(lock: &SpinLock<T>) -> impl std::ops::DerefMut<Target = T> + '_ {
+    short_lock(lock)
+}
+
 /// Waits a moment for a lock bit that is held for a few instructions: spins a
 /// little, then yields the thread (so a holder that was preempted gets to run).
 #[inline]
