@@ -94,32 +94,35 @@ pub(crate) fn short_lock<T>(mutex: &ShortMutex<T>) -> loom::sync::MutexGuard<'_,
 /// A lock for a critical section of a few instructions taken on every call
 /// (the write of an event into its buffer): with the `spin` feature (a
 /// default), one atomic read-modify-write to take it and a plain store to
-/// give it back, a thread that finds it held yielding until it is free;
-/// without it, a [`ShortMutex`], which takes one read-modify-write of each.
+/// give it back, a thread that finds it held waiting as for a lock bit
+/// ([`relax`]: a few spins, then yielding its thread); without it, a
+/// [`ShortMutex`], which takes one read-modify-write of each.
 #[cfg(all(feature = "spin", not(resil_loom)))]
-pub(crate) type SpinLock<T> = spin::mutex::SpinMutex<T, YieldRelax>;
+pub(crate) type SpinLock<T> = spin::mutex::SpinMutex<T>;
 #[cfg(any(not(feature = "spin"), resil_loom))]
 pub(crate) type SpinLock<T> = ShortMutex<T>;
-
-/// How a [`SpinLock`] waits: the holder is a few instructions from giving
-/// it back unless it was preempted, so the waiter gives up its thread.
-#[cfg(all(feature = "spin", not(resil_loom)))]
-#[derive(Debug)]
-pub(crate) struct YieldRelax;
-
-#[cfg(all(feature = "spin", not(resil_loom)))]
-impl spin::RelaxStrategy for YieldRelax {
-    #[inline]
-    fn relax() {
-        std::thread::yield_now();
-    }
-}
 
 /// Locks a [`SpinLock`].
 #[inline]
 #[cfg(all(feature = "spin", not(resil_loom)))]
 pub(crate) fn spin_lock<T>(lock: &SpinLock<T>) -> spin::mutex::SpinMutexGuard<'_, T> {
-    lock.lock()
+    loop {
+        if let Some(guard) = lock.try_lock_weak() {
+            return guard;
+        }
+        wait_unlocked(lock);
+    }
+}
+
+/// Waits until `lock` looks free, as for a lock bit ([`relax`]).
+#[cold]
+#[inline(never)]
+#[cfg(all(feature = "spin", not(resil_loom)))]
+fn wait_unlocked<T>(lock: &SpinLock<T>) {
+    let mut spins = 0;
+    while lock.is_locked() {
+        relax(&mut spins);
+    }
 }
 
 /// Locks a [`SpinLock`].
