@@ -149,9 +149,13 @@ async fn a_call_cut_short_past_the_slow_call_threshold_is_a_slow_call() {
         settle().await,
         Err(CheckoutError::Rejected(Rejection::DeadlineExceeded(_)))
     ));
-    let breaker = resil::registries()
-        .circuit_breakers()
-        .circuit_breaker("settle");
+    assert_one_slow_call("settle");
+}
+
+/// The breaker `name` counted one call, a slow one and not a failure (a
+/// call the deadline cut short past the slow-call threshold).
+fn assert_one_slow_call(name: &str) {
+    let breaker = resil::registries().circuit_breakers().circuit_breaker(name);
     let m = breaker.metrics();
     assert_eq!(m.number_of_buffered_calls(), 1);
     assert_eq!(m.number_of_slow_successful_calls(), 1);
@@ -178,13 +182,7 @@ async fn a_callers_deadline_that_cuts_a_call_short_makes_it_a_slow_call_of_the_c
         book().await,
         Err(CheckoutError::Rejected(Rejection::DeadlineExceeded(_)))
     ));
-    let breaker = resil::registries()
-        .circuit_breakers()
-        .circuit_breaker("ledger");
-    let m = breaker.metrics();
-    assert_eq!(m.number_of_buffered_calls(), 1);
-    assert_eq!(m.number_of_slow_successful_calls(), 1);
-    assert_eq!(m.number_of_failed_calls(), 0);
+    assert_one_slow_call("ledger");
 }
 
 /// A deadline fixed by the attribute, with a fallback that sees the error.
