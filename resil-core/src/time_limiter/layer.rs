@@ -212,7 +212,10 @@ where
                         // Out of time: the attempt is given up on and dropped
                         // below, giving back what it holds (a bulkhead's permit,
                         // its place in the bulkhead's queue) before the timeout
-                        // is published.
+                        // is published, under the mark that the time limiter
+                        // gave up on it: an adaptive bulkhead's permit dropped
+                        // then, here or in a chain inside the call, counts a
+                        // drop.
                         let timeout = ready!(part.inner.poll_timer(timer, cx));
                         drop_given_up(GivenUp::Timeout, || stage.set(Stage::Done));
                         (Err(timeout), None)
