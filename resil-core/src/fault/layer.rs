@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use super::{Decision, FaultInjected, Faults};
-use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, Node, OutOfLine, SyncNode, Wrap};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -131,10 +131,11 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
         },
-        // Boxed: a call with no fault in force carries one word for it,
-        // and its drop stays out of the healthy path.
+        // Boxed: a call with no fault in force carries one word for it;
+        // and dropped out of line, so that the healthy path's drop is one
+        // test of the stage.
         Faulted {
-            faulted: Box<Faulted>,
+            faulted: OutOfLine<Box<Faulted>>,
         },
     }
 }
@@ -200,14 +201,15 @@ where
         loop {
             match stage.as_mut().project() {
                 StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
-                StageProj::Faulted { faulted } => match &mut **faulted {
-                    Faulted::Delayed(sleep) => {
+                StageProj::Faulted { faulted } => match faulted.as_mut().map(|f| &mut **f) {
+                    None => unreachable!("a faulted stage holds its fault"),
+                    Some(Faulted::Delayed(sleep)) => {
                         ready!(Pin::new(sleep).poll(cx));
                         ctx.user_code_ran();
                         let inner = self.next.start(ctx);
                         stage.set(Stage::Through { inner });
                     }
-                    Faulted::Aborted(error) => {
+                    Some(Faulted::Aborted(error)) => {
                         let error = error.take().expect("an aborted call is polled once");
                         return Poll::Ready(Err(Error::FaultInjected(error)));
                     }
@@ -225,7 +227,7 @@ fn faulted<A>(decision: Decision) -> Stage<A> {
         Decision::Abort(error) => Faulted::Aborted(Some(error)),
     };
     Stage::Faulted {
-        faulted: Box::new(faulted),
+        faulted: OutOfLine::new(Box::new(faulted)),
     }
 }
 
@@ -256,9 +258,10 @@ impl<A> fmt::Debug for FaultAttempt<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stage = match &self.stage {
             Stage::Through { .. } => "through",
-            Stage::Faulted { faulted } => match **faulted {
-                Faulted::Delayed(_) => "delayed",
-                Faulted::Aborted(_) => "aborted",
+            Stage::Faulted { faulted } => match faulted.as_ref().map(|f| &**f) {
+                Some(Faulted::Delayed(_)) => "delayed",
+                Some(Faulted::Aborted(_)) => "aborted",
+                None => "done",
             },
         };
         f.debug_struct("FaultAttempt")
