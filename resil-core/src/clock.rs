@@ -29,8 +29,10 @@
 
 use std::fmt;
 use std::future::Future;
+use std::num::NonZeroUsize;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -155,7 +157,7 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     where
         Self: Sized,
     {
-        SharedClock(Repr::Custom(Arc::new(self)))
+        SharedClock::of(Repr::Custom(Arc::new(self)))
     }
 }
 
@@ -164,17 +166,34 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
 /// The built-in clocks are stored inline so that reading them is a direct call,
 /// not a virtual one.
 #[derive(Clone)]
-pub struct SharedClock(Repr);
+pub struct SharedClock {
+    repr: Repr,
+    /// Which time it reads, kept beside it: comparing two clocks' times is
+    /// comparing two words.
+    key: ClockKey,
+}
 
 #[derive(Clone)]
 enum Repr {
-    System(SystemClock),
+    /// Every system clock is the one.
+    System(&'static SystemClock),
     Tokio(TokioClock),
     Manual(ManualClock),
     Custom(Arc<dyn Clock>),
 }
 
 impl SharedClock {
+    #[inline]
+    fn of(repr: Repr) -> Self {
+        let key = match &repr {
+            Repr::System(_) => ClockKey::SYSTEM,
+            Repr::Tokio(c) => c.key,
+            Repr::Manual(c) => ClockKey::of_shared(&c.inner),
+            Repr::Custom(c) => ClockKey::of_shared(c),
+        };
+        SharedClock { repr, key }
+    }
+
     /// Wraps any clock.
     pub fn new(clock: impl Clock) -> Self {
         clock.into_shared()
@@ -184,29 +203,41 @@ impl SharedClock {
 /// Which time a clock reads: two clocks with the same key read the same time
 /// (two handles on one clock, or two system clocks, which share the
 /// process-wide origin).
+///
+/// One word, never zero: 1 for the system clock, an odd number of its own
+/// for each tokio clock (and its clones), the address of a shared clock's
+/// state (a `ManualClock`'s, a custom clock's), which is even.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ClockKey {
-    System,
-    Tokio(tokio::time::Instant),
-    /// The address of a shared clock's state (a `ManualClock`'s, a custom clock's).
-    Shared(usize),
+pub(crate) struct ClockKey(NonZeroUsize);
+
+impl ClockKey {
+    const SYSTEM: ClockKey = ClockKey(NonZeroUsize::MIN);
+
+    /// A tokio clock's key: odd, from 3 on (odd numbers, added 2 at a
+    /// time, are never 0).
+    fn next_tokio() -> ClockKey {
+        static NEXT: AtomicUsize = AtomicUsize::new(3);
+        let key = NEXT.fetch_add(2, Ordering::Relaxed);
+        ClockKey(NonZeroUsize::new(key).unwrap_or(NonZeroUsize::MIN))
+    }
+
+    /// A shared clock's key: the address of its state, which an `Arc`
+    /// aligns at least as its counts (even).
+    fn of_shared<T: ?Sized>(state: &Arc<T>) -> ClockKey {
+        ClockKey(NonNull::from(&**state).cast::<()>().addr())
+    }
 }
 
 impl SharedClock {
     /// Whether this is the [`SystemClock`].
     pub(crate) fn is_system(&self) -> bool {
-        matches!(self.0, Repr::System(_))
+        matches!(self.repr, Repr::System(_))
     }
 
     /// This clock's [`ClockKey`].
     #[inline(always)]
     pub(crate) fn key(&self) -> ClockKey {
-        match &self.0 {
-            Repr::System(_) => ClockKey::System,
-            Repr::Tokio(c) => ClockKey::Tokio(c.origin),
-            Repr::Manual(c) => ClockKey::Shared(Arc::as_ptr(&c.inner) as *const () as usize),
-            Repr::Custom(c) => ClockKey::Shared(Arc::as_ptr(c) as *const () as usize),
-        }
+        self.key
     }
 }
 
@@ -223,17 +254,17 @@ impl SharedClock {
 /// afresh, as it would have on its own.
 #[derive(Default)]
 pub(crate) struct Stamp {
-    read: Option<(ClockKey, Nanos)>,
+    /// The key of the clock last read, 0 when none was.
+    key: usize,
+    at: Nanos,
 }
 
 impl Stamp {
     /// The time on `clock`: the last reading if it was of the same time.
     #[inline(always)]
     pub(crate) fn now(&mut self, clock: &SharedClock) -> Nanos {
-        if let Some((last, at)) = self.read
-            && last == clock.key()
-        {
-            return at;
+        if self.key == clock.key.0.get() {
+            return self.at;
         }
         self.read(clock)
     }
@@ -241,26 +272,26 @@ impl Stamp {
     #[inline]
     fn read(&mut self, clock: &SharedClock) -> Nanos {
         let at = clock.now();
-        self.read = Some((clock.key(), at));
+        (self.key, self.at) = (clock.key.0.get(), at);
         at
     }
 
     /// Forgets the reading: the next [`Stamp::now`] reads the clock.
     #[inline(always)]
     pub(crate) fn clear(&mut self) {
-        self.read = None;
+        self.key = 0;
     }
 }
 
 impl Default for SharedClock {
     fn default() -> Self {
-        SharedClock(Repr::System(SystemClock::new()))
+        SharedClock::of(Repr::System(SystemClock::global()))
     }
 }
 
 impl fmt::Debug for SharedClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match &self.repr {
             Repr::System(c) => c.fmt(f),
             Repr::Tokio(c) => c.fmt(f),
             Repr::Manual(c) => c.fmt(f),
@@ -271,7 +302,7 @@ impl fmt::Debug for SharedClock {
 
 macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
-        match &$self.0 {
+        match &$self.repr {
             Repr::System($c) => $e,
             Repr::Tokio($c) => $e,
             Repr::Manual($c) => $e,
@@ -292,7 +323,7 @@ impl Clock for SharedClock {
     /// out of line.
     #[inline]
     fn now(&self) -> Nanos {
-        match &self.0 {
+        match &self.repr {
             Repr::System(c) => c.now(),
             _ => self.now_other(),
         }
@@ -326,18 +357,22 @@ pub struct SystemClock {
 impl SystemClock {
     /// Returns the process-wide system clock (calibrated once, on first use).
     pub fn new() -> Self {
+        Self::global().clone()
+    }
+
+    /// The one system clock: every [`SystemClock`] is a copy of it, and a
+    /// [`SharedClock`] on it holds only a reference.
+    fn global() -> &'static SystemClock {
         static GLOBAL: OnceLock<SystemClock> = OnceLock::new();
-        GLOBAL
-            .get_or_init(|| {
-                let clock = quanta::Clock::new();
-                let origin = clock.raw();
-                SystemClock {
-                    clock,
-                    origin,
-                    wall_anchor: SystemTime::now(),
-                }
-            })
-            .clone()
+        GLOBAL.get_or_init(|| {
+            let clock = quanta::Clock::new();
+            let origin = clock.raw();
+            SystemClock {
+                clock,
+                origin,
+                wall_anchor: SystemTime::now(),
+            }
+        })
     }
 }
 
@@ -367,7 +402,7 @@ impl Clock for SystemClock {
         self.wall_anchor + at.as_duration()
     }
     fn into_shared(self) -> SharedClock {
-        SharedClock(Repr::System(self))
+        SharedClock::of(Repr::System(SystemClock::global()))
     }
 }
 
@@ -394,6 +429,8 @@ impl Clock for SystemClock {
 pub struct TokioClock {
     origin: tokio::time::Instant,
     wall_anchor: SystemTime,
+    /// Its clones' too: they share its origin.
+    key: ClockKey,
 }
 
 impl TokioClock {
@@ -402,6 +439,7 @@ impl TokioClock {
         TokioClock {
             origin: tokio::time::Instant::now(),
             wall_anchor: SystemTime::now(),
+            key: ClockKey::next_tokio(),
         }
     }
 }
@@ -446,7 +484,7 @@ impl Clock for TokioClock {
         self.wall_anchor + at.as_duration()
     }
     fn into_shared(self) -> SharedClock {
-        SharedClock(Repr::Tokio(self))
+        SharedClock::of(Repr::Tokio(self))
     }
 }
 
@@ -549,7 +587,7 @@ impl Clock for ManualClock {
         UNIX_EPOCH + at.as_duration()
     }
     fn into_shared(self) -> SharedClock {
-        SharedClock(Repr::Manual(self))
+        SharedClock::of(Repr::Manual(self))
     }
 }
 
@@ -818,6 +856,26 @@ mod tests {
         );
         assert!(a1.key() == a2.key() && s1.key() == s2.key());
         assert!(a1.key() != b1.key() && a1.key() != s1.key());
+        // a tokio clock's clones read its time; another tokio clock has an
+        // origin of its own
+        let t = TokioClock::new();
+        let (t1, t2, u1) = (
+            t.clone().into_shared(),
+            t.into_shared(),
+            TokioClock::new().into_shared(),
+        );
+        assert!(t1.key() == t2.key());
+        assert!(t1.key() != u1.key() && t1.key() != s1.key() && t1.key() != a1.key());
+        // a clock of the user's: its clones share its key
+        #[derive(Debug)]
+        struct Fixed;
+        impl Clock for Fixed {
+            fn now(&self) -> Nanos {
+                Nanos::ZERO
+            }
+        }
+        let (c1, c2) = (SharedClock::new(Fixed), SharedClock::new(Fixed));
+        assert!(c1.key() == c1.clone().key() && c1.key() != c2.key() && c1.key() != s1.key());
 
         // one clock (two handles on it): one reading, until cleared
         let mut stamp = Stamp::default();
