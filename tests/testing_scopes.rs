@@ -287,3 +287,50 @@ max-attempts = 1
     assert_eq!(out, Err(ApiError::Down));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
+
+/// A write that never ends, its time limiter around its bulkhead.
+#[resil::time_limiter(name = "hung-write")]
+#[resil::bulkhead(name = "hung-write")]
+async fn hung_write() -> Result<u32, ApiError> {
+    std::future::pending().await
+}
+
+/// The time limiter of an annotated function (one that could leave its
+/// body running, here configured to cancel it) gives the call up: for the
+/// adaptive bulkhead inside, that is a drop, which lowers its limit.
+#[tokio::test(start_paused = true)]
+async fn a_timeout_is_a_drop_for_the_adaptive_bulkhead_inside() {
+    use resil::bulkhead::Sample;
+    let scope = resil::testing::scope(
+        r#"
+[timelimiter.instances.hung-write]
+timeout-duration = "20ms"
+
+[bulkhead.instances.hung-write]
+limit-algorithm = "aimd"
+initial-concurrent-calls = 2
+max-concurrent-calls = 100
+min-window-time = "100ms"
+max-window-time = "100ms"
+"#,
+    )
+    .unwrap()
+    .tokio_time();
+    let bulkhead = scope.registries().bulkheads().bulkhead("hung-write");
+    // A first window closed, then nine 10 ms calls of the next, one in
+    // flight at a time: the next call to end, 20 ms on, closes it.
+    for _ in 0..10 {
+        let permit = bulkhead.try_acquire_permission().unwrap();
+        tokio::time::advance(Duration::from_millis(10)).await;
+        permit.finish_with(Sample::Success);
+    }
+    tokio::time::advance(Duration::from_millis(10)).await;
+    let out = scope.run(hung_write()).await;
+    assert_eq!(out, Err(ApiError::Rejected("Timeout")));
+    assert_eq!(
+        bulkhead.metrics().max_allowed_concurrent_calls(),
+        1,
+        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
+    );
+    assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
+}

@@ -473,3 +473,29 @@ async fn a_time_limiters_timeout_outside_the_chain_makes_the_call_a_drop() {
     );
     assert_eq!(b.metrics().available_concurrent_calls(), 1);
 }
+
+/// The same through a time limiter that may leave its call running (the
+/// attributes' time limiter, around a function whose body has a bulkhead):
+/// with `cancel_running_future` on, its timeout drops the call as the
+/// other time limiter's does.
+#[tokio::test]
+async fn a_detaching_time_limiters_timeout_makes_the_call_a_drop() {
+    let (b, clock) = bulkhead(aimd(2));
+    let tl = time_limiter("handler", &clock);
+    nine_successes(&b, &clock);
+    let inner = b.clone();
+    let timed_out = Stack::new()
+        .time_limiter(tl.detaching_part())
+        .call_async(Call(move || {
+            let b = inner.clone();
+            async move { hung_chain(&b).await.map_err(|_| Error::Inner(())) }
+        }))
+        .await;
+    assert!(matches!(timed_out, Err(Error::Timeout(_))), "{timed_out:?}");
+    assert_eq!(
+        limit(&b),
+        1,
+        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
+    );
+    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}

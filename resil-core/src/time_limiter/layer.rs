@@ -417,18 +417,35 @@ where
             }
             DetachingProj::Done => panic!("a time limiter's attempt polled after completion"),
         };
-        if let DetachingReplace::Boxed { future, .. } =
-            stage.as_mut().project_replace(Detaching::Done)
-            && outcome.is_err()
-        {
-            inner.detach(future);
+        if outcome.is_err() {
+            give_up(inner, stage);
         }
+        // A finished call stays where it is: the chain's future drops it.
         Poll::Ready(inner.record(
             outcome,
             |now| elapsed(since, now),
             Stamping::Stamped(&mut ctx.stamp),
         ))
     }
+}
+
+/// Out of time: the call given up on is left running in a task of its own
+/// (boxed, when the limiter does not cancel it) or dropped, under the mark
+/// that the time limiter gave up on it, as [`TimeLimiterNode`]'s is (an
+/// adaptive bulkhead's permit dropped with it counts a drop).
+#[cold]
+fn give_up<Fut>(inner: &Inner, mut stage: Pin<&mut Detaching<Fut>>)
+where
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    drop_given_up(GivenUp::Timeout, || {
+        if let DetachingReplace::Boxed { future, .. } =
+            stage.as_mut().project_replace(Detaching::Done)
+        {
+            inner.detach(future);
+        }
+    });
 }
 
 impl<Fut> fmt::Debug for DetachingAttempt<Fut> {
