@@ -407,6 +407,21 @@ async fn hung_chain(b: &Bulkhead) -> Result<(), Error<()>> {
         .await
 }
 
+/// The call timed out, and the limit of `b` (2, a window of nine successes
+/// open) fell for it as for a drop; its permit is back.
+fn assert_timed_out_as_a_drop<T: std::fmt::Debug, E: std::fmt::Debug>(
+    timed_out: &Result<T, Error<E>>,
+    b: &Bulkhead,
+) {
+    assert!(matches!(timed_out, Err(Error::Timeout(_))), "{timed_out:?}");
+    assert_eq!(
+        limit(b),
+        1,
+        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
+    );
+    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+}
+
 /// A time limiter of 20 ms on `clock`.
 fn time_limiter(name: &str, clock: &ManualClock) -> resil_core::time_limiter::TimeLimiter {
     let config = resil_core::time_limiter::TimeLimiterConfig::builder()
@@ -465,13 +480,7 @@ async fn a_time_limiters_timeout_outside_the_chain_makes_the_call_a_drop() {
         .with_time_limiter(&tl)
         .call_async(|| async { hung_chain(&b).await.map_err(|_| ()) })
         .await;
-    assert!(matches!(timed_out, Err(Error::Timeout(_))), "{timed_out:?}");
-    assert_eq!(
-        limit(&b),
-        1,
-        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
-    );
-    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+    assert_timed_out_as_a_drop(&timed_out, &b);
 }
 
 /// The same through a time limiter that may leave its call running (the
@@ -491,11 +500,5 @@ async fn a_detaching_time_limiters_timeout_makes_the_call_a_drop() {
             async move { hung_chain(&b).await.map_err(|_| Error::Inner(())) }
         }))
         .await;
-    assert!(matches!(timed_out, Err(Error::Timeout(_))), "{timed_out:?}");
-    assert_eq!(
-        limit(&b),
-        1,
-        "⌊2 × 0.9⌋: the call the time limiter gave up on was a drop"
-    );
-    assert_eq!(b.metrics().available_concurrent_calls(), 1);
+    assert_timed_out_as_a_drop(&timed_out, &b);
 }
