@@ -196,7 +196,7 @@ async fn dropping_a_retry_between_attempts_counts_no_call() {
 /// A `TimeLimiterLayer` over an adaptive `BulkheadLayer` (the bulkhead's
 /// service inside the time limiter's): the call the time limiter gives up
 /// on is a drop for the bulkhead, which lowers its limit, where a call its
-/// caller drops is not (its latency counts as a success's).
+/// caller drops is not (it gives no sample).
 #[tokio::test(start_paused = true)]
 async fn a_time_limiter_layers_timeout_is_a_drop_for_an_adaptive_bulkhead_beneath() {
     use resil::bulkhead::{LimitAlgorithm, Sample};

@@ -161,8 +161,12 @@ fn a_panicking_call_gives_its_permit_back_once_and_counts_as_a_drop() {
     );
 }
 
+/// A call its caller cancels (a hedge's loser, a `select!`'s other branch)
+/// gives its permit back and no sample: the time it ran says nothing of the
+/// downstream. A permit of the user's own, dropped, has ended its call: a
+/// success.
 #[test]
-fn a_cancelled_call_gives_its_permit_back_with_its_latency() {
+fn a_cancelled_call_gives_its_permit_back_and_no_sample() {
     let (b, clock) = bulkhead(aimd(2));
     nine_successes(&b, &clock);
     {
@@ -172,7 +176,19 @@ fn a_cancelled_call_gives_its_permit_back_with_its_latency() {
         assert_eq!(b.metrics().available_concurrent_calls(), 1);
         clock.advance(ms(10));
     }
-    // Dropped mid-way: its time counts as a success's (the caller went away).
+    // Dropped mid-way: no sample, the window stays open for the next call.
+    assert_eq!(limit(&b), 2);
+    assert_eq!(b.metrics().available_concurrent_calls(), 2);
+    call(&b, &clock, ms(10), Sample::Success);
+    assert_eq!(limit(&b), 3, "the next call decided the window");
+
+    // The user's own permit, dropped: a success, which decides the window.
+    let (b, clock) = bulkhead(aimd(2));
+    nine_successes(&b, &clock);
+    {
+        let _permit = b.try_acquire_permission().unwrap();
+        clock.advance(ms(10));
+    }
     assert_eq!(limit(&b), 3);
     assert_eq!(b.metrics().available_concurrent_calls(), 3);
 

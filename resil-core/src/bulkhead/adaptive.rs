@@ -151,18 +151,16 @@ impl Inner {
     /// Gives back the permit of a call timed from `start` (as the permit
     /// keeps it) that ended at `end` (now when `None`), publishing
     /// `CallFinished` first when `publish` asks for it, and folds the call
-    /// into the adaptive limit with `sample` ([`Sample::on_drop`] when
-    /// `None`: the permit was dropped).
+    /// into the adaptive limit with `sample`.
     #[inline(never)]
     pub(super) fn finish_timed(
         &self,
         start: u64,
         end: Option<Nanos>,
-        sample: Option<Sample>,
+        sample: Sample,
         publish: bool,
     ) {
         let end = end.unwrap_or_else(|| self.clock.now());
-        let sample = sample.unwrap_or_else(Sample::on_drop);
         if publish && self.events.is_active() {
             self.events.publish_at(end, BulkheadEvent::CallFinished);
         }
@@ -235,7 +233,8 @@ mod tests {
     }
 
     /// Every way a call ends gives one sample, or none when it was not
-    /// made, never two: the permit is given back once.
+    /// made or its caller cancelled it, never two: the permit is given
+    /// back once.
     #[test]
     fn each_call_is_one_sample_however_it_ends() {
         let clock = ManualClock::new();
@@ -282,7 +281,7 @@ mod tests {
             assert!(call.as_mut().poll(cx).is_pending());
             clock.advance(ms(1));
         }
-        assert_eq!(samples(&b), 4, "a future dropped mid-way");
+        assert_eq!(samples(&b), 3, "a future its caller dropped mid-way");
 
         {
             let mut call = pin!(b.call_async(|| async {
@@ -296,15 +295,69 @@ mod tests {
             assert!(r.is_err());
             assert_eq!(
                 samples(&b),
-                5,
+                4,
                 "a panic while polling gives the permit back"
             );
         }
         assert_eq!(
             samples(&b),
-            5,
+            4,
             "and dropping the future after gives nothing more"
         );
+        assert_eq!(b.metrics().available_concurrent_calls(), 10);
+    }
+
+    /// A hedge's losing attempt is cancelled when the other wins: the
+    /// winner is a sample, the loser none (its time ran only until the
+    /// winner's answer).
+    #[test]
+    fn a_hedges_loser_is_no_sample() {
+        use crate::chain::{Lift, Stack};
+        use crate::hedge::{Hedge, HedgeConfig};
+        let clock = ManualClock::new();
+        let config = BulkheadConfig::builder()
+            .limit_algorithm(LimitAlgorithm::Aimd)
+            .max_concurrent_calls(10)
+            .build()
+            .unwrap();
+        let b = Bulkhead::with_clock("b", config, clock.clone());
+        let hedge = Hedge::with_clock(
+            "h",
+            HedgeConfig::builder()
+                .delay(Duration::from_millis(5))
+                .build()
+                .unwrap(),
+            clock.clone(),
+        );
+        // closes the empty first window
+        b.call(|| {
+            clock.advance(Duration::from_millis(1));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(samples(&b), 0);
+        // the primary never answers; the hedged attempt, started once the
+        // delay is over (a manual clock's sleep is over at once), answers
+        // after 2 ms
+        let mut attempts = 0;
+        let call = Stack::new()
+            .hedge(hedge.part())
+            .bulkhead(b.part())
+            .call_async(Lift(|| {
+                attempts += 1;
+                let (primary, clock) = (attempts == 1, clock.clone());
+                async move {
+                    if primary {
+                        std::future::pending::<()>().await;
+                    }
+                    clock.advance(Duration::from_millis(2));
+                    Ok::<_, ()>(7)
+                }
+            }));
+        let cx = &mut Context::from_waker(Waker::noop());
+        assert_eq!(pin!(call).poll(cx), std::task::Poll::Ready(Ok(7)));
+        assert_eq!(attempts, 2);
+        assert_eq!(samples(&b), 1, "the winner's, not the loser's");
         assert_eq!(b.metrics().available_concurrent_calls(), 10);
     }
 

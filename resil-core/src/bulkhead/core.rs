@@ -59,18 +59,23 @@ impl std::fmt::Debug for Inner {
 pub(super) const UNTIMED: u64 = 0;
 /// The start of a permit already given back.
 const FINISHED: u64 = u64::MAX;
+/// Set in the start of a chain's timed permit: dropped before its call
+/// ended, the permit was cancelled with the call by the call's caller
+/// (no sample), where a permit of the user's own that is dropped has ended
+/// its call (see [`Sample::on_drop`](super::Sample)).
+const CHAIN: u64 = 1 << 63;
 
 /// A start time as a permit keeps it: one past the clock's reading, clear
-/// of the two markers ([`started_at`] reads it back).
+/// of the markers, with [`CHAIN`] or not ([`started_at`] reads it back).
 #[inline]
 fn timed(at: crate::clock::Nanos) -> u64 {
-    at.as_u64().saturating_add(1).min(FINISHED - 1)
+    at.as_u64().saturating_add(1).min(CHAIN - 2)
 }
 
 /// The clock's reading that [`timed`] kept.
 #[inline]
 pub(super) fn started_at(start: u64) -> u64 {
-    start - 1
+    (start & !CHAIN) - 1
 }
 
 /// Publishes `CallPermitted` for a permit just taken from `inner`'s
@@ -227,8 +232,7 @@ impl<R: Deref<Target = Inner>> Held<R> {
     #[inline]
     pub(super) fn finish(mut self, sample: Sample) {
         if self.start != UNTIMED {
-            self.inner
-                .finish_timed(self.start, None, Some(sample), true);
+            self.inner.finish_timed(self.start, None, sample, true);
             self.start = FINISHED;
         }
     }
@@ -249,7 +253,7 @@ impl<R: Deref<Target = Inner>> Held<R> {
     #[inline]
     pub(super) fn stamped(inner: R, stamp: &mut Stamp) -> Self {
         let start = if inner.adaptive.load(Ordering::Relaxed) {
-            timed(stamp.now(&inner.clock))
+            timed(stamp.now(&inner.clock)) | CHAIN
         } else {
             UNTIMED
         };
@@ -274,7 +278,7 @@ impl<R: Deref<Target = Inner>> Held<R> {
             inner
                 .events
                 .publish_stamped(stamp, || BulkheadEvent::CallFinished);
-            inner.finish_timed(self.start, Some(end), Some(sample), false);
+            inner.finish_timed(self.start, Some(end), sample, false);
         }
         // Given back: the drop does nothing more.
         self.start = FINISHED;
@@ -307,7 +311,8 @@ impl Inner {
     #[inline(never)]
     fn drop_timed(&self, start: u64) {
         if start != FINISHED {
-            self.finish_timed(start, None, None, true);
+            let sample = Sample::on_drop(start & CHAIN != 0);
+            self.finish_timed(start, None, sample, true);
         }
     }
 }

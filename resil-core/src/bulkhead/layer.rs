@@ -245,8 +245,8 @@ pin_project_lite::pin_project! {
             // Dropped before the call ended, the permit goes back as a
             // dropped permit does (`Sample::on_drop`: a drop when a time
             // limiter or a request's deadline gave up on the call, in this
-            // chain or in one the call runs inside, or during a panic; its
-            // latency a success's otherwise, the caller went away).
+            // chain or in one the call runs inside, or during a panic; no
+            // sample otherwise, the caller cancelled the call).
             permit: Option<Held<R>>,
         },
         Refused {

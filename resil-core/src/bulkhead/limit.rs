@@ -169,12 +169,19 @@ impl Sample {
 
     /// What a permit dropped without a sample gives: a drop while a panic
     /// unwinds or when a time limiter's timeout or a request's deadline
-    /// gave up on the call that held it (see [`given_up`]), a success
-    /// otherwise (its caller went away).
+    /// gave up on the call that held it (see [`given_up`]). Otherwise a
+    /// permit of the user's own ([`BulkheadPermit`](super::BulkheadPermit))
+    /// ended its call, a success; a chain's permit (`in_chain`) was
+    /// dropped with a call its caller cancelled (a hedge's loser, a
+    /// `select!`'s other branch), whose time says nothing of the
+    /// downstream: no sample, as Netflix concurrency-limits' client side
+    /// ignores a cancelled call.
     #[inline]
-    pub(crate) fn on_drop() -> Sample {
+    pub(crate) fn on_drop(in_chain: bool) -> Sample {
         if std::thread::panicking() || given_up().is_some() {
             Sample::Dropped
+        } else if in_chain {
+            Sample::Ignored
         } else {
             Sample::Success
         }

@@ -83,13 +83,16 @@
 //! under a lock held for a few instructions; a fixed one reads no clock.
 //!
 //! A permit gives its sample when it is given back: dropped, it counts as
-//! a success, or as a drop when a panic unwinds through it or when a
-//! chain's time limiter or a request's deadline gave up on the call that
-//! held it (dropping it, with what the call holds: the permits of the
-//! chains inside it too); [`BulkheadPermit::finish_with`] gives the call's
-//! own ([`Sample::of`] a result); [`BulkheadPermit::release`] gives none.
-//! [`Bulkhead::call`], [`Bulkhead::call_async`] and every chain give their
-//! result's.
+//! a drop when a panic unwinds through it or when a chain's time limiter
+//! or a request's deadline gave up on the call that held it (dropping it,
+//! with what the call holds: the permits of the chains inside it too);
+//! otherwise a [`BulkheadPermit`] dropped counts as a success (its holder
+//! is done with it), and a chain's permit gives no sample (the chain's
+//! call was cancelled by its caller: a hedge's loser, a `select!`'s other
+//! branch; Netflix concurrency-limits' client side ignores such a call).
+//! [`BulkheadPermit::finish_with`] gives the call's own ([`Sample::of`] a
+//! result); [`BulkheadPermit::release`] gives none. [`Bulkhead::call`],
+//! [`Bulkhead::call_async`] and every chain give their result's.
 //!
 //! ```
 //! use resil_core::bulkhead::{Bulkhead, BulkheadConfig, LimitAlgorithm, Sample};
