@@ -235,23 +235,29 @@ mod tests {
     /// Every way a call ends gives one sample, or none when it was not
     /// made or its caller cancelled it, never two: the permit is given
     /// back once.
-    #[test]
-    fn each_call_is_one_sample_however_it_ends() {
-        let clock = ManualClock::new();
+    /// An AIMD bulkhead of 10 on `clock`, its empty first window closed
+    /// (the next one lasts a second).
+    fn aimd_in_second_window(clock: &ManualClock) -> Bulkhead {
         let config = BulkheadConfig::builder()
             .limit_algorithm(LimitAlgorithm::Aimd)
             .max_concurrent_calls(10)
             .build()
             .unwrap();
         let b = Bulkhead::with_clock("b", config, clock.clone());
-        let ms = Duration::from_millis;
-        // closes the empty first window; the next one lasts a second
         b.call(|| {
-            clock.advance(ms(1));
+            clock.advance(Duration::from_millis(1));
             Ok::<_, ()>(())
         })
         .unwrap();
         assert_eq!(samples(&b), 0);
+        b
+    }
+
+    #[test]
+    fn each_call_is_one_sample_however_it_ends() {
+        let clock = ManualClock::new();
+        let b = aimd_in_second_window(&clock);
+        let ms = Duration::from_millis;
         let cx = &mut Context::from_waker(Waker::noop());
 
         let p = b.try_acquire_permission().unwrap();
@@ -315,12 +321,7 @@ mod tests {
         use crate::chain::{Lift, Stack};
         use crate::hedge::{Hedge, HedgeConfig};
         let clock = ManualClock::new();
-        let config = BulkheadConfig::builder()
-            .limit_algorithm(LimitAlgorithm::Aimd)
-            .max_concurrent_calls(10)
-            .build()
-            .unwrap();
-        let b = Bulkhead::with_clock("b", config, clock.clone());
+        let b = aimd_in_second_window(&clock);
         let hedge = Hedge::with_clock(
             "h",
             HedgeConfig::builder()
@@ -329,13 +330,6 @@ mod tests {
                 .unwrap(),
             clock.clone(),
         );
-        // closes the empty first window
-        b.call(|| {
-            clock.advance(Duration::from_millis(1));
-            Ok::<_, ()>(())
-        })
-        .unwrap();
-        assert_eq!(samples(&b), 0);
         // the primary never answers; the hedged attempt, started once the
         // delay is over (a manual clock's sleep is over at once), answers
         // after 2 ms
