@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use super::{Decision, FaultInjected, Faults};
-use crate::chain::{Ctx, HasAttempt, Node, OutOfLine, SyncNode, Wrap};
+use crate::chain::{Ctx, HasAttempt, Node, SyncNode, Wrap};
 use crate::clock::{Clock, Sleep};
 use crate::error::Error;
 
@@ -131,11 +131,10 @@ pin_project_lite::pin_project! {
             #[pin]
             inner: A,
         },
-        // Boxed: a call with no fault in force carries one word for it;
-        // and dropped out of line, so that the healthy path's drop is one
-        // test of the stage.
+        // Boxed: a call with no fault in force carries one word for it,
+        // and its drop stays out of the healthy path.
         Faulted {
-            faulted: OutOfLine<Box<Faulted>>,
+            faulted: Box<Faulted>,
         },
     }
 }
@@ -201,15 +200,14 @@ where
         loop {
             match stage.as_mut().project() {
                 StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
-                StageProj::Faulted { faulted } => match faulted.as_mut().map(|f| &mut **f) {
-                    None => unreachable!("a faulted stage holds its fault"),
-                    Some(Faulted::Delayed(sleep)) => {
+                StageProj::Faulted { faulted } => match &mut **faulted {
+                    Faulted::Delayed(sleep) => {
                         ready!(Pin::new(sleep).poll(cx));
                         ctx.user_code_ran();
                         let inner = self.next.start(ctx);
                         stage.set(Stage::Through { inner });
                     }
-                    Some(Faulted::Aborted(error)) => {
+                    Faulted::Aborted(error) => {
                         let error = error.take().expect("an aborted call is polled once");
                         return Poll::Ready(Err(Error::FaultInjected(error)));
                     }
@@ -227,7 +225,7 @@ fn faulted<A>(decision: Decision) -> Stage<A> {
         Decision::Abort(error) => Faulted::Aborted(Some(error)),
     };
     Stage::Faulted {
-        faulted: OutOfLine::new(Box::new(faulted)),
+        faulted: Box::new(faulted),
     }
 }
 
@@ -258,10 +256,9 @@ impl<A> fmt::Debug for FaultAttempt<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stage = match &self.stage {
             Stage::Through { .. } => "through",
-            Stage::Faulted { faulted } => match faulted.as_ref().map(|f| &**f) {
-                Some(Faulted::Delayed(_)) => "delayed",
-                Some(Faulted::Aborted(_)) => "aborted",
-                None => "done",
+            Stage::Faulted { faulted } => match **faulted {
+                Faulted::Delayed(_) => "delayed",
+                Faulted::Aborted(_) => "aborted",
             },
         };
         f.debug_struct("FaultAttempt")
