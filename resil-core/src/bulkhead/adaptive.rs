@@ -232,9 +232,6 @@ mod tests {
         short_lock(&b.inner.limiter).window.count()
     }
 
-    /// Every way a call ends gives one sample, or none when it was not
-    /// made or its caller cancelled it, never two: the permit is given
-    /// back once.
     /// An AIMD bulkhead of 10 on `clock`, its empty first window closed
     /// (the next one lasts a second).
     fn aimd_in_second_window(clock: &ManualClock) -> Bulkhead {
@@ -253,6 +250,9 @@ mod tests {
         b
     }
 
+    /// Every way a call ends gives one sample, or none when it was not
+    /// made or its caller cancelled it, never two: the permit is given
+    /// back once.
     #[test]
     fn each_call_is_one_sample_however_it_ends() {
         let clock = ManualClock::new();
