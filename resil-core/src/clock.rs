@@ -254,8 +254,8 @@ impl SharedClock {
 /// afresh, as it would have on its own.
 #[derive(Default)]
 pub(crate) struct Stamp {
-    /// The key of the clock last read, 0 when none was.
-    key: usize,
+    /// The key of the clock last read, if one was.
+    key: Option<ClockKey>,
     at: Nanos,
 }
 
@@ -263,7 +263,7 @@ impl Stamp {
     /// The time on `clock`: the last reading if it was of the same time.
     #[inline(always)]
     pub(crate) fn now(&mut self, clock: &SharedClock) -> Nanos {
-        if self.key == clock.key.0.get() {
+        if self.key == Some(clock.key) {
             return self.at;
         }
         self.read(clock)
@@ -272,14 +272,14 @@ impl Stamp {
     #[inline]
     fn read(&mut self, clock: &SharedClock) -> Nanos {
         let at = clock.now();
-        (self.key, self.at) = (clock.key.0.get(), at);
+        (self.key, self.at) = (Some(clock.key), at);
         at
     }
 
     /// Forgets the reading: the next [`Stamp::now`] reads the clock.
     #[inline(always)]
     pub(crate) fn clear(&mut self) {
-        self.key = 0;
+        self.key = None;
     }
 }
 
