@@ -330,9 +330,9 @@ impl<K: EventKind> EventPublisher<K> {
     /// write in place, and the consumers' part, out of line, is passed by
     /// with one load when there are none. That part takes the event by
     /// value and buffers it itself: were the event lent to the consumers
-    /// here, it would live in memory on every path, and the buffer's write
-    /// would copy it from there with wide loads over its narrow stores (a
-    /// store-forwarding stall, about 4 ns an event).
+    /// here, it would be kept in memory on every path and copied from
+    /// there into the buffer, where it now goes from the registers that
+    /// made it into its slot (about 4 ns an event less, BENCHMARKS.md).
     #[inline(always)]
     pub(crate) fn publish_at(&self, at: Nanos, kind: K) {
         if self.subscribed.load(Ordering::Acquire) {
