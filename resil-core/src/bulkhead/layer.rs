@@ -319,13 +319,16 @@ where
                 StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
                 StageProj::Running { inner, permit } => {
                     let next = &mut self.next;
-                    let result = ready!(holding(permit, || next.poll(inner, cx, ctx)));
-                    let permit = permit.take();
-                    if let (Some(permit), Some(part)) = (permit, &self.part) {
-                        let sample = Sample::of(&result, |e| part.kinds.kind(e));
+                    let poll = holding(permit, || next.poll(inner, cx, ctx));
+                    // The result is handed on in its `Poll`, not taken out
+                    // and wrapped again (a copy each way).
+                    if let Poll::Ready(result) = &poll
+                        && let (Some(permit), Some(part)) = (permit.take(), &self.part)
+                    {
+                        let sample = Sample::of(result, |e| part.kinds.kind(e));
                         permit.finish_stamped(&mut ctx.stamp, sample);
                     }
-                    return Poll::Ready(result);
+                    return poll;
                 }
                 StageProj::Queued { queued } => match ready!(queued.poll_in_time(cx)) {
                     Ok(permit) => {

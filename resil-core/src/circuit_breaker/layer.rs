@@ -6,7 +6,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use super::core::{Inner, Permit, Verdict};
 use super::{CircuitBreaker, CircuitBreakerClassifier};
@@ -318,13 +318,15 @@ where
                 if let Some(g) = guard.as_mut() {
                     g.in_call = false;
                 }
-                let result = ready!(poll);
-                let guard = guard.take();
-                if let (Some(guard), Some(part)) = (guard, &self.part) {
+                // The result is recorded where it lies and handed on in its
+                // `Poll`, not taken out and wrapped again (a copy each way).
+                if let Poll::Ready(result) = &poll
+                    && let (Some(guard), Some(part)) = (guard.take(), &self.part)
+                {
                     let end = guard.inner.clock.now_in(&mut ctx.stamp);
-                    guard.record_at(part.classifier.borrow(), &result, end);
+                    guard.record_at(part.classifier.borrow(), result, end);
                 }
-                Poll::Ready(result)
+                poll
             }
             StageProj::Refused { error } => {
                 let error = error.take().expect("a refused attempt holds its error");

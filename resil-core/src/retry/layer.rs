@@ -143,11 +143,16 @@ where
                         unreachable!("only an unwind drops the call's state")
                     };
                     call.mark_attempt(false);
-                    let result = ready!(poll);
                     let classifier = part.classifier.borrow();
-                    if call.first_success(classifier, &result) {
-                        return Poll::Ready(result);
-                    }
+                    // A first success is handed on in its `Poll`, not taken
+                    // out and wrapped again (a copy each way).
+                    let result = match poll {
+                        Poll::Ready(ref result) if call.first_success(classifier, result) => {
+                            return poll;
+                        }
+                        Poll::Ready(result) => result,
+                        Poll::Pending => return Poll::Pending,
+                    };
                     // A failed attempt is dropped before the next one starts
                     // or the call ends, as at the end of an `.await`.
                     stage.set(Stage::Done);
