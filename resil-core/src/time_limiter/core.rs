@@ -67,7 +67,25 @@ impl Inner {
         stamping: Stamping<'_>,
     ) -> Result<T, Error<E>> {
         match outcome {
-            Ok(Ok(value)) => {
+            Ok(result) => {
+                self.record_finished(&result, elapsed, stamping);
+                result
+            }
+            Err(expired) => Err(self.timed_out(expired)),
+        }
+    }
+
+    /// Records a call that finished in time, leaving its result where it
+    /// is.
+    #[inline(always)]
+    pub(super) fn record_finished<T, E>(
+        &self,
+        result: &Result<T, Error<E>>,
+        elapsed: impl FnOnce(Nanos) -> Duration,
+        stamping: Stamping<'_>,
+    ) {
+        match result {
+            Ok(_) => {
                 self.successful.fetch_add(1, Ordering::Relaxed);
                 // Checked here so that the hot path inlines a load and a
                 // branch, not the publisher.
@@ -76,9 +94,8 @@ impl Inner {
                         elapsed: elapsed(at),
                     });
                 }
-                Ok(value)
             }
-            Ok(Err(e)) => {
+            Err(e) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 if self.events.is_active() {
                     let error_kind = e.rejection_kind();
@@ -87,9 +104,7 @@ impl Inner {
                         elapsed: elapsed(at),
                     });
                 }
-                Err(e)
             }
-            Err(expired) => Err(self.timed_out(expired)),
         }
     }
 

@@ -202,11 +202,23 @@ where
         ctx: &mut Ctx,
     ) -> Poll<Self::Output> {
         let mut stage = attempt.project().stage;
-        let (outcome, since) = match stage.as_mut().project() {
-            StageProj::Through { inner } => return self.next.poll(inner, cx, ctx),
+        match stage.as_mut().project() {
+            StageProj::Through { inner } => self.next.poll(inner, cx, ctx),
             StageProj::Running { timer, mut inner } => {
-                match self.next.poll(inner.as_mut(), cx, ctx) {
-                    Poll::Ready(out) => (Ok(out), since(timer)),
+                let poll = self.next.poll(inner.as_mut(), cx, ctx);
+                match poll {
+                    // Recorded where it lies and handed on in its `Poll`,
+                    // not taken out and wrapped again.
+                    Poll::Ready(ref out) => {
+                        let part = self.part.as_ref().expect("a timed attempt has its limiter");
+                        let since = since(timer);
+                        part.inner.record_finished(
+                            out,
+                            |now| elapsed(since, now),
+                            Stamping::Stamped(&mut ctx.stamp),
+                        );
+                        poll
+                    }
                     Poll::Pending => {
                         let part = self.part.as_ref().expect("a timed attempt has its limiter");
                         // Out of time: the attempt is given up on and dropped
@@ -218,18 +230,16 @@ where
                         // drop.
                         let timeout = ready!(part.inner.poll_timer(timer, cx));
                         drop_given_up(GivenUp::Timeout, || stage.set(Stage::Done));
-                        (Err(timeout), None)
+                        Poll::Ready(part.inner.record(
+                            Err(timeout),
+                            |now| elapsed(None, now),
+                            Stamping::Stamped(&mut ctx.stamp),
+                        ))
                     }
                 }
             }
             StageProj::Done => panic!("a time limiter's attempt polled after completion"),
-        };
-        let part = self.part.as_ref().expect("a timed attempt has its limiter");
-        Poll::Ready(part.inner.record(
-            outcome,
-            |now| elapsed(since, now),
-            Stamping::Stamped(&mut ctx.stamp),
-        ))
+        }
     }
 }
 
