@@ -230,11 +230,7 @@ where
                         // drop.
                         let timeout = ready!(part.inner.poll_timer(timer, cx));
                         drop_given_up(GivenUp::Timeout, || stage.set(Stage::Done));
-                        Poll::Ready(part.inner.record(
-                            Err(timeout),
-                            |now| elapsed(None, now),
-                            Stamping::Stamped(&mut ctx.stamp),
-                        ))
+                        Poll::Ready(Err(part.inner.timed_out(timeout)))
                     }
                 }
             }
