@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use resil_core::Error;
+use resil_core::bulkhead::{Bulkhead, BulkheadConfig};
 use resil_core::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig, State};
 use resil_core::clock::{Clock, ManualClock, SharedClock};
 use resil_core::decorators::{Decorators, Layer};
@@ -277,4 +278,64 @@ async fn a_detached_call_answers_to_the_fault_inside_the_future_left_running() {
     set(None);
     assert_eq!(call().await, Ok(1));
     assert_eq!(ran.load(Ordering::SeqCst), 2);
+}
+
+/// A delayed call through a breaker and a bulkhead (limit 1), its fault
+/// delaying it 2 s on paused tokio time.
+fn delayed_setup(name: &str) -> (CircuitBreaker, Bulkhead) {
+    let clock = resil_core::clock::TokioClock::new();
+    let breaker = CircuitBreaker::with_clock(name, Default::default(), clock.clone());
+    let bulkhead = Bulkhead::new(
+        name,
+        BulkheadConfig::builder()
+            .max_concurrent_calls(1)
+            .build()
+            .unwrap(),
+    );
+    let delay = FaultConfig::builder()
+        .delay(Duration::from_secs(2))
+        .delay_percent(100.0)
+        .build()
+        .unwrap();
+    Faults::global().configure(name, Some(delay), SharedClock::new(clock));
+    (breaker, bulkhead)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_during_its_delay_never_runs_and_gives_its_permit_back() {
+    let (breaker, bulkhead) = delayed_setup("fault-async-dropped");
+    let ran = AtomicU32::new(0);
+    let decorators = Decorators::new()
+        .with_circuit_breaker(&breaker)
+        .with_bulkhead(&bulkhead);
+    let mut call = tokio_test::task::spawn(decorators.call_async(|| {
+        ran.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, &str>(1) }
+    }));
+    assert!(call.poll().is_pending(), "the delay is running");
+    assert_eq!(bulkhead.metrics().available_concurrent_calls(), 0);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(call.poll().is_pending(), "half the delay is over");
+    drop(call);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the call never started");
+    assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
+    assert_eq!(breaker.metrics().number_of_buffered_calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_whose_start_panics_after_its_delay_is_a_recorded_failure() {
+    let (breaker, bulkhead) = delayed_setup("fault-async-panics");
+    let decorators = Decorators::new()
+        .with_circuit_breaker(&breaker)
+        .with_bulkhead(&bulkhead);
+    let mut call = tokio_test::task::spawn(decorators.call_async(
+        || -> std::future::Ready<Result<u32, &str>> { panic!("the caller's closure panics") },
+    ));
+    assert!(call.poll().is_pending(), "the delay is running");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.poll()));
+    assert!(polled.is_err(), "the panic reaches the caller");
+    drop(call);
+    assert_eq!(bulkhead.metrics().available_concurrent_calls(), 1);
+    assert_eq!(breaker.metrics().number_of_failed_calls(), 1);
 }

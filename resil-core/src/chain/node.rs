@@ -295,6 +295,12 @@ impl<T> OutOfLine<T> {
         self.0.as_ref()
     }
 
+    /// The value, if held, to change.
+    #[inline(always)]
+    pub(crate) fn as_mut(&mut self) -> Option<&mut T> {
+        self.0.as_mut()
+    }
+
     /// The value, made by `f` unless held.
     #[inline(always)]
     pub(crate) fn get_or_insert_with(&mut self, f: impl FnOnce() -> T) -> &mut T {
