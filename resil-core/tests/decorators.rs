@@ -494,10 +494,13 @@ fn holds_the_callers_future_once() {
     let big = std::pin::pin!(big);
     assert!(matches!(big.poll(&mut cx), std::task::Poll::Ready(Ok(1))));
 
-    // Each primitive alone holds it once too.
+    // Each primitive alone holds it once too: a few words around it (on
+    // x86-64 the breaker's guard and stage, the largest, with the fault's
+    // place, its tag and its box's word, come to 132 bytes; the others to
+    // 60–68), where a second copy would add 4 KiB.
     let inner = std::mem::size_of::<Padded<4096>>();
     let grew = |size: usize| size - inner;
-    assert!(grew(std::mem::size_of_val(&c.cb.call_async(padded::<4096>))) < 128);
+    assert!(grew(std::mem::size_of_val(&c.cb.call_async(padded::<4096>))) < 192);
     assert!(grew(std::mem::size_of_val(&c.rl.call_async(padded::<4096>))) < 128);
     assert!(grew(std::mem::size_of_val(&c.tl.call_async(padded::<4096>))) < 128);
     assert!(grew(std::mem::size_of_val(&c.bh.call_async(padded::<4096>))) < 128);
