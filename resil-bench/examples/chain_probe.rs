@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter breaker breaker-sync five-sync resil-three named hedge time-limiter stack-breaker stack-breaker-fault stack-breaker-owning stack-breaker-fault-owning; do
+//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter time-limiter-own bulkhead-own retry-own breaker breaker-sync five-sync resil-three named hedge time-limiter stack-breaker stack-breaker-fault stack-breaker-owning stack-breaker-fault-owning; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -30,7 +30,8 @@
 //! `resil::tower::named` with five layers on the global instances,
 //! `hedge` through `Decorators` with a hedge alone (a 1 s delay the ready
 //! call never reaches) and `time-limiter` with a time limiter alone, its
-//! peer, `stack-breaker` the engine's breaker place alone and
+//! peer; `rate-limiter`, `breaker`, `time-limiter-own`, `bulkhead-own` and
+//! `retry-own` through each primitive's own `call_async`; `stack-breaker` the engine's breaker place alone and
 //! `stack-breaker-fault` the same with the fault place (no fault in
 //! force), and `stack-breaker-owning`, `stack-breaker-fault-owning` the
 //! same two with a call whose future owns something to drop. The
@@ -214,6 +215,22 @@ fn main() {
             "rate-limiter" => {
                 for _ in 0..CALLS {
                     black_box(limiter.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            // the other primitives' own async calls
+            "time-limiter-own" => {
+                for _ in 0..CALLS {
+                    black_box(timeout.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "bulkhead-own" => {
+                for _ in 0..CALLS {
+                    black_box(bulkhead.call_async(|| ready(black_box(1))).await.ok());
+                }
+            }
+            "retry-own" => {
+                for _ in 0..CALLS {
+                    black_box(retry.call_async(|| ready(black_box(1))).await.ok());
                 }
             }
             "breaker" => {
