@@ -57,7 +57,7 @@ for tree in base head head base; do
         "$work/bin/$bench-$tree" --bench --warm-up-time 1 --measurement-time 3 "$filter" 2>/dev/null \
             | awk -v tree="$tree" '
                 /^Benchmarking/ { next }
-                /time:/ {
+                /time: +\[/ {
                     line = $0
                     if ($1 != "time:") { name = $0; sub(/ +time:.*/, "", name) }
                     sub(/.*time: +\[[^ ]+ [^ ]+ /, "", line)
