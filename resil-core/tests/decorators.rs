@@ -729,8 +729,8 @@ async fn the_hedge_sits_inside_the_retry_and_each_attempt_passes_the_breaker() {
 
 // When a chain drops what its attempts hold: each layer gives back its own
 // permit at its completion, a failed attempt goes before the next one
-// starts, and the caller's finished future is dropped exactly once, by the
-// time the chain's future returns the outcome.
+// starts, and the caller's finished future is dropped exactly once, with
+// the chain's future.
 
 /// A caller's future that answers at its first poll and keeps something
 /// until it is dropped (as a connection or a service's permit would), which
@@ -755,7 +755,7 @@ impl Drop for Holding {
 }
 
 #[test]
-fn a_finished_call_is_dropped_once_by_the_time_its_outcome_is_returned() {
+fn a_finished_call_is_dropped_once_with_the_chains_future() {
     let c = chain(ManualClock::new());
     // What the bulkhead has free when the breaker records the call.
     let bulkhead = c.bh.clone();
@@ -781,11 +781,18 @@ fn a_finished_call_is_dropped_once_by_the_time_its_outcome_is_returned() {
         2,
         "the bulkhead's permit is back when the breaker records"
     );
-    // The chain's future is still alive: what it held is gone already.
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // The chain's future is still alive: every layer's permit is back, and
+    // the caller's finished future stays with it until it is dropped (as an
+    // `.await` does at once), as a finished tower response future keeps
+    // what it holds.
     assert_eq!(c.bh.metrics().available_concurrent_calls(), 2);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
     drop(call);
-    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once, not twice");
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        1,
+        "dropped once, with the chain's future"
+    );
     assert_eq!(c.cb.metrics().number_of_successful_calls(), 1);
 }
 

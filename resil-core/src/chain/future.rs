@@ -22,10 +22,17 @@ pin_project_lite::pin_project! {
     /// [`Decorators::call_async`](crate::Decorators::call_async) does).
     /// Dropping it gives back every permit held and records nothing; a panic
     /// while the caller's future is polled is recorded by the layers it
-    /// passes (a breaker's failure, a retry's attempt) and resumed.
+    /// passes (a breaker's failure, a retry's attempt) and resumed. The
+    /// caller's future, once finished, is dropped with this one (an `.await`
+    /// drops it as it hands on the outcome).
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     pub struct ChainFuture<N: HasAttempt> {
         node: N,
+        // The outcome was returned. The finished attempt stays in place
+        // until the future is dropped (which an `.await` does at once):
+        // dropping it as the outcome leaves would be the same drop, made
+        // out of line on every call's way out.
+        done: bool,
         #[pin]
         attempt: Started<N::Attempt>,
     }
@@ -39,7 +46,6 @@ pin_project_lite::pin_project! {
             #[pin]
             attempt: A,
         },
-        Done,
     }
 }
 
@@ -51,6 +57,7 @@ impl<N: Node> ChainFuture<N> {
         let attempt = node.start(&mut Ctx::new());
         ChainFuture {
             node,
+            done: false,
             attempt: Started::Running { attempt },
         }
     }
@@ -60,6 +67,7 @@ impl<N: Node> ChainFuture<N> {
     pub fn lazy(node: N) -> Self {
         ChainFuture {
             node,
+            done: false,
             attempt: Started::NotYet,
         }
     }
@@ -71,6 +79,7 @@ impl<N: Node> Future for ChainFuture<N> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<N::Output> {
         let this = self.project();
+        assert!(!*this.done, "a chain's future polled after completion");
         let mut started = this.attempt;
         let mut ctx = Ctx::new();
         if let StartedProj::NotYet = started.as_mut().project() {
@@ -80,11 +89,8 @@ impl<N: Node> Future for ChainFuture<N> {
         let out = match started.as_mut().project() {
             StartedProj::Running { attempt } => this.node.poll(attempt, cx, &mut ctx),
             StartedProj::NotYet => unreachable!("started above"),
-            StartedProj::Done => panic!("a chain's future polled after completion"),
         };
-        if out.is_ready() {
-            started.set(Started::Done);
-        }
+        *this.done = out.is_ready();
         out
     }
 }
@@ -92,9 +98,9 @@ impl<N: Node> Future for ChainFuture<N> {
 impl<N: HasAttempt> fmt::Debug for ChainFuture<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stage = match &self.attempt {
+            _ if self.done => "done",
             Started::NotYet => "not started",
             Started::Running { .. } => "running",
-            Started::Done => "done",
         };
         f.debug_struct("ChainFuture")
             .field("stage", &stage)

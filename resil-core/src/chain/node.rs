@@ -58,8 +58,8 @@ impl fmt::Debug for Ctx {
 ///
 /// A layer gives back what it holds (a permit, a place) at its own
 /// completion, and leaves its finished inner attempt where it is: the
-/// chain's future (or the deadline, outermost) drops the whole finished
-/// attempt once, as it returns the outcome. An attempt given up on (a
+/// whole finished attempt is dropped once, with the chain's future (or by
+/// the deadline, outermost, as it returns the outcome). An attempt given up on (a
 /// timeout) or failed and retried is dropped at once, before the layer
 /// goes on. A time limiter's timeout and a request's deadline drop the
 /// attempt they gave up on under a mark on the thread, which the permits
