@@ -58,10 +58,9 @@ impl fmt::Debug for Ctx {
 ///
 /// A layer gives back what it holds (a permit, a place) at its own
 /// completion, and leaves its finished inner attempt where it is: the
-/// whole finished attempt is dropped once, with the chain's future (or by
-/// the deadline, outermost, as it returns the outcome). An attempt given up on (a
-/// timeout) or failed and retried is dropped at once, before the layer
-/// goes on. A time limiter's timeout and a request's deadline drop the
+/// whole finished attempt is dropped once, with the chain's future. An
+/// attempt given up on (a timeout) or failed and retried is dropped at
+/// once, before the layer goes on. A time limiter's timeout and a request's deadline drop the
 /// attempt they gave up on under a mark on the thread, which the permits
 /// dropped unfinished then read, out of line: an adaptive bulkhead counts
 /// the call a drop, a breaker counts the call the deadline cut short. A

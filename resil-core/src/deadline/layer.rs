@@ -209,7 +209,8 @@ where
             )),
             StageProj::Done => panic!("a deadline's attempt polled after completion"),
         };
-        stage.set(Stage::Done);
+        // A finished attempt stays where it is, for the chain's future to
+        // drop with itself, as every layer inside leaves its own.
         Poll::Ready(out)
     }
 }
