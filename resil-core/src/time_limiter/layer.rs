@@ -205,12 +205,12 @@ where
         match stage.as_mut().project() {
             StageProj::Through { inner } => self.next.poll(inner, cx, ctx),
             StageProj::Running { timer, mut inner } => {
+                let part = self.part.as_ref().expect("a timed attempt has its limiter");
                 let poll = self.next.poll(inner.as_mut(), cx, ctx);
                 match poll {
                     // Recorded where it lies and handed on in its `Poll`,
                     // not taken out and wrapped again.
                     Poll::Ready(ref out) => {
-                        let part = self.part.as_ref().expect("a timed attempt has its limiter");
                         let since = since(timer);
                         part.inner.record_finished(
                             out,
@@ -220,7 +220,6 @@ where
                         poll
                     }
                     Poll::Pending => {
-                        let part = self.part.as_ref().expect("a timed attempt has its limiter");
                         // Out of time: the attempt is given up on and dropped
                         // below, giving back what it holds (a bulkhead's permit,
                         // its place in the bulkhead's queue) before the timeout
