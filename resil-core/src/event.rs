@@ -284,43 +284,57 @@ impl<K: EventKind> EventPublisher<K> {
     }
 
     /// `true` when publishing would reach a subscriber or the buffer.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::Acquire)
     }
 
     /// Publishes an event stamped now.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn publish(&self, kind: impl FnOnce() -> K) {
         self.publish_timed(|_| kind());
     }
 
     /// Publishes an event stamped now, made from that time.
-    #[inline]
+    ///
+    /// With nothing to reach, a load and a branch where it is called: the
+    /// rest is a function of its own, which the compiler may inline or not.
+    #[inline(always)]
     pub(crate) fn publish_timed(&self, kind: impl FnOnce(Nanos) -> K) {
         if self.is_active() {
-            let at = self.clock.now();
-            self.publish_at(at, kind(at));
+            self.publish_now(kind);
         }
+    }
+
+    #[inline]
+    fn publish_now(&self, kind: impl FnOnce(Nanos) -> K) {
+        let at = self.clock.now();
+        self.publish_at(at, kind(at));
     }
 
     /// Publishes an event stamped with `stamp`'s reading of this publisher's
     /// clock (see [`Stamp`]); consumers that ran clear it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn publish_stamped(&self, stamp: &mut Stamp, kind: impl FnOnce() -> K) {
         self.publish_stamped_timed(stamp, |_| kind());
     }
 
     /// [`EventPublisher::publish_stamped`], the event made from the time
-    /// it is stamped.
-    #[inline]
+    /// it is stamped; as [`EventPublisher::publish_timed`], a load and a
+    /// branch where it is called when there is nothing to reach.
+    #[inline(always)]
     pub(crate) fn publish_stamped_timed(&self, stamp: &mut Stamp, kind: impl FnOnce(Nanos) -> K) {
         if self.is_active() {
-            let at = stamp.now(&self.clock);
-            self.publish_at(at, kind(at));
-            if self.subscribed.load(Ordering::Relaxed) {
-                stamp.clear();
-            }
+            self.publish_stamped_now(stamp, kind);
+        }
+    }
+
+    #[inline]
+    fn publish_stamped_now(&self, stamp: &mut Stamp, kind: impl FnOnce(Nanos) -> K) {
+        let at = stamp.now(&self.clock);
+        self.publish_at(at, kind(at));
+        if self.subscribed.load(Ordering::Relaxed) {
+            stamp.clear();
         }
     }
 
