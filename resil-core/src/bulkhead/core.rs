@@ -250,7 +250,7 @@ impl<R: Deref<Target = Inner>> Held<R> {
     /// A permit just taken from `inner`'s semaphore, `CallPermitted`
     /// published at `stamp`'s time (a chain's), which also starts an
     /// adaptive permit's call.
-    #[inline]
+    #[inline(always)]
     pub(super) fn stamped(inner: R, stamp: &mut Stamp) -> Self {
         let start = if inner.adaptive.load(Ordering::Relaxed) {
             timed(stamp.now(&inner.clock)) | CHAIN
@@ -264,9 +264,10 @@ impl<R: Deref<Target = Inner>> Held<R> {
     }
 
     /// [`Held::finish`], `CallFinished` published and the call's end read
-    /// at `stamp`'s time (a chain's).
-    #[inline]
-    pub(super) fn finish_stamped(mut self, stamp: &mut Stamp, sample: Sample) {
+    /// at `stamp`'s time (a chain's); the sample is made only for an
+    /// adaptive limit, which takes it.
+    #[inline(always)]
+    pub(super) fn finish_stamped(mut self, stamp: &mut Stamp, sample: impl FnOnce() -> Sample) {
         let inner = &*self.inner;
         if self.start == UNTIMED {
             inner
@@ -278,7 +279,7 @@ impl<R: Deref<Target = Inner>> Held<R> {
             inner
                 .events
                 .publish_stamped(stamp, || BulkheadEvent::CallFinished);
-            inner.finish_timed(self.start, Some(end), sample, false);
+            inner.finish_timed(self.start, Some(end), sample(), false);
         }
         // Given back: the drop does nothing more.
         self.start = FINISHED;
@@ -288,32 +289,33 @@ impl<R: Deref<Target = Inner>> Held<R> {
 impl<R: Deref<Target = Inner>> Drop for Held<R> {
     #[inline]
     fn drop(&mut self) {
-        if self.start == UNTIMED {
-            // Publish before releasing, so that a call's CALL_FINISHED always
-            // comes before the CALL_PERMITTED of the call that takes its
-            // permit (Resilience4j releases first, and its events can then
-            // cross).
-            if self.inner.events.is_active() {
-                self.inner.publish(BulkheadEvent::CallFinished);
+        match self.start {
+            // Given back already (the healthy path's end): nothing more, and
+            // no call.
+            FINISHED => {}
+            UNTIMED => {
+                // Publish before releasing, so that a call's CALL_FINISHED
+                // always comes before the CALL_PERMITTED of the call that
+                // takes its permit (Resilience4j releases first, and its
+                // events can then cross).
+                if self.inner.events.is_active() {
+                    self.inner.publish(BulkheadEvent::CallFinished);
+                }
+                self.inner.sem.release();
             }
-            self.inner.sem.release();
-        } else {
-            self.inner.drop_timed(self.start);
+            start => self.inner.drop_timed(start),
         }
     }
 }
 
 impl Inner {
-    /// A timed permit dropped without a sample, or any permit already given
-    /// back: out of line, so that a fixed bulkhead's drop stays one test
-    /// and a release.
+    /// A timed permit dropped without a sample: out of line, so that a
+    /// fixed bulkhead's drop stays two tests and a release.
     #[cold]
     #[inline(never)]
     fn drop_timed(&self, start: u64) {
-        if start != FINISHED {
-            let sample = Sample::on_drop(start & CHAIN != 0);
-            self.finish_timed(start, None, sample, true);
-        }
+        let sample = Sample::on_drop(start & CHAIN != 0);
+        self.finish_timed(start, None, sample, true);
     }
 }
 

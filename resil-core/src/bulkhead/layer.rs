@@ -325,8 +325,9 @@ where
                     if let Poll::Ready(result) = &poll
                         && let (Some(permit), Some(part)) = (permit.take(), &self.part)
                     {
-                        let sample = Sample::of(result, |e| part.kinds.kind(e));
-                        permit.finish_stamped(&mut ctx.stamp, sample);
+                        permit.finish_stamped(&mut ctx.stamp, || {
+                            Sample::of(result, |e| part.kinds.kind(e))
+                        });
                     }
                     return poll;
                 }
@@ -379,8 +380,9 @@ where
             permit.0
         };
         let result = self.next.call(ctx);
-        let sample = Sample::of(&result, |e| part.kinds.kind(e));
-        permit.finish_stamped(&mut ctx.stamp, sample);
+        permit.finish_stamped(&mut ctx.stamp, || {
+            Sample::of(&result, |e| part.kinds.kind(e))
+        });
         result
     }
 }
