@@ -233,6 +233,16 @@ fn main() {
                     black_box(retry.call_async(|| ready(black_box(1))).await.ok());
                 }
             }
+            "bulkhead-sync" => {
+                for _ in 0..CALLS {
+                    black_box(bulkhead.call(|| query(black_box(1))).ok());
+                }
+            }
+            "retry-sync" => {
+                for _ in 0..CALLS {
+                    black_box(retry.call(|| query(black_box(1))).ok());
+                }
+            }
             "breaker" => {
                 for _ in 0..CALLS {
                     black_box(breaker.call_async(|| ready(black_box(1))).await.ok());
