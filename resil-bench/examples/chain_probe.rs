@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p resil-bench --features bench --example chain_probe
 //! target/release/examples/chain_probe sizes
-//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter time-limiter-own bulkhead-own retry-own breaker breaker-sync five-sync resil-three named hedge time-limiter stack-breaker stack-breaker-fault stack-breaker-owning stack-breaker-fault-owning; do
+//! for m in bare empty five five-buffered five-system five-buffered-system tower attributes attributes-without-retry registry-decorators rate-limiter time-limiter-own bulkhead-own retry-own bulkhead-sync retry-sync breaker breaker-sync five-sync resil-three named hedge time-limiter stack-breaker stack-breaker-fault stack-breaker-owning stack-breaker-fault-owning; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg-$m.out target/release/examples/chain_probe $m
 //! done
 //! ```
@@ -22,8 +22,9 @@
 //! attributes on the global registries' instances (defaults: their
 //! recent-events buffers on), `attributes-without-retry` through the four
 //! other attributes on the same instances, `registry-decorators` through `Decorators` on
-//! those same instances, `breaker-sync` a blocking call through the
-//! breaker alone, `five-sync` a blocking call through `Decorators` with the
+//! those same instances, `breaker-sync`, `bulkhead-sync` and `retry-sync` a
+//! blocking call through the breaker, the bulkhead or the retry alone (its
+//! own `call`), `five-sync` a blocking call through `Decorators` with the
 //! four layers that take one (no time limiter), `resil-three` through
 //! resil's tower `BulkheadLayer`, `RateLimiterLayer` and
 //! `TimeLimiterLayer` (tower's three), `named` through
